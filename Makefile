@@ -1,0 +1,27 @@
+# The README's commands. Each target installs what it needs first and is safe to run again.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+
+.PHONY: install test lint
+
+install: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+test: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/pytest
+
+lint: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .

@@ -1,0 +1,1 @@
+"""Shared code of the control-plane functions: schema, keys, models, data layer, HTTP glue."""

@@ -1,0 +1,99 @@
+"""HTTP glue shared by the three handlers: the resolver, typed parameters and the error contract.
+
+Every error leaves as ``{"error": {"code", "message", "request_id"[, "details"]}}``.
+"""
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from pydantic import BaseModel
+
+from controlplane import routes
+from controlplane.errors import ApiError
+from controlplane.ids import SLUG_PATTERN, ULID_PATTERN
+from controlplane.observability import logger
+
+OrgIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="Organization slug")]
+UserIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="User slug")]
+TicketIdPath = Annotated[str, Path(pattern=ULID_PATTERN, description="Ticket ULID")]
+Limit = Annotated[int, Query(ge=1, le=100, description="Page size")]
+Cursor = Annotated[str | None, Query(max_length=2048, description="`next_cursor` of the previous page")]
+
+DEFAULT_LIMIT = 20
+_LOGGED_IDS = ("org_id", "user_id", "ticket_id")
+
+
+def create_app() -> APIGatewayRestResolver:
+    app = APIGatewayRestResolver(enable_validation=True)
+
+    def error(status: int, code: str, message: str, details: Any = None, headers: dict | None = None) -> Response:
+        body: dict[str, Any] = {"code": code, "message": message, "request_id": _request_id(app)}
+        if details is not None:
+            body["details"] = details
+        return Response(status, content_types.APPLICATION_JSON, {"error": body}, headers)
+
+    @app.exception_handler(ApiError)
+    def api_error(exc: ApiError) -> Response:
+        return error(exc.status, exc.code, exc.message, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    def invalid_request(exc: RequestValidationError) -> Response:
+        problems = exc.errors()
+        if any(problem["type"] == "json_invalid" for problem in problems):
+            return error(400, "invalid_json", "The request body is not valid JSON")
+        details = [{"loc": list(p["loc"]), "message": p["msg"], "type": p["type"]} for p in problems]
+        return error(422, "validation_error", "The request is not valid", details)
+
+    @app.exception_handler(RequestUnsupportedContentType)
+    def unsupported_content_type(exc: RequestUnsupportedContentType) -> Response:
+        return error(415, "unsupported_media_type", "Send the body as application/json")
+
+    @app.not_found
+    def no_route(exc: NotFoundError) -> Response:
+        event = app.current_event
+        allowed = routes.methods_for(event.path.strip("/").split("/"))
+        if event.http_method in allowed:
+            # The route exists but the resolver refused a segment (e.g. a "#"): a malformed id.
+            return error(422, "validation_error", f"{event.path} contains a malformed identifier")
+        if allowed:
+            message = f"{event.http_method} is not allowed on {event.path}"
+            return error(405, "method_not_allowed", message, headers={"Allow": ", ".join(allowed)})
+        return error(404, "not_found", f"No route for {event.http_method} {event.path}")
+
+    @app.exception_handler(Exception)
+    def unexpected(exc: Exception) -> Response:
+        logger.exception("Unhandled error")
+        return error(500, "internal_error", "Something went wrong on our side")
+
+    def log_ids(app: APIGatewayRestResolver, next_middleware):
+        parameters = app.current_event.path_parameters or {}
+        logger.append_keys(**{name: parameters[name] for name in _LOGGED_IDS if name in parameters})
+        return next_middleware(app)
+
+    app.use(middlewares=[log_ids])
+    return app
+
+
+def created(app: APIGatewayRestResolver, body: BaseModel, path: str) -> Response:
+    """201 with a ``Location`` that includes the stage prefix the client called through, if any."""
+    event = app.current_event
+    called = event.request_context.path or event.path
+    prefix = called[: len(called) - len(event.path)] if called.endswith(event.path) else ""
+    return Response(201, content_types.APPLICATION_JSON, body, {"Location": prefix + path})
+
+
+def no_content() -> Response:
+    return Response(204, None, "")
+
+
+def _request_id(app: APIGatewayRestResolver) -> str:
+    try:
+        return app.current_event.request_context.request_id or "unknown"
+    except (AttributeError, KeyError):
+        return "unknown"

@@ -1,0 +1,62 @@
+"""Configuration and AWS clients: read once per cold start, never at import time.
+
+Tests and the local server change the environment and then call ``reset()``.
+"""
+
+import os
+from dataclasses import dataclass
+from functools import cache
+
+import boto3
+from botocore.config import Config
+
+
+@dataclass(frozen=True)
+class Settings:
+    table_name: str
+    cursor_secret: bytes
+
+    @classmethod
+    def from_environment(cls) -> "Settings":
+        return cls(table_name=_required("TABLE_NAME"), cursor_secret=_cursor_secret())
+
+
+def _required(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        raise RuntimeError(f"environment variable {name} is not set")
+    return value
+
+
+def _cursor_secret() -> bytes:
+    """``CURSOR_SECRET`` locally and in tests; ``CURSOR_SECRET_ARN`` (Secrets Manager) in the cloud."""
+    if arn := os.environ.get("CURSOR_SECRET_ARN"):
+        from aws_lambda_powertools.utilities.parameters import get_secret
+
+        return str(get_secret(arn)).encode()
+    return _required("CURSOR_SECRET").encode()
+
+
+# Standard mode retries throttling with exponential backoff and jitter; 3 attempts keep the worst
+# case well inside API Gateway's 29 s. Short timeouts turn a stuck connection into a retry.
+CLIENT_CONFIG = Config(
+    retries={"mode": "standard", "max_attempts": 3},
+    connect_timeout=2,
+    read_timeout=5,
+)
+
+
+@cache
+def settings() -> Settings:
+    return Settings.from_environment()
+
+
+@cache
+def dynamodb():
+    """The DynamoDB client. boto3 honours AWS_ENDPOINT_URL_DYNAMODB (DynamoDB Local) by itself."""
+    return boto3.client("dynamodb", config=CLIENT_CONFIG)
+
+
+def reset() -> None:
+    settings.cache_clear()
+    dynamodb.cache_clear()

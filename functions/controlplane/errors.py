@@ -1,0 +1,36 @@
+"""Domain errors. Each carries its HTTP status and error code; ``api`` maps them in one place."""
+
+
+class ApiError(Exception):
+    status = 500
+    code = "internal_error"
+
+    def __init__(self, message: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.headers = headers or {}
+
+
+class InvalidCursor(ApiError):
+    status = 400
+    code = "invalid_cursor"
+
+
+class NotFound(ApiError):
+    status = 404
+    code = "not_found"
+
+
+class AlreadyExists(ApiError):
+    status = 409
+    code = "already_exists"
+
+
+class ServiceUnavailable(ApiError):
+    """DynamoDB kept throttling after the client's own retries; the caller should retry later."""
+
+    status = 503
+    code = "service_unavailable"
+
+    def __init__(self, message: str = "The service is busy; retry later", retry_after: int = 1):
+        super().__init__(message, headers={"Retry-After": str(retry_after)})

@@ -1,0 +1,152 @@
+"""Request bodies and response bodies. Stored items are dicts built by ``service``."""
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+
+from controlplane.ids import SLUG_PATTERN, ULID_PATTERN
+
+Slug = Annotated[str, Field(pattern=SLUG_PATTERN, examples=["acme"])]
+TicketId = Annotated[str, Field(pattern=ULID_PATTERN, examples=["01JD3Q0Z6V7S3M8E2K9XWQY4PB"])]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)]
+# email-validator is not in the Powertools layer, so EmailStr is out; this is the pragmatic
+# "something@domain.tld" check that a control plane needs before Cognito sends the invite.
+Email = Annotated[str, Field(pattern=r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$", max_length=254)]
+Subject = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Description = Annotated[str, Field(max_length=10_000)]
+Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=32)]
+Tags = Annotated[list[Tag], Field(max_length=20)]
+Plan = Literal["free", "pro", "enterprise"]
+Role = Literal["admin", "member"]
+Status = Literal["open", "pending", "solved", "closed"]
+Priority = Literal["low", "normal", "high", "urgent"]
+Timestamp = Annotated[str, Field(description="RFC 3339, UTC", examples=["2026-11-21T23:41:48.123Z"])]
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Patch(Request):
+    """A partial update: at least one field, and no field set to null."""
+
+    @model_validator(mode="after")
+    def _one_field_no_nulls(self):
+        if not self.model_fields_set:
+            raise ValueError("at least one field is required")
+        nulls = sorted(name for name in self.model_fields_set if getattr(self, name) is None)
+        if nulls:
+            raise ValueError(f"fields may not be null: {', '.join(nulls)}")
+        return self
+
+    def changes(self) -> dict:
+        return self.model_dump(exclude_unset=True)
+
+
+def _unique(tags: list[str] | None) -> list[str] | None:
+    if tags is not None and len(set(tags)) != len(tags):
+        raise ValueError("tags must be unique")
+    return tags
+
+
+class OrgCreate(Request):
+    org_id: Slug
+    name: Name
+    plan: Plan = "free"
+
+
+class OrgUpdate(Patch):
+    name: Name | None = None
+    plan: Plan | None = None
+
+
+class UserCreate(Request):
+    user_id: Slug
+    name: Name
+    email: Email
+    role: Role = "member"
+
+
+class UserUpdate(Patch):
+    name: Name | None = None
+    email: Email | None = None
+    role: Role | None = None
+
+
+class TicketCreate(Request):
+    subject: Subject
+    description: Description = ""
+    status: Status = "open"
+    priority: Priority = "normal"
+    tags: Tags = []
+
+    _unique_tags = field_validator("tags")(_unique)
+
+
+class TicketUpdate(Patch):
+    subject: Subject | None = None
+    description: Description | None = None
+    status: Status | None = None
+    priority: Priority | None = None
+    tags: Tags | None = None
+
+    _unique_tags = field_validator("tags")(_unique)
+
+
+class Resource(BaseModel):
+    created_at: Timestamp
+    updated_at: Timestamp
+    version: int
+
+
+class Org(Resource):
+    org_id: Slug
+    name: str
+    plan: Plan
+
+
+class User(Resource):
+    org_id: Slug
+    user_id: Slug
+    name: str
+    email: str
+    role: Role
+
+
+class Ticket(Resource):
+    org_id: Slug
+    ticket_id: TicketId
+    user_id: Slug
+    subject: str
+    description: str
+    status: Status
+    priority: Priority
+    tags: list[str]
+
+
+class Page(BaseModel):
+    next_cursor: str | None = Field(description="Pass as `cursor` to get the next page; null on the last page")
+
+
+class OrgPage(Page):
+    items: list[Org]
+
+
+class UserPage(Page):
+    items: list[User]
+
+
+class TicketPage(Page):
+    items: list[Ticket]
+
+
+class OrgWithUsers(BaseModel):
+    org: Org
+    users: list[User]
+    next_cursor: str | None = Field(description="Continues on GET /orgs/{org_id}/users")
+
+
+class UserWithTickets(BaseModel):
+    user: User
+    tickets: list[Ticket]
+    next_cursor: str | None = Field(description="Continues on GET /orgs/{org_id}/users/{user_id}/tickets")

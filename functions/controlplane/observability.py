@@ -1,0 +1,7 @@
+"""The one logger, tracer and metrics of the functions; every other module imports these."""
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()

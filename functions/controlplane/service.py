@@ -1,0 +1,238 @@
+"""What each route does: build items from validated input, call the data layer, map back to models."""
+
+from datetime import UTC, datetime
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from controlplane import config, cursor, keys
+from controlplane.errors import AlreadyExists, NotFound
+from controlplane.ids import new_ulid
+from controlplane.models import (
+    Org,
+    OrgCreate,
+    OrgPage,
+    OrgUpdate,
+    OrgWithUsers,
+    Ticket,
+    TicketCreate,
+    TicketPage,
+    TicketUpdate,
+    User,
+    UserCreate,
+    UserPage,
+    UserUpdate,
+    UserWithTickets,
+)
+from controlplane.observability import metrics
+from controlplane.table import Table
+
+ORG, USER, TICKET = "org", "user", "ticket"  # the ``entity`` attribute of each item
+
+
+def _table() -> Table:
+    return Table(config.dynamodb(), config.settings().table_name)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _new_item(item_keys: dict, entity: str, attributes: dict) -> dict:
+    now = _now()
+    return {**item_keys, "entity": entity, **attributes, "created_at": now, "updated_at": now, "version": 1}
+
+
+def _page(scope: str, cursor_token: str | None) -> dict | None:
+    return cursor.decode(scope, cursor_token, config.settings().cursor_secret)
+
+
+def _next(scope: str, last_key: dict | None) -> str | None:
+    return cursor.encode(scope, last_key, config.settings().cursor_secret)
+
+
+# Cursor scopes: a cursor only continues the list it came from.
+def _orgs_scope() -> str:
+    return "orgs"
+
+
+def _users_scope(org_id: str) -> str:
+    return f"users:{org_id}"
+
+
+def _tickets_scope(org_id: str, user_id: str) -> str:
+    return f"tickets:{org_id}:{user_id}"
+
+
+def _org_missing(org_id: str) -> NotFound:
+    return NotFound(f"Organization {org_id} not found")
+
+
+def _user_missing(org_id: str, user_id: str) -> NotFound:
+    return NotFound(f"User {user_id} not found in organization {org_id}")
+
+
+def _ticket_missing(org_id: str, ticket_id: str) -> NotFound:
+    return NotFound(f"Ticket {ticket_id} not found in organization {org_id}")
+
+
+# Organizations
+
+
+def create_org(body: OrgCreate) -> Org:
+    item = _new_item(keys.org_keys(body.org_id), ORG, body.model_dump())
+    _table().put_new(item, exists=AlreadyExists(f"Organization {body.org_id} already exists"))
+    metrics.add_metric(name="OrganizationCreated", unit=MetricUnit.Count, value=1)
+    return Org.model_validate(item)
+
+
+def list_orgs(limit: int, cursor_token: str | None) -> OrgPage:
+    items, last = _table().query(
+        keys.ORGS_LISTING, on_index=True, limit=limit, start_key=_page(_orgs_scope(), cursor_token)
+    )
+    return OrgPage(items=[Org.model_validate(item) for item in items], next_cursor=_next(_orgs_scope(), last))
+
+
+def get_org(org_id: str) -> Org:
+    item = _table().get(keys.org_key(org_id))
+    if item is None:
+        raise _org_missing(org_id)
+    return Org.model_validate(item)
+
+
+def get_org_with_users(org_id: str, limit: int) -> OrgWithUsers:
+    # The org item sorts first in its partition (METADATA# < USER#): one extra item buys it.
+    items, last = _table().query(keys.org_partition(org_id), limit=limit + 1)
+    if not items or items[0]["entity"] != ORG:
+        raise _org_missing(org_id)
+    return OrgWithUsers(
+        org=Org.model_validate(items[0]),
+        users=[User.model_validate(item) for item in items[1:]],
+        next_cursor=_next(_users_scope(org_id), last),
+    )
+
+
+def update_org(org_id: str, body: OrgUpdate) -> Org:
+    item = _table().update(keys.org_key(org_id), body.changes(), _now(), missing=_org_missing(org_id))
+    return Org.model_validate(item)
+
+
+def delete_org(org_id: str) -> None:
+    """Tickets first, then users, then the org: an interrupted delete can simply be run again."""
+    table = _table()
+    if table.get(keys.org_key(org_id)) is None:
+        raise _org_missing(org_id)
+    for users in table.query_all(keys.org_partition(org_id), prefix=keys.USER_PREFIX):
+        for user in users:
+            _delete_tickets_of(table, org_id, user["user_id"])
+        table.delete_all(users)
+    table.delete(keys.org_key(org_id), missing=_org_missing(org_id))
+
+
+# Users
+
+
+def create_user(org_id: str, body: UserCreate) -> User:
+    item = _new_item(keys.user_keys(org_id, body.user_id), USER, {"org_id": org_id, **body.model_dump()})
+    _table().put_child(
+        keys.org_key(org_id),
+        item,
+        parent_missing=_org_missing(org_id),
+        exists=AlreadyExists(f"User {body.user_id} already exists in organization {org_id}"),
+    )
+    metrics.add_metric(name="UserCreated", unit=MetricUnit.Count, value=1)
+    return User.model_validate(item)
+
+
+def list_users(org_id: str, limit: int, cursor_token: str | None) -> UserPage:
+    scope = _users_scope(org_id)
+    items, last = _table().query(
+        keys.org_partition(org_id), prefix=keys.USER_PREFIX, limit=limit, start_key=_page(scope, cursor_token)
+    )
+    return UserPage(items=[User.model_validate(item) for item in items], next_cursor=_next(scope, last))
+
+
+def get_user(org_id: str, user_id: str) -> User:
+    item = _table().get(keys.user_key(org_id, user_id))
+    if item is None:
+        raise _user_missing(org_id, user_id)
+    return User.model_validate(item)
+
+
+def get_user_with_tickets(org_id: str, user_id: str, limit: int) -> UserWithTickets:
+    # On GSI1 the user item sorts after its tickets (USER# > TICKET#), so newest-first puts it first.
+    items, last = _table().query(
+        keys.user_collection(org_id, user_id), on_index=True, newest_first=True, limit=limit + 1
+    )
+    if not items or items[0]["entity"] != USER:
+        raise _user_missing(org_id, user_id)
+    return UserWithTickets(
+        user=User.model_validate(items[0]),
+        tickets=[Ticket.model_validate(item) for item in items[1:]],
+        next_cursor=_next(_tickets_scope(org_id, user_id), last),
+    )
+
+
+def update_user(org_id: str, user_id: str, body: UserUpdate) -> User:
+    item = _table().update(
+        keys.user_key(org_id, user_id), body.changes(), _now(), missing=_user_missing(org_id, user_id)
+    )
+    return User.model_validate(item)
+
+
+def delete_user(org_id: str, user_id: str) -> None:
+    table = _table()
+    _delete_tickets_of(table, org_id, user_id)
+    table.delete(keys.user_key(org_id, user_id), missing=_user_missing(org_id, user_id))
+
+
+def _delete_tickets_of(table: Table, org_id: str, user_id: str) -> None:
+    for tickets in table.query_all(keys.user_collection(org_id, user_id), on_index=True, prefix=keys.TICKET_PREFIX):
+        table.delete_all(tickets)
+
+
+# Tickets
+
+
+def create_ticket(org_id: str, user_id: str, body: TicketCreate) -> Ticket:
+    ticket_id = new_ulid()
+    attributes = {"org_id": org_id, "ticket_id": ticket_id, "user_id": user_id, **body.model_dump()}
+    item = _new_item(keys.ticket_keys(org_id, user_id, ticket_id), TICKET, attributes)
+    _table().put_child(
+        keys.user_key(org_id, user_id),
+        item,
+        parent_missing=_user_missing(org_id, user_id),
+        exists=AlreadyExists(f"Ticket {ticket_id} already exists"),
+    )
+    metrics.add_metric(name="TicketCreated", unit=MetricUnit.Count, value=1)
+    return Ticket.model_validate(item)
+
+
+def list_tickets(org_id: str, user_id: str, limit: int, cursor_token: str | None) -> TicketPage:
+    scope = _tickets_scope(org_id, user_id)
+    items, last = _table().query(
+        keys.user_collection(org_id, user_id),
+        on_index=True,
+        prefix=keys.TICKET_PREFIX,
+        newest_first=True,
+        limit=limit,
+        start_key=_page(scope, cursor_token),
+    )
+    return TicketPage(items=[Ticket.model_validate(item) for item in items], next_cursor=_next(scope, last))
+
+
+def get_ticket(org_id: str, ticket_id: str) -> Ticket:
+    item = _table().get(keys.ticket_key(org_id, ticket_id))
+    if item is None:
+        raise _ticket_missing(org_id, ticket_id)
+    return Ticket.model_validate(item)
+
+
+def update_ticket(org_id: str, ticket_id: str, body: TicketUpdate) -> Ticket:
+    item = _table().update(
+        keys.ticket_key(org_id, ticket_id), body.changes(), _now(), missing=_ticket_missing(org_id, ticket_id)
+    )
+    return Ticket.model_validate(item)
+
+
+def delete_ticket(org_id: str, ticket_id: str) -> None:
+    _table().delete(keys.ticket_key(org_id, ticket_id), missing=_ticket_missing(org_id, ticket_id))

@@ -1,0 +1,200 @@
+"""The data layer: the only module that talks to DynamoDB.
+
+Operations are domain-agnostic (put if absent, query a page, update if present...). Callers pass
+the domain error to raise when a condition fails, so DynamoDB's error codes never leave this file.
+"""
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from controlplane.errors import ApiError, ServiceUnavailable
+from controlplane.keys import base_key
+from controlplane.observability import tracer
+from controlplane.schema import GSI1_NAME, GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+# Raised once botocore's own retries are spent: the table is busy, not broken.
+_THROTTLING = {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+_BATCH_SIZE = 25
+_BATCH_ATTEMPTS = 8
+
+Item = dict
+Key = dict[str, str]
+
+
+def _to_dynamo(item: dict) -> dict:
+    return {name: _serializer.serialize(value) for name, value in item.items()}
+
+
+def _from_dynamo(item: dict) -> dict:
+    return {name: _deserializer.deserialize(value) for name, value in item.items()}
+
+
+@contextmanager
+def _translate(on_condition_failed: ApiError | None = None, on_cancelled: list[ApiError | None] | None = None):
+    """Turn DynamoDB's error codes into domain errors; anything unexpected propagates."""
+    try:
+        yield
+    except ClientError as error:
+        code = error.response["Error"]["Code"]
+        if code == "ConditionalCheckFailedException" and on_condition_failed:
+            raise on_condition_failed from None
+        if code == "TransactionCanceledException" and on_cancelled:
+            reasons = [reason.get("Code") for reason in error.response.get("CancellationReasons", [])]
+            for reason, domain_error in zip(reasons, on_cancelled, strict=False):
+                if reason == "ConditionalCheckFailed" and domain_error:
+                    raise domain_error from None
+            if set(reasons) & {"ThrottlingError", "ProvisionedThroughputExceeded", "TransactionConflict"}:
+                raise ServiceUnavailable() from None
+        if code in _THROTTLING:
+            raise ServiceUnavailable() from None
+        raise
+
+
+class Table:
+    def __init__(self, client, name: str):
+        self.client = client
+        self.name = name
+
+    @tracer.capture_method
+    def get(self, key: Key) -> Item | None:
+        with _translate():
+            response = self.client.get_item(TableName=self.name, Key=_to_dynamo(key))
+        return _from_dynamo(response["Item"]) if "Item" in response else None
+
+    @tracer.capture_method
+    def put_new(self, item: Item, exists: ApiError) -> None:
+        with _translate(on_condition_failed=exists):
+            self.client.put_item(
+                TableName=self.name,
+                Item=_to_dynamo(item),
+                ConditionExpression="attribute_not_exists(#pk)",
+                ExpressionAttributeNames={"#pk": PARTITION_KEY},
+            )
+
+    @tracer.capture_method
+    def put_child(self, parent: Key, item: Item, parent_missing: ApiError, exists: ApiError) -> None:
+        """Create ``item`` only if ``parent`` exists and ``item`` does not, in one transaction."""
+        names = {"#pk": PARTITION_KEY}
+        with _translate(on_cancelled=[parent_missing, exists]):
+            self.client.transact_write_items(
+                TransactItems=[
+                    {
+                        "ConditionCheck": {
+                            "TableName": self.name,
+                            "Key": _to_dynamo(parent),
+                            "ConditionExpression": "attribute_exists(#pk)",
+                            "ExpressionAttributeNames": names,
+                        }
+                    },
+                    {
+                        "Put": {
+                            "TableName": self.name,
+                            "Item": _to_dynamo(item),
+                            "ConditionExpression": "attribute_not_exists(#pk)",
+                            "ExpressionAttributeNames": names,
+                        }
+                    },
+                ]
+            )
+
+    @tracer.capture_method
+    def update(self, key: Key, changes: dict, now: str, missing: ApiError) -> Item:
+        """Set ``changes``, stamp ``updated_at`` and bump ``version``, only if the item exists."""
+        names = {"#pk": PARTITION_KEY, "#updated_at": "updated_at", "#version": "version"}
+        values = {":now": now, ":one": 1}
+        assignments = ["#updated_at = :now", "#version = #version + :one"]
+        for i, (field, value) in enumerate(changes.items()):
+            names[f"#f{i}"] = field
+            values[f":f{i}"] = value
+            assignments.append(f"#f{i} = :f{i}")
+        with _translate(on_condition_failed=missing):
+            response = self.client.update_item(
+                TableName=self.name,
+                Key=_to_dynamo(key),
+                UpdateExpression="SET " + ", ".join(assignments),
+                ConditionExpression="attribute_exists(#pk)",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=_to_dynamo(values),
+                ReturnValues="ALL_NEW",
+            )
+        return _from_dynamo(response["Attributes"])
+
+    @tracer.capture_method
+    def delete(self, key: Key, missing: ApiError) -> None:
+        with _translate(on_condition_failed=missing):
+            self.client.delete_item(
+                TableName=self.name,
+                Key=_to_dynamo(key),
+                ConditionExpression="attribute_exists(#pk)",
+                ExpressionAttributeNames={"#pk": PARTITION_KEY},
+            )
+
+    @tracer.capture_method
+    def query(
+        self,
+        partition: str,
+        *,
+        limit: int,
+        start_key: Key | None = None,
+        prefix: str | None = None,
+        on_index: bool = False,
+        newest_first: bool = False,
+    ) -> tuple[list[Item], Key | None]:
+        """One page of one partition, of the table or of GSI1, optionally narrowed to a sort-key prefix."""
+        pk, sk = (GSI1_PARTITION_KEY, GSI1_SORT_KEY) if on_index else (PARTITION_KEY, SORT_KEY)
+        condition = "#pk = :pk"
+        names = {"#pk": pk}
+        values = {":pk": partition}
+        if prefix:
+            condition += " AND begins_with(#sk, :prefix)"
+            names["#sk"] = sk
+            values[":prefix"] = prefix
+        request = {
+            "TableName": self.name,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": _to_dynamo(values),
+            "Limit": limit,
+            "ScanIndexForward": not newest_first,
+        }
+        if on_index:
+            request["IndexName"] = GSI1_NAME
+        if start_key:
+            request["ExclusiveStartKey"] = _to_dynamo(start_key)
+        with _translate():
+            response = self.client.query(**request)
+        last = response.get("LastEvaluatedKey")
+        return [_from_dynamo(item) for item in response["Items"]], _from_dynamo(last) if last else None
+
+    def query_all(self, partition: str, **options) -> Iterator[list[Item]]:
+        """Every page of a partition, for the cascade deletes."""
+        start_key = None
+        while True:
+            items, start_key = self.query(partition, limit=1000, start_key=start_key, **options)
+            yield items
+            if not start_key:
+                return
+
+    @tracer.capture_method
+    def delete_all(self, items: list[Item]) -> None:
+        """Delete items in batches of 25, retrying what DynamoDB left unprocessed, with backoff."""
+        keys = [base_key(item) for item in items]
+        for start in range(0, len(keys), _BATCH_SIZE):
+            requests = {
+                self.name: [{"DeleteRequest": {"Key": _to_dynamo(key)}} for key in keys[start : start + _BATCH_SIZE]]
+            }
+            for attempt in range(_BATCH_ATTEMPTS):
+                with _translate():
+                    requests = self.client.batch_write_item(RequestItems=requests).get("UnprocessedItems")
+                if not requests:
+                    break
+                time.sleep(min(0.05 * 2**attempt, 2))
+            else:
+                raise ServiceUnavailable()

@@ -1,0 +1,54 @@
+"""Organizations: the tenants of the control plane."""
+
+from typing import Annotated, Literal
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.logging import correlation_paths
+
+from controlplane import service
+from controlplane.api import DEFAULT_LIMIT, Cursor, Limit, OrgIdPath, create_app, created, no_content
+from controlplane.models import Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers
+from controlplane.observability import logger, metrics, tracer
+
+app = create_app()
+
+
+@app.post("/orgs", summary="Create an organization", tags=["organizations"])
+def create_org(body: OrgCreate) -> Response[Org]:
+    org = service.create_org(body)
+    return created(app, org, f"/orgs/{org.org_id}")
+
+
+@app.get("/orgs", summary="List organizations", tags=["organizations"])
+def list_orgs(limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> OrgPage:
+    return service.list_orgs(limit, cursor)
+
+
+@app.get("/orgs/<org_id>", summary="Get an organization, optionally with its first users", tags=["organizations"])
+def get_org(
+    org_id: OrgIdPath,
+    include: Annotated[Literal["users"] | None, Query()] = None,
+    limit: Limit = DEFAULT_LIMIT,
+) -> Org | OrgWithUsers:
+    if include == "users":
+        return service.get_org_with_users(org_id, limit)
+    return service.get_org(org_id)
+
+
+@app.patch("/orgs/<org_id>", summary="Update an organization", tags=["organizations"])
+def update_org(org_id: OrgIdPath, body: OrgUpdate) -> Org:
+    return service.update_org(org_id, body)
+
+
+@app.delete("/orgs/<org_id>", summary="Delete an organization with all its users and tickets", tags=["organizations"])
+def delete_org(org_id: OrgIdPath) -> Response[None]:
+    service.delete_org(org_id)
+    return no_content()
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict, context) -> dict:
+    return app.resolve(event, context)

@@ -1,0 +1,57 @@
+"""Tickets: what users open. Read and changed through their organization, listed per user."""
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.logging import correlation_paths
+
+from controlplane import service
+from controlplane.api import (
+    DEFAULT_LIMIT,
+    Cursor,
+    Limit,
+    OrgIdPath,
+    TicketIdPath,
+    UserIdPath,
+    create_app,
+    created,
+    no_content,
+)
+from controlplane.models import Ticket, TicketCreate, TicketPage, TicketUpdate
+from controlplane.observability import logger, metrics, tracer
+
+app = create_app()
+
+
+@app.post("/orgs/<org_id>/users/<user_id>/tickets", summary="Open a ticket for a user", tags=["tickets"])
+def create_ticket(org_id: OrgIdPath, user_id: UserIdPath, body: TicketCreate) -> Response[Ticket]:
+    ticket = service.create_ticket(org_id, user_id, body)
+    return created(app, ticket, f"/orgs/{org_id}/tickets/{ticket.ticket_id}")
+
+
+@app.get("/orgs/<org_id>/users/<user_id>/tickets", summary="List a user's tickets, newest first", tags=["tickets"])
+def list_tickets(
+    org_id: OrgIdPath, user_id: UserIdPath, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> TicketPage:
+    return service.list_tickets(org_id, user_id, limit, cursor)
+
+
+@app.get("/orgs/<org_id>/tickets/<ticket_id>", summary="Get a ticket", tags=["tickets"])
+def get_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath) -> Ticket:
+    return service.get_ticket(org_id, ticket_id)
+
+
+@app.patch("/orgs/<org_id>/tickets/<ticket_id>", summary="Update a ticket", tags=["tickets"])
+def update_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath, body: TicketUpdate) -> Ticket:
+    return service.update_ticket(org_id, ticket_id, body)
+
+
+@app.delete("/orgs/<org_id>/tickets/<ticket_id>", summary="Delete a ticket", tags=["tickets"])
+def delete_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath) -> Response[None]:
+    service.delete_ticket(org_id, ticket_id)
+    return no_content()
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict, context) -> dict:
+    return app.resolve(event, context)

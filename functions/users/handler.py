@@ -1,0 +1,55 @@
+"""Users: the people of an organization."""
+
+from typing import Annotated, Literal
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.logging import correlation_paths
+
+from controlplane import service
+from controlplane.api import DEFAULT_LIMIT, Cursor, Limit, OrgIdPath, UserIdPath, create_app, created, no_content
+from controlplane.models import User, UserCreate, UserPage, UserUpdate, UserWithTickets
+from controlplane.observability import logger, metrics, tracer
+
+app = create_app()
+
+
+@app.post("/orgs/<org_id>/users", summary="Create a user", tags=["users"])
+def create_user(org_id: OrgIdPath, body: UserCreate) -> Response[User]:
+    user = service.create_user(org_id, body)
+    return created(app, user, f"/orgs/{org_id}/users/{user.user_id}")
+
+
+@app.get("/orgs/<org_id>/users", summary="List the users of an organization", tags=["users"])
+def list_users(org_id: OrgIdPath, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> UserPage:
+    return service.list_users(org_id, limit, cursor)
+
+
+@app.get("/orgs/<org_id>/users/<user_id>", summary="Get a user, optionally with their newest tickets", tags=["users"])
+def get_user(
+    org_id: OrgIdPath,
+    user_id: UserIdPath,
+    include: Annotated[Literal["tickets"] | None, Query()] = None,
+    limit: Limit = DEFAULT_LIMIT,
+) -> User | UserWithTickets:
+    if include == "tickets":
+        return service.get_user_with_tickets(org_id, user_id, limit)
+    return service.get_user(org_id, user_id)
+
+
+@app.patch("/orgs/<org_id>/users/<user_id>", summary="Update a user", tags=["users"])
+def update_user(org_id: OrgIdPath, user_id: UserIdPath, body: UserUpdate) -> User:
+    return service.update_user(org_id, user_id, body)
+
+
+@app.delete("/orgs/<org_id>/users/<user_id>", summary="Delete a user and all their tickets", tags=["users"])
+def delete_user(org_id: OrgIdPath, user_id: UserIdPath) -> Response[None]:
+    service.delete_user(org_id, user_id)
+    return no_content()
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict, context) -> dict:
+    return app.resolve(event, context)

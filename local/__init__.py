@@ -1,0 +1,1 @@
+"""Run the API on a laptop: API Gateway's proxy events, built from plain HTTP requests."""
