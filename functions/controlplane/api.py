@@ -3,6 +3,7 @@
 Every error leaves as ``{"error": {"code", "message", "request_id"[, "details"]}}``.
 """
 
+import re
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -26,7 +27,12 @@ Limit = Annotated[int, Query(ge=1, le=100, description="Page size")]
 Cursor = Annotated[str | None, Query(max_length=2048, description="`next_cursor` of the previous page")]
 
 DEFAULT_LIMIT = 20
-_LOGGED_IDS = ("org_id", "user_id", "ticket_id")
+_ID_FORMATS = {
+    "org_id": re.compile(SLUG_PATTERN),
+    "user_id": re.compile(SLUG_PATTERN),
+    "ticket_id": re.compile(ULID_PATTERN),
+}
+_NOTHING = re.compile(r"(?!)")
 
 
 def create_app() -> APIGatewayRestResolver:
@@ -71,12 +77,21 @@ def create_app() -> APIGatewayRestResolver:
         logger.exception("Unhandled error")
         return error(500, "internal_error", "Something went wrong on our side")
 
-    def log_ids(app: APIGatewayRestResolver, next_middleware):
+    def check_ids(app: APIGatewayRestResolver, next_middleware):
+        """Validate the ids API Gateway extracted, whole: the resolver's own route regex ends in
+        ``$``, which lets ``acme\n`` through as ``acme``."""
         parameters = app.current_event.path_parameters or {}
-        logger.append_keys(**{name: parameters[name] for name in _LOGGED_IDS if name in parameters})
+        bad = [name for name, value in parameters.items() if not _ID_FORMATS.get(name, _NOTHING).fullmatch(value)]
+        if bad:
+            details = [
+                {"loc": ["path", name], "message": "malformed identifier", "type": "string_pattern_mismatch"}
+                for name in bad
+            ]
+            return error(422, "validation_error", "The request is not valid", details)
+        logger.append_keys(**parameters)
         return next_middleware(app)
 
-    app.use(middlewares=[log_ids])
+    app.use(middlewares=[check_ids])
     return app
 
 

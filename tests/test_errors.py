@@ -1,0 +1,75 @@
+"""DynamoDB failures map to the error contract by error code; nothing leaks a stack trace."""
+
+import io
+import json
+
+import pytest
+from botocore.exceptions import ClientError
+
+from controlplane import config
+from controlplane.observability import logger
+from tests.api import call, create_org
+
+
+def _fail(monkeypatch, operation: str, code: str, **extra):
+    def raise_error(**_):
+        raise ClientError({"Error": {"Code": code, "Message": "injected"}, **extra}, operation)
+
+    monkeypatch.setattr(config.dynamodb(), operation, raise_error)
+
+
+@pytest.mark.parametrize(
+    "code", ["ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"]
+)
+def test_throttling_returns_503_with_retry_after(table, monkeypatch, code):
+    _fail(monkeypatch, "get_item", code)
+
+    reply = call("GET", "/orgs/acme")
+
+    assert reply.status == 503
+    assert reply.error_code == "service_unavailable"
+    assert reply.headers["Retry-After"] == "1"
+
+
+def test_transaction_conflict_returns_503(table, monkeypatch):
+    create_org("acme")
+    reasons = [{"Code": "None"}, {"Code": "TransactionConflict"}]
+    _fail(monkeypatch, "transact_write_items", "TransactionCanceledException", CancellationReasons=reasons)
+
+    reply = call("POST", "/orgs/acme/users", {"user_id": "bob", "name": "Bob", "email": "bob@example.com"})
+
+    assert reply.status == 503
+
+
+def test_unexpected_error_returns_500_without_details(table, monkeypatch):
+    _fail(monkeypatch, "get_item", "InternalServerError")
+
+    reply = call("GET", "/orgs/acme")
+
+    assert reply.status == 500
+    assert reply.body["error"]["code"] == "internal_error"
+    assert "Traceback" not in str(reply.body)
+    assert "injected" not in str(reply.body)
+
+
+def test_error_carries_the_api_gateway_request_id(table):
+    reply = call("GET", "/orgs/ghost", request_id="req-123")
+
+    assert reply.body["error"]["request_id"] == "req-123"
+
+
+def test_logs_carry_the_request_id_as_correlation_id_and_the_path_ids(table, monkeypatch):
+    _fail(monkeypatch, "get_item", "InternalServerError")
+    stream = io.StringIO()
+    previous = logger.registered_handler.setStream(stream)
+
+    try:
+        call("GET", "/orgs/acme/users/alice", request_id="req-456")
+    finally:
+        logger.registered_handler.setStream(previous)
+
+    records = [json.loads(line) for line in stream.getvalue().splitlines()]
+    error = next(r for r in records if r["level"] == "ERROR")
+    assert error["correlation_id"] == "req-456"
+    assert (error["org_id"], error["user_id"]) == ("acme", "alice")
+    assert "injected" in error["exception"]

@@ -1,0 +1,144 @@
+import pytest
+
+from tests.api import call, create_org, create_ticket, create_user
+
+
+def _pages(path: str, limit: int = 20, key: str = "items") -> list[list[dict]]:
+    """Follow next_cursor from the first page to the last."""
+    pages, cursor = [], None
+    while True:
+        query = {"limit": limit} | ({"cursor": cursor} if cursor else {})
+        reply = call("GET", path, query=query)
+        assert reply.status == 200, reply.body
+        pages.append(reply.body[key])
+        cursor = reply.body["next_cursor"]
+        if cursor is None:
+            return pages
+
+
+@pytest.fixture
+def alice_with_45_tickets(table):
+    create_org("acme")
+    create_user("acme", "alice")
+    return [create_ticket("acme", "alice", subject=f"t{i}").body["ticket_id"] for i in range(45)]
+
+
+def test_45_tickets_come_in_pages_of_20_20_5_strictly_newest_first(alice_with_45_tickets):
+    pages = _pages("/orgs/acme/users/alice/tickets")
+
+    assert [len(page) for page in pages] == [20, 20, 5]
+    listed = [t["ticket_id"] for page in pages for t in page]
+    assert listed == alice_with_45_tickets[::-1]
+
+
+def test_include_tickets_first_page_continues_on_the_ticket_list(alice_with_45_tickets):
+    first = call("GET", "/orgs/acme/users/alice", query={"include": "tickets", "limit": 20}).body
+
+    rest = call("GET", "/orgs/acme/users/alice/tickets", query={"limit": 25, "cursor": first["next_cursor"]}).body
+
+    listed = [t["ticket_id"] for t in first["tickets"] + rest["items"]]
+    assert len(first["tickets"]) == 20
+    assert listed == alice_with_45_tickets[::-1]
+
+
+def test_45_users_come_in_pages_of_20_20_5_without_gaps(table):
+    create_org("acme")
+    user_ids = sorted(f"user-{i:02d}" for i in range(45))
+    for user_id in user_ids:
+        create_user("acme", user_id)
+
+    pages = _pages("/orgs/acme/users")
+
+    assert [len(page) for page in pages] == [20, 20, 5]
+    assert [u["user_id"] for page in pages for u in page] == user_ids
+
+
+def test_include_users_first_page_continues_on_the_user_list(table):
+    create_org("acme")
+    user_ids = sorted(f"user-{i:02d}" for i in range(30))
+    for user_id in user_ids:
+        create_user("acme", user_id)
+
+    first = call("GET", "/orgs/acme", query={"include": "users", "limit": 20}).body
+    rest = call("GET", "/orgs/acme/users", query={"cursor": first["next_cursor"]}).body
+
+    assert len(first["users"]) == 20
+    assert [u["user_id"] for u in first["users"] + rest["items"]] == user_ids
+    assert rest["next_cursor"] is None
+
+
+def test_45_orgs_come_in_pages_of_20_20_5_without_gaps(table):
+    org_ids = sorted(f"org-{i:02d}" for i in range(45))
+    for org_id in org_ids:
+        create_org(org_id)
+
+    pages = _pages("/orgs")
+
+    assert [len(page) for page in pages] == [20, 20, 5]
+    assert [o["org_id"] for page in pages for o in page] == org_ids
+
+
+def test_default_page_size_is_20(alice_with_45_tickets):
+    reply = call("GET", "/orgs/acme/users/alice/tickets")
+
+    assert len(reply.body["items"]) == 20
+    assert reply.body["next_cursor"]
+
+
+@pytest.mark.parametrize("limit", ["0", "101", "-1", "ten", "2.5"])
+def test_limit_outside_1_to_100_returns_422(table, limit):
+    reply = call("GET", "/orgs", query={"limit": limit})
+
+    assert reply.status == 422
+    assert reply.error_code == "validation_error"
+
+
+def _first_cursor() -> str:
+    return call("GET", "/orgs/acme/users/alice/tickets", query={"limit": 2}).body["next_cursor"]
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda c: c[:-2] + ("AA" if c[-2:] != "AA" else "BB"),  # altered signature
+        lambda c: "e30" + c[3:],  # altered payload
+        lambda c: c.split(".")[0],  # signature stripped
+        lambda c: "not-a-cursor",
+        lambda c: c + "." + c,
+        lambda c: "ü.ü",
+    ],
+)
+def test_tampered_cursor_returns_400_invalid_cursor(alice_with_45_tickets, tamper):
+    reply = call("GET", "/orgs/acme/users/alice/tickets", query={"cursor": tamper(_first_cursor())})
+
+    assert reply.status == 400
+    assert reply.error_code == "invalid_cursor"
+
+
+def test_cursor_of_another_users_list_returns_400(alice_with_45_tickets):
+    create_user("acme", "bob")
+
+    reply = call("GET", "/orgs/acme/users/bob/tickets", query={"cursor": _first_cursor()})
+
+    assert reply.status == 400
+    assert reply.error_code == "invalid_cursor"
+
+
+def test_cursor_of_another_org_returns_400(alice_with_45_tickets):
+    create_org("other")
+    create_user("other", "alice")
+
+    reply = call("GET", "/orgs/other/users/alice/tickets", query={"cursor": _first_cursor()})
+
+    assert reply.status == 400
+
+
+def test_cursor_of_another_kind_of_list_returns_400(alice_with_45_tickets):
+    for org_id in ("org-a", "org-b"):
+        create_org(org_id)
+    orgs_cursor = call("GET", "/orgs", query={"limit": 1}).body["next_cursor"]
+
+    reply = call("GET", "/orgs/acme/users", query={"cursor": orgs_cursor})
+
+    assert reply.status == 400
+    assert reply.error_code == "invalid_cursor"

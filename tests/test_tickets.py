@@ -1,0 +1,107 @@
+from ulid import ULID
+
+from tests.api import call, create_org, create_ticket, create_user
+
+
+def _org_with_user(org_id: str = "acme", user_id: str = "alice") -> None:
+    create_org(org_id)
+    create_user(org_id, user_id)
+
+
+def test_create_ticket_returns_201_with_server_made_ulid_and_defaults(table):
+    _org_with_user()
+
+    reply = create_ticket("acme", "alice", tags=["billing", "vip"])
+
+    assert reply.status == 201
+    ticket_id = reply.body["ticket_id"]
+    assert str(ULID.from_str(ticket_id)) == ticket_id
+    assert reply.headers["Location"] == f"/local/orgs/acme/tickets/{ticket_id}"
+    assert (reply.body["status"], reply.body["priority"], reply.body["description"]) == ("open", "normal", "")
+    assert reply.body["tags"] == ["billing", "vip"]
+    assert reply.body["user_id"] == "alice"
+
+
+def test_create_ticket_for_missing_user_returns_404_and_writes_nothing(table):
+    create_org("acme")
+
+    reply = create_ticket("acme", "ghost")
+
+    assert reply.status == 404
+    assert call("GET", "/orgs/acme/users/ghost/tickets").body["items"] == []
+
+
+def test_get_ticket_returns_it(table):
+    _org_with_user()
+    ticket_id = create_ticket(subject="Printer on fire").body["ticket_id"]
+
+    reply = call("GET", f"/orgs/acme/tickets/{ticket_id}")
+
+    assert reply.status == 200
+    assert reply.body["subject"] == "Printer on fire"
+
+
+def test_get_ticket_through_another_org_returns_404(table):
+    _org_with_user()
+    create_org("other")
+    ticket_id = create_ticket().body["ticket_id"]
+
+    assert call("GET", f"/orgs/other/tickets/{ticket_id}").status == 404
+
+
+def test_get_missing_ticket_returns_404(table):
+    create_org("acme")
+
+    assert call("GET", f"/orgs/acme/tickets/{ULID()}").status == 404
+
+
+def test_list_tickets_returns_newest_first(table):
+    _org_with_user()
+    ids = [create_ticket(subject=f"t{i}").body["ticket_id"] for i in range(5)]
+
+    reply = call("GET", "/orgs/acme/users/alice/tickets")
+
+    assert reply.status == 200
+    assert [t["ticket_id"] for t in reply.body["items"]] == ids[::-1]
+
+
+def test_list_tickets_of_user_without_tickets_is_empty(table):
+    _org_with_user()
+
+    assert call("GET", "/orgs/acme/users/alice/tickets").body == {"items": [], "next_cursor": None}
+
+
+def test_patch_ticket_changes_fields_and_bumps_version(table):
+    _org_with_user()
+    ticket_id = create_ticket().body["ticket_id"]
+
+    reply = call("PATCH", f"/orgs/acme/tickets/{ticket_id}", {"status": "solved", "tags": ["done"]})
+
+    assert reply.status == 200
+    assert (reply.body["status"], reply.body["tags"], reply.body["version"]) == ("solved", ["done"], 2)
+    assert call("GET", f"/orgs/acme/tickets/{ticket_id}").body["status"] == "solved"
+
+
+def test_patch_missing_ticket_returns_404_and_creates_nothing(table):
+    create_org("acme")
+    ticket_id = str(ULID())
+
+    assert call("PATCH", f"/orgs/acme/tickets/{ticket_id}", {"status": "closed"}).status == 404
+    assert call("GET", f"/orgs/acme/tickets/{ticket_id}").status == 404
+
+
+def test_delete_ticket_removes_it_from_table_and_user_list(table):
+    _org_with_user()
+    ticket_id = create_ticket().body["ticket_id"]
+
+    reply = call("DELETE", f"/orgs/acme/tickets/{ticket_id}")
+
+    assert reply.status == 204
+    assert call("GET", f"/orgs/acme/tickets/{ticket_id}").status == 404
+    assert call("GET", "/orgs/acme/users/alice/tickets").body["items"] == []
+
+
+def test_delete_missing_ticket_returns_404(table):
+    create_org("acme")
+
+    assert call("DELETE", f"/orgs/acme/tickets/{ULID()}").status == 404
