@@ -16,6 +16,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel
 
 from controlplane import routes
+from controlplane.auth import Caller, authorize, caller_from_claims
 from controlplane.errors import ApiError
 from controlplane.ids import SLUG_PATTERN, ULID_PATTERN
 from controlplane.observability import logger
@@ -77,10 +78,13 @@ def create_app() -> APIGatewayRestResolver:
         logger.exception("Unhandled error")
         return error(500, "internal_error", "Something went wrong on our side")
 
-    def check_ids(app: APIGatewayRestResolver, next_middleware):
-        """Validate the ids API Gateway extracted, whole: the resolver's own route regex ends in
-        ``$``, which lets ``acme\n`` through as ``acme``."""
-        parameters = app.current_event.path_parameters or {}
+    def guard(app: APIGatewayRestResolver, next_middleware):
+        """Before any route runs: who is calling (401), are the ids well-formed (422), may the
+        caller use this route in this org (403). Ids are checked whole here because the resolver's
+        route regex ends in ``$``, which lets ``acme\n`` through as ``acme``."""
+        event = app.current_event
+        caller = caller_from_claims(event.request_context.authorizer.claims)
+        parameters = event.path_parameters or {}
         bad = [name for name, value in parameters.items() if not _ID_FORMATS.get(name, _NOTHING).fullmatch(value)]
         if bad:
             details = [
@@ -88,10 +92,12 @@ def create_app() -> APIGatewayRestResolver:
                 for name in bad
             ]
             return error(422, "validation_error", "The request is not valid", details)
-        logger.append_keys(**parameters)
+        logger.append_keys(**parameters, caller=caller.user_id or "operator")
+        authorize(caller, event.http_method, event.resource, parameters)
+        app.append_context(caller=caller)
         return next_middleware(app)
 
-    app.use(middlewares=[check_ids])
+    app.use(middlewares=[guard])
     return app
 
 
@@ -101,6 +107,10 @@ def created(app: APIGatewayRestResolver, body: BaseModel, path: str) -> Response
     called = event.request_context.path or event.path
     prefix = called[: len(called) - len(event.path)] if called.endswith(event.path) else ""
     return Response(201, content_types.APPLICATION_JSON, body, {"Location": prefix + path})
+
+
+def current_caller(app: APIGatewayRestResolver) -> Caller:
+    return app.context["caller"]
 
 
 def no_content() -> Response:

@@ -34,3 +34,13 @@ class ServiceUnavailable(ApiError):
 
     def __init__(self, message: str = "The service is busy; retry later", retry_after: int = 1):
         super().__init__(message, headers={"Retry-After": str(retry_after)})
+
+
+class Unauthorized(ApiError):
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(ApiError):
+    status = 403
+    code = "forbidden"

@@ -5,7 +5,8 @@ from datetime import UTC, datetime
 from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane import config, cursor, keys
-from controlplane.errors import AlreadyExists, NotFound
+from controlplane.auth import Caller, authorize_fields
+from controlplane.errors import AlreadyExists, Forbidden, NotFound
 from controlplane.ids import new_ulid
 from controlplane.models import (
     Org,
@@ -24,7 +25,7 @@ from controlplane.models import (
     UserWithTickets,
 )
 from controlplane.observability import metrics
-from controlplane.table import Table
+from controlplane.table import Owner, Table
 
 ORG, USER, TICKET = "org", "user", "ticket"  # the ``entity`` attribute of each item
 
@@ -111,8 +112,10 @@ def get_org_with_users(org_id: str, limit: int) -> OrgWithUsers:
     )
 
 
-def update_org(org_id: str, body: OrgUpdate) -> Org:
-    item = _table().update(keys.org_key(org_id), body.changes(), _now(), missing=_org_missing(org_id))
+def update_org(org_id: str, body: OrgUpdate, caller: Caller) -> Org:
+    changes = body.changes()
+    authorize_fields(caller, set(changes))
+    item = _table().update(keys.org_key(org_id), changes, _now(), missing=_org_missing(org_id))
     return Org.model_validate(item)
 
 
@@ -172,10 +175,10 @@ def get_user_with_tickets(org_id: str, user_id: str, limit: int) -> UserWithTick
     )
 
 
-def update_user(org_id: str, user_id: str, body: UserUpdate) -> User:
-    item = _table().update(
-        keys.user_key(org_id, user_id), body.changes(), _now(), missing=_user_missing(org_id, user_id)
-    )
+def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller) -> User:
+    changes = body.changes()
+    authorize_fields(caller, set(changes))
+    item = _table().update(keys.user_key(org_id, user_id), changes, _now(), missing=_user_missing(org_id, user_id))
     return User.model_validate(item)
 
 
@@ -220,19 +223,39 @@ def list_tickets(org_id: str, user_id: str, limit: int, cursor_token: str | None
     return TicketPage(items=[Ticket.model_validate(item) for item in items], next_cursor=_next(scope, last))
 
 
-def get_ticket(org_id: str, ticket_id: str) -> Ticket:
+def _not_yours(ticket_id: str) -> Forbidden:
+    return Forbidden(f"Ticket {ticket_id} belongs to another user")
+
+
+def _ticket_owner(caller: Caller, ticket_id: str) -> Owner | None:
+    """Members may only touch their own tickets; the write's condition checks it."""
+    owner = caller.owner_filter()
+    return Owner("user_id", owner, _not_yours(ticket_id)) if owner else None
+
+
+def get_ticket(org_id: str, ticket_id: str, caller: Caller) -> Ticket:
     item = _table().get(keys.ticket_key(org_id, ticket_id))
     if item is None:
         raise _ticket_missing(org_id, ticket_id)
+    if caller.owner_filter() not in (None, item["user_id"]):
+        raise _not_yours(ticket_id)
     return Ticket.model_validate(item)
 
 
-def update_ticket(org_id: str, ticket_id: str, body: TicketUpdate) -> Ticket:
+def update_ticket(org_id: str, ticket_id: str, body: TicketUpdate, caller: Caller) -> Ticket:
     item = _table().update(
-        keys.ticket_key(org_id, ticket_id), body.changes(), _now(), missing=_ticket_missing(org_id, ticket_id)
+        keys.ticket_key(org_id, ticket_id),
+        body.changes(),
+        _now(),
+        missing=_ticket_missing(org_id, ticket_id),
+        owner=_ticket_owner(caller, ticket_id),
     )
     return Ticket.model_validate(item)
 
 
-def delete_ticket(org_id: str, ticket_id: str) -> None:
-    _table().delete(keys.ticket_key(org_id, ticket_id), missing=_ticket_missing(org_id, ticket_id))
+def delete_ticket(org_id: str, ticket_id: str, caller: Caller) -> None:
+    _table().delete(
+        keys.ticket_key(org_id, ticket_id),
+        missing=_ticket_missing(org_id, ticket_id),
+        owner=_ticket_owner(caller, ticket_id),
+    )

@@ -7,6 +7,7 @@ the domain error to raise when a condition fails, so DynamoDB's error codes neve
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
@@ -37,12 +38,22 @@ def _from_dynamo(item: dict) -> dict:
 
 
 @contextmanager
-def _translate(on_condition_failed: ApiError | None = None, on_cancelled: list[ApiError | None] | None = None):
-    """Turn DynamoDB's error codes into domain errors; anything unexpected propagates."""
+def _translate(
+    on_condition_failed: ApiError | None = None,
+    on_cancelled: list[ApiError | None] | None = None,
+    on_other_owner: ApiError | None = None,
+):
+    """Turn DynamoDB's error codes into domain errors; anything unexpected propagates.
+
+    ``on_other_owner`` is raised instead of ``on_condition_failed`` when the item exists (DynamoDB
+    returned it with ``ReturnValuesOnConditionCheckFailure``) but belongs to someone else.
+    """
     try:
         yield
     except ClientError as error:
         code = error.response["Error"]["Code"]
+        if code == "ConditionalCheckFailedException" and on_other_owner and error.response.get("Item"):
+            raise on_other_owner from None
         if code == "ConditionalCheckFailedException" and on_condition_failed:
             raise on_condition_failed from None
         if code == "TransactionCanceledException" and on_cancelled:
@@ -55,6 +66,30 @@ def _translate(on_condition_failed: ApiError | None = None, on_cancelled: list[A
         if code in _THROTTLING:
             raise ServiceUnavailable() from None
         raise
+
+
+@dataclass(frozen=True)
+class Owner:
+    """A write condition: the item's ``attribute`` must equal ``value``, else ``forbidden``."""
+
+    attribute: str
+    value: str
+    forbidden: ApiError
+
+
+def _exists_condition(names: dict, values: dict, owner: Owner | None) -> dict:
+    names = {**names, "#pk": PARTITION_KEY}
+    condition = "attribute_exists(#pk)"
+    request: dict = {}
+    if owner:
+        names["#owner"] = owner.attribute
+        values = {**values, ":owner": owner.value}
+        condition += " AND #owner = :owner"
+        request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+    request |= {"ConditionExpression": condition, "ExpressionAttributeNames": names}
+    if values:
+        request["ExpressionAttributeValues"] = _to_dynamo(values)
+    return request
 
 
 class Table:
@@ -105,36 +140,32 @@ class Table:
             )
 
     @tracer.capture_method
-    def update(self, key: Key, changes: dict, now: str, missing: ApiError) -> Item:
-        """Set ``changes``, stamp ``updated_at`` and bump ``version``, only if the item exists."""
-        names = {"#pk": PARTITION_KEY, "#updated_at": "updated_at", "#version": "version"}
+    def update(self, key: Key, changes: dict, now: str, missing: ApiError, owner: Owner | None = None) -> Item:
+        """Set ``changes``, stamp ``updated_at`` and bump ``version``, only if the item exists
+        (and, given an ``owner``, only if it is theirs)."""
+        names = {"#updated_at": "updated_at", "#version": "version"}
         values = {":now": now, ":one": 1}
         assignments = ["#updated_at = :now", "#version = #version + :one"]
         for i, (field, value) in enumerate(changes.items()):
             names[f"#f{i}"] = field
             values[f":f{i}"] = value
             assignments.append(f"#f{i} = :f{i}")
-        with _translate(on_condition_failed=missing):
+        condition = _exists_condition(names, values, owner)
+        with _translate(on_condition_failed=missing, on_other_owner=owner and owner.forbidden):
             response = self.client.update_item(
                 TableName=self.name,
                 Key=_to_dynamo(key),
                 UpdateExpression="SET " + ", ".join(assignments),
-                ConditionExpression="attribute_exists(#pk)",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=_to_dynamo(values),
                 ReturnValues="ALL_NEW",
+                **condition,
             )
         return _from_dynamo(response["Attributes"])
 
     @tracer.capture_method
-    def delete(self, key: Key, missing: ApiError) -> None:
-        with _translate(on_condition_failed=missing):
-            self.client.delete_item(
-                TableName=self.name,
-                Key=_to_dynamo(key),
-                ConditionExpression="attribute_exists(#pk)",
-                ExpressionAttributeNames={"#pk": PARTITION_KEY},
-            )
+    def delete(self, key: Key, missing: ApiError, owner: Owner | None = None) -> None:
+        condition = _exists_condition({}, {}, owner)
+        with _translate(on_condition_failed=missing, on_other_owner=owner and owner.forbidden):
+            self.client.delete_item(TableName=self.name, Key=_to_dynamo(key), **condition)
 
     @tracer.capture_method
     def query(

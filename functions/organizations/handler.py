@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.logging import correlation_paths
 
 from controlplane import service
-from controlplane.api import DEFAULT_LIMIT, Cursor, Limit, OrgIdPath, create_app, created, no_content
+from controlplane.api import DEFAULT_LIMIT, Cursor, Limit, OrgIdPath, create_app, created, current_caller, no_content
 from controlplane.models import Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers
 from controlplane.observability import logger, metrics, tracer
 
@@ -38,7 +38,7 @@ def get_org(
 
 @app.patch("/orgs/<org_id>", summary="Update an organization", tags=["organizations"])
 def update_org(org_id: OrgIdPath, body: OrgUpdate) -> Org:
-    return service.update_org(org_id, body)
+    return service.update_org(org_id, body, current_caller(app))
 
 
 @app.delete("/orgs/<org_id>", summary="Delete an organization with all its users and tickets", tags=["organizations"])

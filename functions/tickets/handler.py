@@ -13,6 +13,7 @@ from controlplane.api import (
     UserIdPath,
     create_app,
     created,
+    current_caller,
     no_content,
 )
 from controlplane.models import Ticket, TicketCreate, TicketPage, TicketUpdate
@@ -36,17 +37,17 @@ def list_tickets(
 
 @app.get("/orgs/<org_id>/tickets/<ticket_id>", summary="Get a ticket", tags=["tickets"])
 def get_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath) -> Ticket:
-    return service.get_ticket(org_id, ticket_id)
+    return service.get_ticket(org_id, ticket_id, current_caller(app))
 
 
 @app.patch("/orgs/<org_id>/tickets/<ticket_id>", summary="Update a ticket", tags=["tickets"])
 def update_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath, body: TicketUpdate) -> Ticket:
-    return service.update_ticket(org_id, ticket_id, body)
+    return service.update_ticket(org_id, ticket_id, body, current_caller(app))
 
 
 @app.delete("/orgs/<org_id>/tickets/<ticket_id>", summary="Delete a ticket", tags=["tickets"])
 def delete_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath) -> Response[None]:
-    service.delete_ticket(org_id, ticket_id)
+    service.delete_ticket(org_id, ticket_id, current_caller(app))
     return no_content()
 
 

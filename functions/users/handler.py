@@ -7,7 +7,17 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.logging import correlation_paths
 
 from controlplane import service
-from controlplane.api import DEFAULT_LIMIT, Cursor, Limit, OrgIdPath, UserIdPath, create_app, created, no_content
+from controlplane.api import (
+    DEFAULT_LIMIT,
+    Cursor,
+    Limit,
+    OrgIdPath,
+    UserIdPath,
+    create_app,
+    created,
+    current_caller,
+    no_content,
+)
 from controlplane.models import User, UserCreate, UserPage, UserUpdate, UserWithTickets
 from controlplane.observability import logger, metrics, tracer
 
@@ -39,7 +49,7 @@ def get_user(
 
 @app.patch("/orgs/<org_id>/users/<user_id>", summary="Update a user", tags=["users"])
 def update_user(org_id: OrgIdPath, user_id: UserIdPath, body: UserUpdate) -> User:
-    return service.update_user(org_id, user_id, body)
+    return service.update_user(org_id, user_id, body, current_caller(app))
 
 
 @app.delete("/orgs/<org_id>/users/<user_id>", summary="Delete a user and all their tickets", tags=["users"])
