@@ -12,13 +12,14 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
-from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from pydantic import BaseModel
 
 from controlplane import routes
 from controlplane.auth import Caller, authorize, caller_from_claims
-from controlplane.errors import ApiError
+from controlplane.errors import ApiError, PreconditionFailed
 from controlplane.ids import SLUG_PATTERN, ULID_PATTERN
+from controlplane.models import Resource
 from controlplane.observability import logger
 
 OrgIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="Organization slug")]
@@ -26,6 +27,12 @@ UserIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="User slug")]
 TicketIdPath = Annotated[str, Path(pattern=ULID_PATTERN, description="Ticket ULID")]
 Limit = Annotated[int, Query(ge=1, le=100, description="Page size")]
 Cursor = Annotated[str | None, Query(max_length=2048, description="`next_cursor` of the previous page")]
+IfMatch = Annotated[
+    str | None,
+    Header(
+        alias="If-Match", description='The `ETag` you last read, e.g. `"3"`: the change applies only to that version'
+    ),
+]
 
 DEFAULT_LIMIT = 20
 _ID_FORMATS = {
@@ -101,12 +108,31 @@ def create_app() -> APIGatewayRestResolver:
     return app
 
 
-def created(app: APIGatewayRestResolver, body: BaseModel, path: str) -> Response:
-    """201 with a ``Location`` that includes the stage prefix the client called through, if any."""
+def created(app: APIGatewayRestResolver, body: Resource, path: str) -> Response:
+    """201 with its ``ETag`` and a ``Location`` that keeps the stage prefix the client called through."""
     event = app.current_event
     called = event.request_context.path or event.path
     prefix = called[: len(called) - len(event.path)] if called.endswith(event.path) else ""
-    return Response(201, content_types.APPLICATION_JSON, body, {"Location": prefix + path})
+    return Response(201, content_types.APPLICATION_JSON, body, {"Location": prefix + path, **_etag(body)})
+
+
+def with_etag(body: BaseModel) -> Response:
+    """200 with ``ETag: "<version>"`` when the body is one versioned resource."""
+    return Response(200, content_types.APPLICATION_JSON, body, _etag(body) if isinstance(body, Resource) else {})
+
+
+def _etag(resource: Resource) -> dict[str, str]:
+    return {"ETag": f'"{resource.version}"'}
+
+
+def expected_version(if_match: str | None) -> int | None:
+    """The version an ``If-Match`` header names; None for no header or ``*`` (any version)."""
+    if if_match is None or if_match.strip() == "*":
+        return None
+    tag = if_match.strip().removeprefix("W/").strip('"')
+    if not tag.isdigit():
+        raise PreconditionFailed('If-Match must be an ETag this API sent, e.g. "3"')
+    return int(tag)
 
 
 def current_caller(app: APIGatewayRestResolver) -> Caller:

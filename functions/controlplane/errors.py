@@ -26,6 +26,11 @@ class AlreadyExists(ApiError):
     code = "already_exists"
 
 
+class PreconditionFailed(ApiError):
+    status = 412
+    code = "precondition_failed"
+
+
 class ServiceUnavailable(ApiError):
     """DynamoDB kept throttling after the client's own retries; the caller should retry later."""
 

@@ -6,7 +6,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane import config, cursor, keys
 from controlplane.auth import Caller, authorize_fields
-from controlplane.errors import AlreadyExists, Forbidden, NotFound
+from controlplane.errors import AlreadyExists, Forbidden, NotFound, PreconditionFailed
 from controlplane.ids import new_ulid
 from controlplane.models import (
     Org,
@@ -25,7 +25,7 @@ from controlplane.models import (
     UserWithTickets,
 )
 from controlplane.observability import metrics
-from controlplane.table import Owner, Table
+from controlplane.table import Expect, Table
 
 ORG, USER, TICKET = "org", "user", "ticket"  # the ``entity`` attribute of each item
 
@@ -76,6 +76,22 @@ def _ticket_missing(org_id: str, ticket_id: str) -> NotFound:
     return NotFound(f"Ticket {ticket_id} not found in organization {org_id}")
 
 
+def _version_is(version: int | None) -> tuple[Expect, ...]:
+    """The If-Match condition: the stored version must be the one the client last saw."""
+    if version is None:
+        return ()
+    return (
+        Expect("version", version, PreconditionFailed(f"The resource changed; its version is no longer {version}")),
+    )
+
+
+def _check_version(item: dict, version: int | None) -> None:
+    """The same check, for the cascade deletes, before their first write."""
+    for expect in _version_is(version):
+        if item["version"] != expect.value:
+            raise expect.error
+
+
 # Organizations
 
 
@@ -112,23 +128,25 @@ def get_org_with_users(org_id: str, limit: int) -> OrgWithUsers:
     )
 
 
-def update_org(org_id: str, body: OrgUpdate, caller: Caller) -> Org:
+def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None = None) -> Org:
     changes = body.changes()
     authorize_fields(caller, set(changes))
-    item = _table().update(keys.org_key(org_id), changes, _now(), missing=_org_missing(org_id))
+    item = _table().update(keys.org_key(org_id), changes, _now(), _org_missing(org_id), _version_is(version))
     return Org.model_validate(item)
 
 
-def delete_org(org_id: str) -> None:
+def delete_org(org_id: str, version: int | None = None) -> None:
     """Tickets first, then users, then the org: an interrupted delete can simply be run again."""
     table = _table()
-    if table.get(keys.org_key(org_id)) is None:
+    org = table.get(keys.org_key(org_id))
+    if org is None:
         raise _org_missing(org_id)
+    _check_version(org, version)
     for users in table.query_all(keys.org_partition(org_id), prefix=keys.USER_PREFIX):
         for user in users:
             _delete_tickets_of(table, org_id, user["user_id"])
         table.delete_all(users)
-    table.delete(keys.org_key(org_id), missing=_org_missing(org_id))
+    table.delete(keys.org_key(org_id), _org_missing(org_id), _version_is(version))
 
 
 # Users
@@ -175,17 +193,23 @@ def get_user_with_tickets(org_id: str, user_id: str, limit: int) -> UserWithTick
     )
 
 
-def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller) -> User:
+def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, version: int | None = None) -> User:
     changes = body.changes()
     authorize_fields(caller, set(changes))
-    item = _table().update(keys.user_key(org_id, user_id), changes, _now(), missing=_user_missing(org_id, user_id))
+    missing = _user_missing(org_id, user_id)
+    item = _table().update(keys.user_key(org_id, user_id), changes, _now(), missing, _version_is(version))
     return User.model_validate(item)
 
 
-def delete_user(org_id: str, user_id: str) -> None:
+def delete_user(org_id: str, user_id: str, version: int | None = None) -> None:
     table = _table()
+    if version is not None:  # a stale If-Match must fail before the first ticket goes
+        user = table.get(keys.user_key(org_id, user_id))
+        if user is None:
+            raise _user_missing(org_id, user_id)
+        _check_version(user, version)
     _delete_tickets_of(table, org_id, user_id)
-    table.delete(keys.user_key(org_id, user_id), missing=_user_missing(org_id, user_id))
+    table.delete(keys.user_key(org_id, user_id), _user_missing(org_id, user_id), _version_is(version))
 
 
 def _delete_tickets_of(table: Table, org_id: str, user_id: str) -> None:
@@ -227,10 +251,11 @@ def _not_yours(ticket_id: str) -> Forbidden:
     return Forbidden(f"Ticket {ticket_id} belongs to another user")
 
 
-def _ticket_owner(caller: Caller, ticket_id: str) -> Owner | None:
-    """Members may only touch their own tickets; the write's condition checks it."""
+def _ticket_expects(caller: Caller, ticket_id: str, version: int | None) -> tuple[Expect, ...]:
+    """Members may only touch their own tickets; the write's own condition checks it (403 first)."""
     owner = caller.owner_filter()
-    return Owner("user_id", owner, _not_yours(ticket_id)) if owner else None
+    mine = (Expect("user_id", owner, _not_yours(ticket_id)),) if owner else ()
+    return mine + _version_is(version)
 
 
 def get_ticket(org_id: str, ticket_id: str, caller: Caller) -> Ticket:
@@ -242,20 +267,22 @@ def get_ticket(org_id: str, ticket_id: str, caller: Caller) -> Ticket:
     return Ticket.model_validate(item)
 
 
-def update_ticket(org_id: str, ticket_id: str, body: TicketUpdate, caller: Caller) -> Ticket:
+def update_ticket(
+    org_id: str, ticket_id: str, body: TicketUpdate, caller: Caller, version: int | None = None
+) -> Ticket:
     item = _table().update(
         keys.ticket_key(org_id, ticket_id),
         body.changes(),
         _now(),
-        missing=_ticket_missing(org_id, ticket_id),
-        owner=_ticket_owner(caller, ticket_id),
+        _ticket_missing(org_id, ticket_id),
+        _ticket_expects(caller, ticket_id, version),
     )
     return Ticket.model_validate(item)
 
 
-def delete_ticket(org_id: str, ticket_id: str, caller: Caller) -> None:
+def delete_ticket(org_id: str, ticket_id: str, caller: Caller, version: int | None = None) -> None:
     _table().delete(
         keys.ticket_key(org_id, ticket_id),
-        missing=_ticket_missing(org_id, ticket_id),
-        owner=_ticket_owner(caller, ticket_id),
+        _ticket_missing(org_id, ticket_id),
+        _ticket_expects(caller, ticket_id, version),
     )

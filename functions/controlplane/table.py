@@ -4,6 +4,7 @@ Operations are domain-agnostic (put if absent, query a page, update if present..
 the domain error to raise when a condition fails, so DynamoDB's error codes never leave this file.
 """
 
+import random
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +25,7 @@ _deserializer = TypeDeserializer()
 _THROTTLING = {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
 _BATCH_SIZE = 25
 _BATCH_ATTEMPTS = 8
+_CONFLICT_ATTEMPTS = 4
 
 Item = dict
 Key = dict[str, str]
@@ -37,58 +39,73 @@ def _from_dynamo(item: dict) -> dict:
     return {name: _deserializer.deserialize(value) for name, value in item.items()}
 
 
+def _serialized(request: dict) -> dict:
+    if "ExpressionAttributeValues" in request:
+        return {**request, "ExpressionAttributeValues": _to_dynamo(request["ExpressionAttributeValues"])}
+    return request
+
+
+@dataclass(frozen=True)
+class Expect:
+    """A write condition beyond existence: the stored ``attribute`` must equal ``value``, else ``error``."""
+
+    attribute: str
+    value: object
+    error: ApiError
+
+
+class _Cancelled(Exception):
+    """A transaction lost a race with another write to the same item; worth another try."""
+
+
 @contextmanager
 def _translate(
-    on_condition_failed: ApiError | None = None,
-    on_cancelled: list[ApiError | None] | None = None,
-    on_other_owner: ApiError | None = None,
+    condition_failed: ApiError | None = None,
+    expects: tuple[Expect, ...] = (),
+    cancelled: tuple[ApiError | None, ...] = (),
 ):
     """Turn DynamoDB's error codes into domain errors; anything unexpected propagates.
 
-    ``on_other_owner`` is raised instead of ``on_condition_failed`` when the item exists (DynamoDB
-    returned it with ``ReturnValuesOnConditionCheckFailure``) but belongs to someone else.
+    - ConditionalCheckFailed: ``condition_failed`` (the item is missing, or already exists), unless
+      DynamoDB returned the item (``ReturnValuesOnConditionCheckFailure``) and it fails one of
+      ``expects``: then that expectation's error.
+    - TransactionCanceled: the error of the first action whose condition failed, in order.
     """
     try:
         yield
     except ClientError as error:
         code = error.response["Error"]["Code"]
-        if code == "ConditionalCheckFailedException" and on_other_owner and error.response.get("Item"):
-            raise on_other_owner from None
-        if code == "ConditionalCheckFailedException" and on_condition_failed:
-            raise on_condition_failed from None
-        if code == "TransactionCanceledException" and on_cancelled:
+        if code == "ConditionalCheckFailedException" and condition_failed:
+            stored = _from_dynamo(error.response.get("Item") or {})
+            failed = (e.error for e in expects if stored and stored.get(e.attribute) != e.value)
+            raise next(failed, condition_failed) from None
+        if code == "TransactionCanceledException" and cancelled:
             reasons = [reason.get("Code") for reason in error.response.get("CancellationReasons", [])]
-            for reason, domain_error in zip(reasons, on_cancelled, strict=False):
+            for reason, domain_error in zip(reasons, cancelled, strict=False):
                 if reason == "ConditionalCheckFailed" and domain_error:
                     raise domain_error from None
-            if set(reasons) & {"ThrottlingError", "ProvisionedThroughputExceeded", "TransactionConflict"}:
+            if "TransactionConflict" in reasons:
+                raise _Cancelled() from None
+            if set(reasons) & {"ThrottlingError", "ProvisionedThroughputExceeded"}:
                 raise ServiceUnavailable() from None
         if code in _THROTTLING:
             raise ServiceUnavailable() from None
         raise
 
 
-@dataclass(frozen=True)
-class Owner:
-    """A write condition: the item's ``attribute`` must equal ``value``, else ``forbidden``."""
-
-    attribute: str
-    value: str
-    forbidden: ApiError
-
-
-def _exists_condition(names: dict, values: dict, owner: Owner | None) -> dict:
-    names = {**names, "#pk": PARTITION_KEY}
-    condition = "attribute_exists(#pk)"
-    request: dict = {}
-    if owner:
-        names["#owner"] = owner.attribute
-        values = {**values, ":owner": owner.value}
-        condition += " AND #owner = :owner"
+def _condition(expects: tuple[Expect, ...]) -> dict:
+    """``attribute_exists(PK)`` and every expectation, as request parameters."""
+    names: dict = {"#pk": PARTITION_KEY}
+    values: dict = {}
+    clauses = ["attribute_exists(#pk)"]
+    for i, expect in enumerate(expects):
+        names[f"#e{i}"] = expect.attribute
+        values[f":e{i}"] = expect.value
+        clauses.append(f"#e{i} = :e{i}")
+    request = {"ConditionExpression": " AND ".join(clauses), "ExpressionAttributeNames": names}
+    if expects:
+        request["ExpressionAttributeValues"] = values
         request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-    request |= {"ConditionExpression": condition, "ExpressionAttributeNames": names}
-    if values:
-        request["ExpressionAttributeValues"] = _to_dynamo(values)
     return request
 
 
@@ -105,7 +122,7 @@ class Table:
 
     @tracer.capture_method
     def put_new(self, item: Item, exists: ApiError) -> None:
-        with _translate(on_condition_failed=exists):
+        with _translate(exists):
             self.client.put_item(
                 TableName=self.name,
                 Item=_to_dynamo(item),
@@ -115,34 +132,43 @@ class Table:
 
     @tracer.capture_method
     def put_child(self, parent: Key, item: Item, parent_missing: ApiError, exists: ApiError) -> None:
-        """Create ``item`` only if ``parent`` exists and ``item`` does not, in one transaction."""
+        """Create ``item`` only if ``parent`` exists and ``item`` does not, in one transaction.
+
+        Concurrent transactions on the same item cancel each other (TransactionConflict) and
+        botocore does not retry that; we do, so a race ends in one 201 and 409s, not 503s.
+        """
         names = {"#pk": PARTITION_KEY}
-        with _translate(on_cancelled=[parent_missing, exists]):
-            self.client.transact_write_items(
-                TransactItems=[
-                    {
-                        "ConditionCheck": {
-                            "TableName": self.name,
-                            "Key": _to_dynamo(parent),
-                            "ConditionExpression": "attribute_exists(#pk)",
-                            "ExpressionAttributeNames": names,
-                        }
-                    },
-                    {
-                        "Put": {
-                            "TableName": self.name,
-                            "Item": _to_dynamo(item),
-                            "ConditionExpression": "attribute_not_exists(#pk)",
-                            "ExpressionAttributeNames": names,
-                        }
-                    },
-                ]
-            )
+        request = [
+            {
+                "ConditionCheck": {
+                    "TableName": self.name,
+                    "Key": _to_dynamo(parent),
+                    "ConditionExpression": "attribute_exists(#pk)",
+                    "ExpressionAttributeNames": names,
+                }
+            },
+            {
+                "Put": {
+                    "TableName": self.name,
+                    "Item": _to_dynamo(item),
+                    "ConditionExpression": "attribute_not_exists(#pk)",
+                    "ExpressionAttributeNames": names,
+                }
+            },
+        ]
+        for attempt in range(_CONFLICT_ATTEMPTS):
+            try:
+                with _translate(cancelled=(parent_missing, exists)):
+                    self.client.transact_write_items(TransactItems=request)
+                return
+            except _Cancelled:
+                time.sleep(random.uniform(0, 0.05 * 2**attempt))
+        raise ServiceUnavailable()
 
     @tracer.capture_method
-    def update(self, key: Key, changes: dict, now: str, missing: ApiError, owner: Owner | None = None) -> Item:
-        """Set ``changes``, stamp ``updated_at`` and bump ``version``, only if the item exists
-        (and, given an ``owner``, only if it is theirs)."""
+    def update(self, key: Key, changes: dict, now: str, missing: ApiError, expects: tuple[Expect, ...] = ()) -> Item:
+        """Set ``changes``, stamp ``updated_at`` and bump ``version``, only if the item exists and
+        meets ``expects`` (e.g. its owner, its version)."""
         names = {"#updated_at": "updated_at", "#version": "version"}
         values = {":now": now, ":one": 1}
         assignments = ["#updated_at = :now", "#version = #version + :one"]
@@ -150,22 +176,23 @@ class Table:
             names[f"#f{i}"] = field
             values[f":f{i}"] = value
             assignments.append(f"#f{i} = :f{i}")
-        condition = _exists_condition(names, values, owner)
-        with _translate(on_condition_failed=missing, on_other_owner=owner and owner.forbidden):
+        condition = _condition(expects)
+        condition["ExpressionAttributeNames"] |= names
+        condition["ExpressionAttributeValues"] = condition.get("ExpressionAttributeValues", {}) | values
+        with _translate(missing, expects):
             response = self.client.update_item(
                 TableName=self.name,
                 Key=_to_dynamo(key),
                 UpdateExpression="SET " + ", ".join(assignments),
                 ReturnValues="ALL_NEW",
-                **condition,
+                **_serialized(condition),
             )
         return _from_dynamo(response["Attributes"])
 
     @tracer.capture_method
-    def delete(self, key: Key, missing: ApiError, owner: Owner | None = None) -> None:
-        condition = _exists_condition({}, {}, owner)
-        with _translate(on_condition_failed=missing, on_other_owner=owner and owner.forbidden):
-            self.client.delete_item(TableName=self.name, Key=_to_dynamo(key), **condition)
+    def delete(self, key: Key, missing: ApiError, expects: tuple[Expect, ...] = ()) -> None:
+        with _translate(missing, expects):
+            self.client.delete_item(TableName=self.name, Key=_to_dynamo(key), **_serialized(_condition(expects)))
 
     @tracer.capture_method
     def query(

@@ -7,7 +7,19 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.logging import correlation_paths
 
 from controlplane import service
-from controlplane.api import DEFAULT_LIMIT, Cursor, Limit, OrgIdPath, create_app, created, current_caller, no_content
+from controlplane.api import (
+    DEFAULT_LIMIT,
+    Cursor,
+    IfMatch,
+    Limit,
+    OrgIdPath,
+    create_app,
+    created,
+    current_caller,
+    expected_version,
+    no_content,
+    with_etag,
+)
 from controlplane.models import Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers
 from controlplane.observability import logger, metrics, tracer
 
@@ -30,20 +42,20 @@ def get_org(
     org_id: OrgIdPath,
     include: Annotated[Literal["users"] | None, Query()] = None,
     limit: Limit = DEFAULT_LIMIT,
-) -> Org | OrgWithUsers:
+) -> Response[Org | OrgWithUsers]:
     if include == "users":
-        return service.get_org_with_users(org_id, limit)
-    return service.get_org(org_id)
+        return with_etag(service.get_org_with_users(org_id, limit))
+    return with_etag(service.get_org(org_id))
 
 
 @app.patch("/orgs/<org_id>", summary="Update an organization", tags=["organizations"])
-def update_org(org_id: OrgIdPath, body: OrgUpdate) -> Org:
-    return service.update_org(org_id, body, current_caller(app))
+def update_org(org_id: OrgIdPath, body: OrgUpdate, if_match: IfMatch = None) -> Response[Org]:
+    return with_etag(service.update_org(org_id, body, current_caller(app), expected_version(if_match)))
 
 
 @app.delete("/orgs/<org_id>", summary="Delete an organization with all its users and tickets", tags=["organizations"])
-def delete_org(org_id: OrgIdPath) -> Response[None]:
-    service.delete_org(org_id)
+def delete_org(org_id: OrgIdPath, if_match: IfMatch = None) -> Response[None]:
+    service.delete_org(org_id, expected_version(if_match))
     return no_content()
 
 

@@ -7,6 +7,7 @@ from controlplane import service
 from controlplane.api import (
     DEFAULT_LIMIT,
     Cursor,
+    IfMatch,
     Limit,
     OrgIdPath,
     TicketIdPath,
@@ -14,7 +15,9 @@ from controlplane.api import (
     create_app,
     created,
     current_caller,
+    expected_version,
     no_content,
+    with_etag,
 )
 from controlplane.models import Ticket, TicketCreate, TicketPage, TicketUpdate
 from controlplane.observability import logger, metrics, tracer
@@ -36,18 +39,21 @@ def list_tickets(
 
 
 @app.get("/orgs/<org_id>/tickets/<ticket_id>", summary="Get a ticket", tags=["tickets"])
-def get_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath) -> Ticket:
-    return service.get_ticket(org_id, ticket_id, current_caller(app))
+def get_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath) -> Response[Ticket]:
+    return with_etag(service.get_ticket(org_id, ticket_id, current_caller(app)))
 
 
 @app.patch("/orgs/<org_id>/tickets/<ticket_id>", summary="Update a ticket", tags=["tickets"])
-def update_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath, body: TicketUpdate) -> Ticket:
-    return service.update_ticket(org_id, ticket_id, body, current_caller(app))
+def update_ticket(
+    org_id: OrgIdPath, ticket_id: TicketIdPath, body: TicketUpdate, if_match: IfMatch = None
+) -> Response[Ticket]:
+    caller = current_caller(app)
+    return with_etag(service.update_ticket(org_id, ticket_id, body, caller, expected_version(if_match)))
 
 
 @app.delete("/orgs/<org_id>/tickets/<ticket_id>", summary="Delete a ticket", tags=["tickets"])
-def delete_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath) -> Response[None]:
-    service.delete_ticket(org_id, ticket_id, current_caller(app))
+def delete_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath, if_match: IfMatch = None) -> Response[None]:
+    service.delete_ticket(org_id, ticket_id, current_caller(app), expected_version(if_match))
     return no_content()
 
 

@@ -10,13 +10,16 @@ from controlplane import service
 from controlplane.api import (
     DEFAULT_LIMIT,
     Cursor,
+    IfMatch,
     Limit,
     OrgIdPath,
     UserIdPath,
     create_app,
     created,
     current_caller,
+    expected_version,
     no_content,
+    with_etag,
 )
 from controlplane.models import User, UserCreate, UserPage, UserUpdate, UserWithTickets
 from controlplane.observability import logger, metrics, tracer
@@ -41,20 +44,20 @@ def get_user(
     user_id: UserIdPath,
     include: Annotated[Literal["tickets"] | None, Query()] = None,
     limit: Limit = DEFAULT_LIMIT,
-) -> User | UserWithTickets:
+) -> Response[User | UserWithTickets]:
     if include == "tickets":
-        return service.get_user_with_tickets(org_id, user_id, limit)
-    return service.get_user(org_id, user_id)
+        return with_etag(service.get_user_with_tickets(org_id, user_id, limit))
+    return with_etag(service.get_user(org_id, user_id))
 
 
 @app.patch("/orgs/<org_id>/users/<user_id>", summary="Update a user", tags=["users"])
-def update_user(org_id: OrgIdPath, user_id: UserIdPath, body: UserUpdate) -> User:
-    return service.update_user(org_id, user_id, body, current_caller(app))
+def update_user(org_id: OrgIdPath, user_id: UserIdPath, body: UserUpdate, if_match: IfMatch = None) -> Response[User]:
+    return with_etag(service.update_user(org_id, user_id, body, current_caller(app), expected_version(if_match)))
 
 
 @app.delete("/orgs/<org_id>/users/<user_id>", summary="Delete a user and all their tickets", tags=["users"])
-def delete_user(org_id: OrgIdPath, user_id: UserIdPath) -> Response[None]:
-    service.delete_user(org_id, user_id)
+def delete_user(org_id: OrgIdPath, user_id: UserIdPath, if_match: IfMatch = None) -> Response[None]:
+    service.delete_user(org_id, user_id, expected_version(if_match))
     return no_content()
 
 

@@ -1,0 +1,101 @@
+"""Optimistic concurrency: ETag on single-item reads and writes, If-Match on PATCH and DELETE."""
+
+import pytest
+
+from tests.api import call, create_org, create_ticket, create_user
+
+
+@pytest.fixture
+def acme(table):
+    create_org("acme")
+    create_user("acme", "alice")
+    return create_ticket("acme", "alice").body["ticket_id"]
+
+
+def _resources(ticket_id: str) -> list[tuple[str, dict]]:
+    return [
+        ("/orgs/acme", {"name": "Renamed"}),
+        ("/orgs/acme/users/alice", {"name": "Renamed"}),
+        (f"/orgs/acme/tickets/{ticket_id}", {"subject": "Renamed"}),
+    ]
+
+
+def test_create_get_and_patch_carry_the_version_as_etag(acme):
+    assert create_org("beta").headers["ETag"] == '"1"'
+    for path, change in _resources(acme):
+        assert call("GET", path).headers["ETag"] == '"1"'
+        assert call("PATCH", path, change).headers["ETag"] == '"2"'
+        assert call("GET", path).headers["ETag"] == '"2"'
+
+
+@pytest.mark.parametrize("header", ["If-Match", "if-match"])
+def test_patch_with_current_etag_applies(acme, header):
+    for path, change in _resources(acme):
+        reply = call("PATCH", path, change, headers={header: ['"1"']})
+
+        assert reply.status == 200
+        assert reply.body["version"] == 2
+
+
+def test_patch_with_stale_etag_returns_412_and_changes_nothing(acme):
+    for path, change in _resources(acme):
+        call("PATCH", path, {"name": "First"} if "tickets" not in path else {"subject": "First"})
+        before = call("GET", path).body
+
+        reply = call("PATCH", path, change, headers={"If-Match": ['"1"']})
+
+        assert reply.status == 412
+        assert reply.error_code == "precondition_failed"
+        assert call("GET", path).body == before
+
+
+@pytest.mark.parametrize("etag", ["*", 'W/"1"'])
+def test_wildcard_and_weak_etags_are_understood(acme, etag):
+    reply = call("PATCH", "/orgs/acme", {"name": "X"}, headers={"If-Match": [etag]})
+
+    assert reply.status == 200
+
+
+@pytest.mark.parametrize("etag", ["abc", '"1", "2"', '""'])
+def test_malformed_if_match_returns_412_and_changes_nothing(acme, etag):
+    reply = call("PATCH", "/orgs/acme", {"name": "X"}, headers={"If-Match": [etag]})
+
+    assert reply.status == 412
+    assert call("GET", "/orgs/acme").body["version"] == 1
+
+
+def test_patch_with_if_match_on_missing_item_returns_404(acme):
+    reply = call("PATCH", "/orgs/ghost", {"name": "X"}, headers={"If-Match": ['"1"']})
+
+    assert reply.status == 404
+
+
+def test_delete_ticket_with_stale_etag_returns_412_and_keeps_it(acme):
+    call("PATCH", f"/orgs/acme/tickets/{acme}", {"status": "solved"})
+
+    reply = call("DELETE", f"/orgs/acme/tickets/{acme}", headers={"If-Match": ['"1"']})
+
+    assert reply.status == 412
+    assert call("GET", f"/orgs/acme/tickets/{acme}").status == 200
+    assert call("DELETE", f"/orgs/acme/tickets/{acme}", headers={"If-Match": ['"2"']}).status == 204
+
+
+def test_delete_user_with_stale_etag_returns_412_and_keeps_their_tickets(acme):
+    call("PATCH", "/orgs/acme/users/alice", {"name": "Alice 2"})
+
+    reply = call("DELETE", "/orgs/acme/users/alice", headers={"If-Match": ['"1"']})
+
+    assert reply.status == 412
+    assert call("GET", f"/orgs/acme/tickets/{acme}").status == 200
+    assert call("GET", "/orgs/acme/users/alice").status == 200
+
+
+def test_delete_org_with_stale_etag_returns_412_and_keeps_everything(acme):
+    call("PATCH", "/orgs/acme", {"name": "Acme 2"})
+
+    reply = call("DELETE", "/orgs/acme", headers={"If-Match": ['"1"']})
+
+    assert reply.status == 412
+    assert call("GET", "/orgs/acme/users/alice").status == 200
+    assert call("GET", f"/orgs/acme/tickets/{acme}").status == 200
+    assert call("DELETE", "/orgs/acme", headers={"If-Match": ['"2"']}).status == 204
