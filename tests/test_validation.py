@@ -179,3 +179,23 @@ def test_unknown_include_returns_422(dynamodb_calls):
 
     assert reply.status == 422
     assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize("size", [65 * 1024, 399 * 1024, 401 * 1024, 2 * 1024 * 1024])
+def test_oversized_body_returns_413_before_parsing(dynamodb_calls, size):
+    body = json.dumps({"subject": "Help", "description": "d" * size})
+
+    reply = call("POST", "/orgs/acme/users/alice/tickets", body)
+
+    assert reply.status == 413
+    assert reply.error_code == "payload_too_large"
+    assert dynamodb_calls == []
+
+
+def test_largest_valid_ticket_is_accepted(table):
+    create_org("acme")
+    create_user("acme", "alice")
+
+    reply = create_ticket(subject="s" * 200, description="d" * 10_000, tags=[f"{i:02d}" + "t" * 30 for i in range(20)])
+
+    assert reply.status == 201

@@ -4,6 +4,7 @@ Every error leaves as ``{"error": {"code", "message", "request_id"[, "details"]}
 """
 
 import re
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -15,9 +16,9 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from pydantic import BaseModel
 
-from controlplane import routes
+from controlplane import idempotency, routes
 from controlplane.auth import Caller, authorize, caller_from_claims
-from controlplane.errors import ApiError, PreconditionFailed
+from controlplane.errors import ApiError, PayloadTooLarge, PreconditionFailed
 from controlplane.ids import SLUG_PATTERN, ULID_PATTERN
 from controlplane.models import Resource
 from controlplane.observability import logger
@@ -27,6 +28,16 @@ UserIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="User slug")]
 TicketIdPath = Annotated[str, Path(pattern=ULID_PATTERN, description="Ticket ULID")]
 Limit = Annotated[int, Query(ge=1, le=100, description="Page size")]
 Cursor = Annotated[str | None, Query(max_length=2048, description="`next_cursor` of the previous page")]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=255,
+        pattern=r"^[\x21-\x7e]+$",
+        description="Any unique string (e.g. a UUID): a retry with the same key and body gets the first response",
+    ),
+]
 IfMatch = Annotated[
     str | None,
     Header(
@@ -35,6 +46,9 @@ IfMatch = Annotated[
 ]
 
 DEFAULT_LIMIT = 20
+# The largest valid body (a ticket: 10,000-character description, 20 tags) is far below this;
+# anything bigger is refused before it is parsed, and never gets near DynamoDB's 400 KB item limit.
+MAX_BODY_BYTES = 64 * 1024
 _ID_FORMATS = {
     "org_id": re.compile(SLUG_PATTERN),
     "user_id": re.compile(SLUG_PATTERN),
@@ -91,6 +105,8 @@ def create_app() -> APIGatewayRestResolver:
         route regex ends in ``$``, which lets ``acme\n`` through as ``acme``."""
         event = app.current_event
         caller = caller_from_claims(event.request_context.authorizer.claims)
+        if len(event.body or "") > MAX_BODY_BYTES:
+            raise PayloadTooLarge(f"Request bodies are limited to {MAX_BODY_BYTES // 1024} KiB")
         parameters = event.path_parameters or {}
         bad = [name for name, value in parameters.items() if not _ID_FORMATS.get(name, _NOTHING).fullmatch(value)]
         if bad:
@@ -114,6 +130,26 @@ def created(app: APIGatewayRestResolver, body: Resource, path: str) -> Response:
     called = event.request_context.path or event.path
     prefix = called[: len(called) - len(event.path)] if called.endswith(event.path) else ""
     return Response(201, content_types.APPLICATION_JSON, body, {"Location": prefix + path, **_etag(body)})
+
+
+def create_once(
+    app: APIGatewayRestResolver,
+    idempotency_key: str | None,
+    body: BaseModel,
+    create: Callable[[], Resource],
+    location: Callable[[Resource], str],
+) -> Response:
+    """201 for a new resource, once per Idempotency-Key: a retry replays the first response."""
+    caller = current_caller(app)
+    event = app.current_event
+    partition = (event.path_parameters or {}).get("org_id", "operators")
+    identity = {"caller": caller.subject, "route": f"{event.http_method} {event.path}"}
+
+    def respond() -> Response:
+        resource = create()
+        return created(app, resource, location(resource))
+
+    return idempotency.once(idempotency_key, partition, identity, body, respond, app.lambda_context)
 
 
 def with_etag(body: BaseModel) -> Response:

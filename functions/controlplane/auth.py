@@ -43,6 +43,7 @@ FIELD_RULES = {"plan": frozenset(), "role": frozenset({"admin"})}
 
 @dataclass(frozen=True)
 class Caller:
+    subject: str  # the token's ``sub``: who, across every org
     user_id: str | None
     org_id: str | None
     role: str | None
@@ -61,6 +62,7 @@ def caller_from_claims(claims: dict | None) -> Caller:
     if not claims or not claims.get("sub"):
         raise Unauthorized("Sign in and send your token as: Authorization: Bearer <token>")
     return Caller(
+        subject=claims["sub"],
         user_id=claims.get("custom:user_id"),
         org_id=claims.get("custom:org_id"),
         role=claims.get("custom:role"),

@@ -49,3 +49,18 @@ class Unauthorized(ApiError):
 class Forbidden(ApiError):
     status = 403
     code = "forbidden"
+
+
+class Conflict(ApiError):
+    status = 409
+    code = "conflict"
+
+
+class IdempotencyKeyReused(ApiError):
+    status = 422
+    code = "idempotency_key_reused"
+
+
+class PayloadTooLarge(ApiError):
+    status = 413
+    code = "payload_too_large"

@@ -10,11 +10,12 @@ from controlplane import service
 from controlplane.api import (
     DEFAULT_LIMIT,
     Cursor,
+    IdempotencyKey,
     IfMatch,
     Limit,
     OrgIdPath,
     create_app,
-    created,
+    create_once,
     current_caller,
     expected_version,
     no_content,
@@ -27,9 +28,8 @@ app = create_app()
 
 
 @app.post("/orgs", summary="Create an organization", tags=["organizations"])
-def create_org(body: OrgCreate) -> Response[Org]:
-    org = service.create_org(body)
-    return created(app, org, f"/orgs/{org.org_id}")
+def create_org(body: OrgCreate, idempotency_key: IdempotencyKey = None) -> Response[Org]:
+    return create_once(app, idempotency_key, body, lambda: service.create_org(body), lambda org: f"/orgs/{org.org_id}")
 
 
 @app.get("/orgs", summary="List organizations", tags=["organizations"])

@@ -7,13 +7,14 @@ from controlplane import service
 from controlplane.api import (
     DEFAULT_LIMIT,
     Cursor,
+    IdempotencyKey,
     IfMatch,
     Limit,
     OrgIdPath,
     TicketIdPath,
     UserIdPath,
     create_app,
-    created,
+    create_once,
     current_caller,
     expected_version,
     no_content,
@@ -26,9 +27,16 @@ app = create_app()
 
 
 @app.post("/orgs/<org_id>/users/<user_id>/tickets", summary="Open a ticket for a user", tags=["tickets"])
-def create_ticket(org_id: OrgIdPath, user_id: UserIdPath, body: TicketCreate) -> Response[Ticket]:
-    ticket = service.create_ticket(org_id, user_id, body)
-    return created(app, ticket, f"/orgs/{org_id}/tickets/{ticket.ticket_id}")
+def create_ticket(
+    org_id: OrgIdPath, user_id: UserIdPath, body: TicketCreate, idempotency_key: IdempotencyKey = None
+) -> Response[Ticket]:
+    return create_once(
+        app,
+        idempotency_key,
+        body,
+        lambda: service.create_ticket(org_id, user_id, body),
+        lambda ticket: f"/orgs/{org_id}/tickets/{ticket.ticket_id}",
+    )
 
 
 @app.get("/orgs/<org_id>/users/<user_id>/tickets", summary="List a user's tickets, newest first", tags=["tickets"])

@@ -10,12 +10,13 @@ from controlplane import service
 from controlplane.api import (
     DEFAULT_LIMIT,
     Cursor,
+    IdempotencyKey,
     IfMatch,
     Limit,
     OrgIdPath,
     UserIdPath,
     create_app,
-    created,
+    create_once,
     current_caller,
     expected_version,
     no_content,
@@ -28,9 +29,14 @@ app = create_app()
 
 
 @app.post("/orgs/<org_id>/users", summary="Create a user", tags=["users"])
-def create_user(org_id: OrgIdPath, body: UserCreate) -> Response[User]:
-    user = service.create_user(org_id, body)
-    return created(app, user, f"/orgs/{org_id}/users/{user.user_id}")
+def create_user(org_id: OrgIdPath, body: UserCreate, idempotency_key: IdempotencyKey = None) -> Response[User]:
+    return create_once(
+        app,
+        idempotency_key,
+        body,
+        lambda: service.create_user(org_id, body),
+        lambda user: f"/orgs/{org_id}/users/{user.user_id}",
+    )
 
 
 @app.get("/orgs/<org_id>/users", summary="List the users of an organization", tags=["users"])
