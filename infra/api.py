@@ -1,0 +1,117 @@
+"""The REST API: resources and methods from the route table, stage settings, and API Gateway's own
+error responses in the same JSON shape the functions answer with."""
+
+import json
+
+from aws_cdk import Acknowledgment, Aws, RemovalPolicy, Validations
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from controlplane.routes import ROUTES
+from infra.config import StageConfig
+from infra.constants import CORS_REQUEST_HEADERS, LOG_RETENTION
+
+# (response type, status code or None to keep API Gateway's, error code, message or None for API
+# Gateway's own). Without an authorizer, an unknown path or method is MISSING_AUTHENTICATION_TOKEN.
+_GATEWAY_ERRORS = (
+    (apigw.ResponseType.DEFAULT_4_XX, None, "bad_request", None),
+    (apigw.ResponseType.DEFAULT_5_XX, None, "internal_error", None),
+    (apigw.ResponseType.RESOURCE_NOT_FOUND, "404", "not_found", "No route for this method and path"),
+    (apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, "404", "not_found", "No route for this method and path"),
+    (apigw.ResponseType.THROTTLED, "429", "throttled", "Too many requests, retry later"),
+    (apigw.ResponseType.REQUEST_TOO_LARGE, "413", "payload_too_large", "The request body is too large"),
+)
+
+
+def error_template(code: str, message: str | None) -> str:
+    """The API's error body as a mapping template. ``messageString`` is API Gateway's message, quoted."""
+    quoted_message = json.dumps(message) if message else "$context.error.messageString"
+    return f'{{"error": {{"code": "{code}", "message": {quoted_message}, "request_id": "$context.requestId"}}}}'
+
+
+class Api(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, config: StageConfig, removal_policy: RemovalPolicy):
+        super().__init__(scope, construct_id)
+        access_logs = logs.LogGroup(self, "AccessLogs", retention=LOG_RETENTION, removal_policy=removal_policy)
+        cors = None
+        if config.cors_allow_origins:
+            cors = apigw.CorsOptions(
+                allow_origins=list(config.cors_allow_origins),
+                allow_headers=[*apigw.Cors.DEFAULT_HEADERS, *CORS_REQUEST_HEADERS],
+            )
+        self.api = apigw.RestApi(
+            self,
+            "RestApi",
+            rest_api_name=config.stack_name,
+            endpoint_types=[apigw.EndpointType.REGIONAL],
+            cloud_watch_role=False,
+            default_cors_preflight_options=cors,
+            deploy_options=apigw.StageOptions(
+                stage_name=config.stage,
+                access_log_destination=apigw.LogGroupLogDestination(access_logs),
+                access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
+                    caller=True,
+                    http_method=True,
+                    ip=True,
+                    protocol=True,
+                    request_time=True,
+                    resource_path=True,
+                    response_length=True,
+                    status=True,
+                    user=True,
+                ),
+                tracing_enabled=True,
+                throttling_rate_limit=config.throttle_rate_limit,
+                throttling_burst_limit=config.throttle_burst_limit,
+            ),
+        )
+        # The stack outputs the URL without the trailing slash, under a plain name, instead of this one.
+        self.api.node.try_remove_child("Endpoint")
+        for response_type, status, code, message in _GATEWAY_ERRORS:
+            self.api.add_gateway_response(
+                response_type.response_type,
+                type=response_type,
+                status_code=status,
+                templates={"application/json": error_template(code, message)},
+            )
+        Validations.of(self.api).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-APIG2",
+                reason="The functions validate every request against their pydantic models and answer 422 "
+                "with the API's error contract; API Gateway models would be a second copy that could drift.",
+            ),
+            Acknowledgment(
+                id="AwsSolutions-APIG3",
+                reason="No WAF yet: stage throttling bounds abuse; a web ACL is a separate cost decision.",
+            ),
+            Acknowledgment(
+                id="AwsSolutions-APIG4",
+                reason="Not yet relevant: authentication comes in a later issue, with a Cognito authorizer.",
+            ),
+            Acknowledgment(
+                id="AwsSolutions-COG4",
+                reason="Not yet relevant: authentication comes in a later issue, with a Cognito authorizer.",
+            ),
+            Acknowledgment(
+                id="AwsSolutions-APIG6",
+                reason="Execution logging needs API Gateway's account-wide CloudWatch role, which one stack "
+                "should not own; the JSON access logs, X-Ray and the functions' own logs cover requests.",
+            ),
+        )
+
+    @property
+    def url(self) -> str:
+        """The stage's base URL, without a trailing slash: append paths like ``/orgs``."""
+        return f"https://{self.api.rest_api_id}.execute-api.{Aws.REGION}.{Aws.URL_SUFFIX}/{self.api.deployment_stage.stage_name}"
+
+    def add_routes(self, functions: dict[str, lambda_.IFunction]) -> None:
+        """Every route of the route table, each to its function; one integration (and one invoke
+        permission for the whole API) per function, not per route."""
+        integrations = {
+            name: apigw.LambdaIntegration(function, scope_permission_to_method=False)
+            for name, function in functions.items()
+        }
+        for route in ROUTES:
+            self.api.root.resource_for_path(route.path).add_method(route.method, integrations[route.function])

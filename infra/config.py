@@ -1,0 +1,45 @@
+"""What may differ between deployments, read from CDK context (``-c key=value`` or cdk.json)."""
+
+import re
+from dataclasses import dataclass
+
+from constructs import Node
+
+from infra.constants import DEFAULT_THROTTLE_BURST_LIMIT, DEFAULT_THROTTLE_RATE_LIMIT, PROTECTED_STAGES, STACK_NAME
+
+_STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9]{0,15}$")  # a valid API Gateway stage and stack name suffix
+
+
+@dataclass(frozen=True)
+class StageConfig:
+    stage: str = "dev"
+    throttle_rate_limit: float = DEFAULT_THROTTLE_RATE_LIMIT
+    throttle_burst_limit: int = DEFAULT_THROTTLE_BURST_LIMIT
+    cors_allow_origins: tuple[str, ...] = ()  # none: no CORS preflight
+
+    def __post_init__(self):
+        if not _STAGE_PATTERN.match(self.stage):
+            raise ValueError(f"stage {self.stage!r} must match {_STAGE_PATTERN.pattern}")
+
+    @property
+    def stack_name(self) -> str:
+        return f"{STACK_NAME}-{self.stage}"
+
+    @property
+    def protected(self) -> bool:
+        return self.stage in PROTECTED_STAGES
+
+    @classmethod
+    def from_context(cls, node: Node) -> "StageConfig":
+        """Context keys: stage, throttle_rate_limit, throttle_burst_limit, cors_allow_origins (a list
+        in cdk.json, comma-separated on the command line, where every value is a string)."""
+        defaults = cls()
+        origins = node.try_get_context("cors_allow_origins") or ()
+        if isinstance(origins, str):
+            origins = origins.split(",")
+        return cls(
+            stage=node.try_get_context("stage") or defaults.stage,
+            throttle_rate_limit=float(node.try_get_context("throttle_rate_limit") or defaults.throttle_rate_limit),
+            throttle_burst_limit=int(node.try_get_context("throttle_burst_limit") or defaults.throttle_burst_limit),
+            cors_allow_origins=tuple(origin.strip() for origin in origins if origin.strip()),
+        )

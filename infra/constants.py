@@ -1,0 +1,57 @@
+"""Names, sizes and permissions of the infrastructure, in one place."""
+
+import re
+from pathlib import Path
+
+from aws_cdk import Duration
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+
+from controlplane.routes import ORGANIZATIONS, TICKETS, USERS
+
+ROOT = Path(__file__).resolve().parent.parent
+FUNCTIONS_DIR = ROOT / "functions"
+SHARED_PACKAGE = "controlplane"  # imported by every function, so shipped in every asset
+
+STACK_NAME = "ControlPlane"  # the deployed stack is "ControlPlane-<stage>"
+PROTECTED_STAGES = frozenset({"prod"})  # deletion protection, resources retained on stack delete
+SERVICE_NAME = "control-plane"
+METRICS_NAMESPACE = "ControlPlane"
+LOG_LEVEL = "INFO"
+
+RUNTIME = lambda_.Runtime.PYTHON_3_13
+ARCHITECTURE = lambda_.Architecture.ARM_64
+MEMORY_MB = 512  # CPU scales with memory: pydantic and Powertools import faster on a cold start
+TIMEOUT = Duration.seconds(28)  # just under API Gateway's 29 s integration timeout
+LOG_RETENTION = logs.RetentionDays.ONE_MONTH
+
+CURSOR_SECRET_LENGTH = 64
+
+DEFAULT_THROTTLE_RATE_LIMIT = 50  # requests per second, steady state, for the whole stage
+DEFAULT_THROTTLE_BURST_LIMIT = 100
+CORS_REQUEST_HEADERS = ("If-Match", "Idempotency-Key")  # the API's own headers, beyond CORS's defaults
+
+
+def _pinned(package: str) -> str:
+    """The version requirements.txt pins ``package`` to: the functions run the layer of that version."""
+    pattern = re.compile(rf"^{re.escape(package)}(\[[^\]]*\])?==(?P<version>\S+)", re.MULTILINE)
+    match = pattern.search((ROOT / "requirements.txt").read_text())
+    if not match:
+        raise RuntimeError(f"requirements.txt does not pin {package}")
+    return match["version"]
+
+
+POWERTOOLS_VERSION = _pinned("aws-lambda-powertools")
+# A public parameter AWS publishes in every region: its value is the ARN of the official layer of that
+# version for this architecture and runtime, so a runtime upgrade moves the layer with it.
+POWERTOOLS_LAYER_PARAMETER = f"/aws/service/powertools/python/{ARCHITECTURE.name}/{RUNTIME.name}/{POWERTOOLS_VERSION}"
+
+# The DynamoDB actions each function's code performs (see functions/controlplane/table.py), granted on
+# the table and its indexes. TransactWriteItems has no IAM action of its own: IAM authorizes each
+# ConditionCheck and Put inside it. Never Scan.
+_READ_WRITE = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+DYNAMODB_ACTIONS: dict[str, tuple[str, ...]] = {
+    ORGANIZATIONS: (*_READ_WRITE, "dynamodb:BatchWriteItem"),  # cascade delete of users and tickets
+    USERS: (*_READ_WRITE, "dynamodb:ConditionCheckItem", "dynamodb:BatchWriteItem"),  # create in org; delete tickets
+    TICKETS: (*_READ_WRITE, "dynamodb:ConditionCheckItem"),  # create only if the user exists
+}

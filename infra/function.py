@@ -1,0 +1,72 @@
+"""One API function: its code asset, runtime settings and log group."""
+
+from aws_cdk import Acknowledgment, IgnoreMode, RemovalPolicy, Validations
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infra.constants import (
+    ARCHITECTURE,
+    FUNCTIONS_DIR,
+    LOG_RETENTION,
+    MEMORY_MB,
+    RUNTIME,
+    SHARED_PACKAGE,
+    TIMEOUT,
+)
+
+_BASIC_EXECUTION_POLICY = "arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
+
+
+def function_code(name: str) -> lambda_.Code:
+    """functions/ restricted to the function's own package and the shared one, as Lambda imports them.
+
+    Git ignore rules: the root's entries are excluded, then the two packages are let back in.
+    """
+    exclude = ["/*", f"!/{name}/", f"!/{SHARED_PACKAGE}/", "__pycache__/", "*.pyc"]
+    return lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=exclude, ignore_mode=IgnoreMode.GIT)
+
+
+class ApiFunction(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        name: str,
+        layers: list[lambda_.ILayerVersion],
+        environment: dict[str, str],
+        removal_policy: RemovalPolicy,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        log_group = logs.LogGroup(self, "Logs", retention=LOG_RETENTION, removal_policy=removal_policy)
+        self.function = lambda_.Function(
+            self,
+            "Function",
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler=f"{name}.handler.lambda_handler",
+            code=function_code(name),
+            memory_size=MEMORY_MB,
+            timeout=TIMEOUT,
+            tracing=lambda_.Tracing.ACTIVE,
+            layers=layers,
+            environment=environment,
+            log_group=log_group,
+        )
+        Validations.of(self).acknowledge(
+            Acknowledgment(
+                id=f"AwsSolutions-IAM4[Policy::{_BASIC_EXECUTION_POLICY}]",
+                reason="AWSLambdaBasicExecutionRole only lets the function write its logs; it is the policy "
+                "Lambda documents for exactly that.",
+            ),
+            Acknowledgment(
+                id="AwsSolutions-IAM5[Resource::*]",
+                reason="Active tracing: X-Ray's PutTraceSegments and PutTelemetryRecords take no resource.",
+            ),
+            Acknowledgment(
+                id="AwsSolutions-L1",
+                reason=f"{RUNTIME.name} on purpose: the Powertools layer is published per runtime, so a runtime "
+                "upgrade is a deliberate change, tested locally first.",
+            ),
+        )
