@@ -1,0 +1,76 @@
+"""Infrastructure fixtures: the app synthesized once per session, in-process and by the CDK CLI."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk.assertions import Template
+
+from controlplane.routes import FUNCTIONS
+from infra.config import StageConfig
+from infra.stack import ControlPlaneStack
+
+ROOT = Path(__file__).resolve().parents[2]
+CDK_CONTEXT = json.loads((ROOT / "cdk.json").read_text())["context"]  # the feature flags the CLI uses
+
+CONFIGS = {
+    "dev": StageConfig(stage="dev"),
+    "prod": StageConfig(stage="prod"),
+    "cors": StageConfig(stage="web", cors_allow_origins=("https://app.example.com",)),
+}
+
+
+@pytest.fixture(scope="session")
+def stacks(tmp_path_factory) -> dict[str, ControlPlaneStack]:
+    """One app, synthesized once, with a stack per configuration the tests compare."""
+    app = cdk.App(outdir=str(tmp_path_factory.mktemp("cdk.out")), context=CDK_CONTEXT)
+    found = {name: ControlPlaneStack(app, config=config) for name, config in CONFIGS.items()}
+    app.synth()
+    return found
+
+
+@pytest.fixture(scope="session")
+def templates(stacks) -> dict[str, Template]:
+    return {name: Template.from_stack(stack) for name, stack in stacks.items()}
+
+
+@pytest.fixture(scope="session")
+def dev(templates) -> dict:
+    return templates["dev"].to_json()
+
+
+@pytest.fixture(scope="session")
+def prod(templates) -> dict:
+    return templates["prod"].to_json()
+
+
+@pytest.fixture(scope="session")
+def functions(dev) -> dict[str, str]:
+    """Logical id of each function, found by its handler rather than by CDK's naming."""
+    by_handler = {
+        resource["Properties"]["Handler"]: logical_id
+        for logical_id, resource in dev["Resources"].items()
+        if resource["Type"] == "AWS::Lambda::Function"
+    }
+    return {name: by_handler[f"{name}.handler.lambda_handler"] for name in FUNCTIONS}
+
+
+@pytest.fixture(scope="session")
+def cli_assembly(tmp_path_factory) -> Path:
+    """The cloud assembly `make synth` writes: the CLI adds the asset metadata SAM CLI reads."""
+    outdir = tmp_path_factory.mktemp("cli-cdk.out")
+    environment = {
+        **os.environ,
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+        "CDK_DISABLE_CLI_TELEMETRY": "true",
+        # The in-process synth above already ran CDK's built-in template validation (~15 s); the
+        # cdk-nag plugin that app.py registers still runs.
+        "CDK_VALIDATION": "false",
+    }
+    command = [str(ROOT / "node_modules/.bin/cdk"), "synth", "--no-notices", "--quiet", "--output", str(outdir)]
+    result = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, f"cdk synth failed:\n{result.stdout}\n{result.stderr}"
+    return outdir

@@ -1,0 +1,161 @@
+"""The REST API: exactly the route table's methods, the stage settings, API Gateway's own errors."""
+
+import json
+import re
+
+import aws_cdk as cdk
+
+from controlplane.routes import ROUTES
+from infra.config import StageConfig
+
+
+def _resources_of(template: dict, resource_type: str) -> dict[str, dict]:
+    return {k: r for k, r in template["Resources"].items() if r["Type"] == resource_type}
+
+
+def _path(template: dict, resource: dict) -> str:
+    """The full path of an API Gateway resource, by walking its parents up to the API's root."""
+    properties = resource["Properties"]
+    parent = properties["ParentId"]
+    prefix = "" if "Fn::GetAtt" in parent else _path(template, template["Resources"][parent["Ref"]])
+    return f"{prefix}/{properties['PathPart']}"
+
+
+def _methods(template: dict) -> dict[tuple[str, str], dict]:
+    """Every method as {(HTTP method, path): its integration}."""
+    found = {}
+    for method in _resources_of(template, "AWS::ApiGateway::Method").values():
+        properties = method["Properties"]
+        resource = properties["ResourceId"]
+        path = "/" if "Fn::GetAtt" in resource else _path(template, template["Resources"][resource["Ref"]])
+        found[(properties["HttpMethod"], path)] = properties["Integration"]
+    return found
+
+
+def _invoked_function(integration: dict) -> str:
+    """The logical id of the function a Lambda proxy integration invokes."""
+    [function_id] = {part["Fn::GetAtt"][0] for part in integration["Uri"]["Fn::Join"][1] if "Fn::GetAtt" in part}
+    return function_id
+
+
+def _render(template: str) -> dict:
+    """A gateway response template as API Gateway renders it."""
+    rendered = template.replace("$context.requestId", "req-1").replace("$context.error.messageString", '"Oops"')
+    return json.loads(rendered)
+
+
+def test_every_route_is_a_method_on_its_functions_proxy_integration_and_nothing_else(dev, functions):
+    # Given the route table and the stack synthesized without CORS
+    expected = {(route.method, route.path): functions[route.function] for route in ROUTES}
+
+    # When reading every method of the API
+    methods = _methods(dev)
+
+    # Then the methods are exactly the routes, each proxied to the function the table names
+    assert {key: _invoked_function(integration) for key, integration in methods.items()} == expected
+    assert {integration["Type"] for integration in methods.values()} == {"AWS_PROXY"}
+
+
+def test_cors_adds_only_preflight_methods(templates):
+    # Given a stage configured with an allowed origin
+    methods = _methods(templates["cors"].to_json())
+
+    # Then the routes are unchanged and every resource answers OPTIONS with that origin and the API's headers
+    assert {key for key in methods if key[0] != "OPTIONS"} == {(route.method, route.path) for route in ROUTES}
+    assert {path for method, path in methods if method == "OPTIONS"} >= {route.path for route in ROUTES}
+    preflight = methods[("OPTIONS", "/orgs")]["IntegrationResponses"][0]["ResponseParameters"]
+    assert preflight["method.response.header.Access-Control-Allow-Origin"] == "'https://app.example.com'"
+    assert {"If-Match", "Idempotency-Key"} <= set(
+        preflight["method.response.header.Access-Control-Allow-Headers"].strip("'").split(",")
+    )
+
+
+def test_one_invoke_permission_per_function_scoped_to_this_api(dev, functions):
+    [api_id] = _resources_of(dev, "AWS::ApiGateway::RestApi")
+    permissions = _resources_of(dev, "AWS::Lambda::Permission").values()
+
+    invoked = sorted(p["Properties"]["FunctionName"]["Fn::GetAtt"][0] for p in permissions)
+    assert invoked == sorted(functions.values())
+    for permission in permissions:
+        assert permission["Properties"]["Principal"] == "apigateway.amazonaws.com"
+        assert {"Ref": api_id} in permission["Properties"]["SourceArn"]["Fn::Join"][1]
+
+
+def test_api_gateway_errors_answer_with_the_api_error_contract(dev):
+    # Given API Gateway's own responses (unknown path, throttling, body too large, and the defaults)
+    responses = {
+        r["Properties"]["ResponseType"]: r["Properties"]
+        for r in _resources_of(dev, "AWS::ApiGateway::GatewayResponse").values()
+    }
+
+    # When each is rendered the way API Gateway renders it
+    bodies = {kind: _render(r["ResponseTemplates"]["application/json"]) for kind, r in responses.items()}
+
+    # Then each is {"error": {code, message, request_id}} with the request's id
+    for body in bodies.values():
+        assert set(body) == {"error"}
+        assert set(body["error"]) == {"code", "message", "request_id"}
+        assert re.fullmatch(r"[a-z]+(_[a-z]+)*", body["error"]["code"])
+        assert body["error"]["request_id"] == "req-1"
+    # And the explicit ones carry their status and code; the defaults keep API Gateway's status
+    explicit = {kind: (r.get("StatusCode"), bodies[kind]["error"]["code"]) for kind, r in responses.items()}
+    assert explicit == {
+        "DEFAULT_4XX": (None, "bad_request"),
+        "DEFAULT_5XX": (None, "internal_error"),
+        "RESOURCE_NOT_FOUND": ("404", "not_found"),
+        "MISSING_AUTHENTICATION_TOKEN": ("404", "not_found"),
+        "THROTTLED": ("429", "throttled"),
+        "REQUEST_TOO_LARGE": ("413", "payload_too_large"),
+    }
+    assert bodies["DEFAULT_4XX"]["error"]["message"] == "Oops"  # API Gateway's own message, kept
+
+
+def test_stage_is_named_after_the_stage_traced_throttled_and_access_logged_as_json(dev):
+    [stage] = _resources_of(dev, "AWS::ApiGateway::Stage").values()
+    properties = stage["Properties"]
+
+    assert properties["StageName"] == "dev"
+    assert properties["TracingEnabled"] is True
+    assert properties["MethodSettings"] == [
+        {
+            "DataTraceEnabled": False,
+            "HttpMethod": "*",
+            "ResourcePath": "/*",
+            "ThrottlingBurstLimit": 100,
+            "ThrottlingRateLimit": 50,
+        }
+    ]
+    access_log = json.loads(properties["AccessLogSetting"]["Format"])
+    assert access_log["requestId"] == "$context.requestId"
+    assert access_log["status"] == "$context.status"
+
+
+def test_context_sets_stage_throttling_and_cors_origins():
+    # Given context as the CLI passes it: every value a string, origins comma-separated
+    app = cdk.App(
+        context={
+            "stage": "prod",
+            "throttle_rate_limit": "20",
+            "throttle_burst_limit": "40",
+            "cors_allow_origins": "https://a.example.com, https://b.example.com",
+        }
+    )
+
+    # When reading the configuration
+    config = StageConfig.from_context(app.node)
+
+    # Then every key is honoured
+    assert config == StageConfig(
+        stage="prod",
+        throttle_rate_limit=20,
+        throttle_burst_limit=40,
+        cors_allow_origins=("https://a.example.com", "https://b.example.com"),
+    )
+    assert config.stack_name == "ControlPlane-prod"
+    assert config.protected
+
+
+def test_without_context_the_stage_is_dev_without_cors():
+    config = StageConfig.from_context(cdk.App().node)
+
+    assert (config.stack_name, config.protected, config.cors_allow_origins) == ("ControlPlane-dev", False, ())

@@ -1,0 +1,117 @@
+"""The three functions: runtime, the official Powertools layer, environment, least privilege."""
+
+from importlib.metadata import version
+
+import pytest
+
+from controlplane.routes import FUNCTIONS
+from infra.constants import DYNAMODB_ACTIONS, POWERTOOLS_VERSION
+
+
+def _function(template: dict, logical_id: str) -> dict:
+    return template["Resources"][logical_id]["Properties"]
+
+
+def _statements(template: dict, function_props: dict) -> list[dict]:
+    """Every statement of every inline policy attached to the function's role."""
+    role = {"Ref": function_props["Role"]["Fn::GetAtt"][0]}
+    policies = [
+        r["Properties"]["PolicyDocument"]["Statement"]
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::IAM::Policy" and role in r["Properties"]["Roles"]
+    ]
+    return [statement for policy in policies for statement in policy]
+
+
+def _actions(statement: dict) -> list[str]:
+    actions = statement["Action"]
+    return [actions] if isinstance(actions, str) else actions
+
+
+def _id_of(template: dict, resource_type: str) -> str:
+    [logical_id] = [k for k, r in template["Resources"].items() if r["Type"] == resource_type]
+    return logical_id
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_function_runs_its_handler_on_python313_arm64_traced_within_api_gateways_timeout(dev, functions, name):
+    properties = _function(dev, functions[name])
+
+    assert properties["Handler"] == f"{name}.handler.lambda_handler"
+    assert properties["Runtime"] == "python3.13"
+    assert properties["Architectures"] == ["arm64"]
+    assert properties["TracingConfig"] == {"Mode": "Active"}
+    assert properties["Timeout"] < 29
+    assert 256 <= properties["MemorySize"] <= 512
+    assert "LogGroup" in properties["LoggingConfig"]
+
+
+def test_functions_use_the_official_powertools_layer_of_the_pinned_version(dev, functions):
+    # Given the Powertools version requirements.txt pins, which the tests run against
+    assert version("aws-lambda-powertools") == POWERTOOLS_VERSION
+
+    # When reading each function's layers
+    layers = {str(_function(dev, logical_id)["Layers"]) for logical_id in functions.values()}
+
+    # Then all use one layer, resolved at deploy time from AWS's public parameter for that version
+    [parameter] = [layer["Ref"] for layer in _function(dev, functions["users"])["Layers"]]
+    assert len(layers) == 1
+    assert dev["Parameters"][parameter] == {
+        "Type": "AWS::SSM::Parameter::Value<String>",
+        "Default": f"/aws/service/powertools/python/arm64/python3.13/{POWERTOOLS_VERSION}",
+    }
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_function_environment_names_the_table_the_cursor_secret_and_powertools_settings(dev, functions, name):
+    environment = _function(dev, functions[name])["Environment"]["Variables"]
+
+    assert environment == {
+        "TABLE_NAME": {"Ref": _id_of(dev, "AWS::DynamoDB::Table")},
+        "CURSOR_SECRET_ARN": {"Ref": _id_of(dev, "AWS::SecretsManager::Secret")},
+        "POWERTOOLS_SERVICE_NAME": "control-plane",
+        "POWERTOOLS_METRICS_NAMESPACE": "ControlPlane",
+        "LOG_LEVEL": "INFO",
+    }
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_function_may_use_exactly_its_declared_dynamodb_actions_on_the_table_and_its_indexes(dev, functions, name):
+    # Given the function's role
+    statements = _statements(dev, _function(dev, functions[name]))
+
+    # When collecting what it may do on DynamoDB
+    dynamodb = [s for s in statements if any(action.startswith("dynamodb:") for action in _actions(s))]
+
+    # Then that is its declared list, on the table and its indexes only
+    [statement] = dynamodb
+    table_arn = {"Fn::GetAtt": [_id_of(dev, "AWS::DynamoDB::Table"), "Arn"]}
+    assert set(_actions(statement)) == set(DYNAMODB_ACTIONS[name])
+    assert statement["Resource"] == [table_arn, {"Fn::Join": ["", [table_arn, "/index/*"]]}]
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_function_may_read_the_cursor_secret(dev, functions, name):
+    statements = _statements(dev, _function(dev, functions[name]))
+
+    secret_reads = [s for s in statements if "secretsmanager:GetSecretValue" in _actions(s)]
+    assert [s["Resource"] for s in secret_reads] == [{"Ref": _id_of(dev, "AWS::SecretsManager::Secret")}]
+
+
+def test_no_policy_allows_every_dynamodb_action_or_scan(dev):
+    actions = {
+        action
+        for r in dev["Resources"].values()
+        if r["Type"] == "AWS::IAM::Policy"
+        for statement in r["Properties"]["PolicyDocument"]["Statement"]
+        for action in _actions(statement)
+    }
+
+    assert actions.isdisjoint({"dynamodb:*", "dynamodb:Scan", "*"})
+    assert "dynamodb:Query" in actions  # the set above is not vacuously empty
+
+
+def test_cursor_secret_is_generated_by_the_stack(dev):
+    secret = dev["Resources"][_id_of(dev, "AWS::SecretsManager::Secret")]["Properties"]
+
+    assert secret["GenerateSecretString"] == {"ExcludePunctuation": True, "PasswordLength": 64}

@@ -1,0 +1,68 @@
+"""The table: built from the schema the handler tests use, recoverable, protected in prod."""
+
+from controlplane.schema import TABLE_SCHEMA, TTL_ATTRIBUTE
+
+
+def _table_id(template: dict) -> str:
+    [logical_id] = [k for k, r in template["Resources"].items() if r["Type"] == "AWS::DynamoDB::Table"]
+    return logical_id
+
+
+def _table(template: dict) -> dict:
+    return template["Resources"][_table_id(template)]
+
+
+def _by_name(attributes: list[dict]) -> list[dict]:
+    return sorted(attributes, key=lambda attribute: attribute["AttributeName"])
+
+
+def test_table_keys_and_indexes_equal_the_shared_schema(dev):
+    # Given the stack synthesized for dev
+    # When reading its table
+    properties = _table(dev)["Properties"]
+
+    # Then keys, attributes, indexes and billing are exactly TABLE_SCHEMA's, which the handler tests use
+    assert properties["KeySchema"] == TABLE_SCHEMA["KeySchema"]
+    assert _by_name(properties["AttributeDefinitions"]) == _by_name(TABLE_SCHEMA["AttributeDefinitions"])
+    assert properties["GlobalSecondaryIndexes"] == TABLE_SCHEMA["GlobalSecondaryIndexes"]
+    assert properties["BillingMode"] == TABLE_SCHEMA["BillingMode"] == "PAY_PER_REQUEST"
+
+
+def test_table_is_encrypted_recoverable_and_expires_items(dev):
+    properties = _table(dev)["Properties"]
+
+    assert properties["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    assert properties["SSESpecification"] == {"SSEEnabled": True}  # the AWS managed key, aws/dynamodb
+    assert properties["TimeToLiveSpecification"] == {"AttributeName": TTL_ATTRIBUTE, "Enabled": True}
+
+
+def test_prod_table_is_deletion_protected_and_retained(prod):
+    table = _table(prod)
+
+    assert table["Properties"]["DeletionProtectionEnabled"] is True
+    assert table["DeletionPolicy"] == table["UpdateReplacePolicy"] == "Retain"
+
+
+def test_dev_table_is_deleted_with_its_stack(dev):
+    table = _table(dev)
+
+    assert table["Properties"]["DeletionProtectionEnabled"] is False
+    assert table["DeletionPolicy"] == "Delete"
+
+
+def test_prod_log_groups_are_retained_and_expire(prod):
+    log_groups = [r for r in prod["Resources"].values() if r["Type"] == "AWS::Logs::LogGroup"]
+
+    assert len(log_groups) == 4  # three functions and the API's access logs
+    assert all(group["DeletionPolicy"] == "Retain" for group in log_groups)
+    assert all(group["Properties"]["RetentionInDays"] == 30 for group in log_groups)
+
+
+def test_outputs_are_the_table_name_and_the_stage_url_without_trailing_slash(dev):
+    outputs = dev["Outputs"]
+
+    assert outputs["TableName"]["Value"] == {"Ref": _table_id(dev)}
+    [stage_id] = [k for k, r in dev["Resources"].items() if r["Type"] == "AWS::ApiGateway::Stage"]
+    url_parts = outputs["ApiUrl"]["Value"]["Fn::Join"][1]
+    assert url_parts[0] == "https://"
+    assert url_parts[-2:] == ["/", {"Ref": stage_id}]  # so "$API_URL/orgs" has a single slash
