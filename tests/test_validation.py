@@ -199,3 +199,11 @@ def test_largest_valid_ticket_is_accepted(table):
     reply = create_ticket(subject="s" * 200, description="d" * 10_000, tags=[f"{i:02d}" + "t" * 30 for i in range(20)])
 
     assert reply.status == 201
+
+
+@pytest.mark.parametrize("depth", [1_000, 30_000])
+def test_deeply_nested_json_returns_400_not_500(dynamodb_calls, depth):
+    reply = call("POST", "/orgs", "[" * depth + "]" * depth)
+
+    assert reply.status in (400, 413, 422)
+    assert dynamodb_calls == []

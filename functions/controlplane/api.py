@@ -3,6 +3,7 @@
 Every error leaves as ``{"error": {"code", "message", "request_id"[, "details"]}}``.
 """
 
+import json
 import re
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -58,7 +59,7 @@ _NOTHING = re.compile(r"(?!)")
 
 
 def create_app() -> APIGatewayRestResolver:
-    app = APIGatewayRestResolver(enable_validation=True)
+    app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=_parse_body)
 
     def error(status: int, code: str, message: str, details: Any = None, headers: dict | None = None) -> Response:
         body: dict[str, Any] = {"code": code, "message": message, "request_id": _request_id(app)}
@@ -105,8 +106,6 @@ def create_app() -> APIGatewayRestResolver:
         route regex ends in ``$``, which lets ``acme\n`` through as ``acme``."""
         event = app.current_event
         caller = caller_from_claims(event.request_context.authorizer.claims)
-        if len(event.body or "") > MAX_BODY_BYTES:
-            raise PayloadTooLarge(f"Request bodies are limited to {MAX_BODY_BYTES // 1024} KiB")
         parameters = event.path_parameters or {}
         bad = [name for name, value in parameters.items() if not _ID_FORMATS.get(name, _NOTHING).fullmatch(value)]
         if bad:
@@ -177,6 +176,16 @@ def current_caller(app: APIGatewayRestResolver) -> Caller:
 
 def no_content() -> Response:
     return Response(204, None, "")
+
+
+def _parse_body(raw: str) -> Any:
+    """The resolver's JSON parser, bounded: too big is 413, nested too deep is invalid JSON."""
+    if len(raw) > MAX_BODY_BYTES:
+        raise PayloadTooLarge(f"Request bodies are limited to {MAX_BODY_BYTES // 1024} KiB")
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", raw, 0) from None
 
 
 def _request_id(app: APIGatewayRestResolver) -> str:
