@@ -52,6 +52,18 @@ def settings() -> Settings:
 
 
 @cache
+def directory():
+    """The Cognito user pool that holds the users' sign-ins, or None where there is none
+    (the local run, whose tokens come from a development key instead)."""
+    pool = os.environ.get("USER_POOL_ID")
+    if not pool:
+        return None
+    from controlplane.directory import Directory
+
+    return Directory(boto3.client("cognito-idp", config=CLIENT_CONFIG), pool)
+
+
+@cache
 def dynamodb():
     """The DynamoDB client. boto3 honours AWS_ENDPOINT_URL_DYNAMODB (DynamoDB Local) by itself."""
     return boto3.client("dynamodb", config=CLIENT_CONFIG)
@@ -60,3 +72,4 @@ def dynamodb():
 def reset() -> None:
     settings.cache_clear()
     dynamodb.cache_clear()
+    directory.cache_clear()

@@ -144,6 +144,7 @@ def delete_org(org_id: str, version: int | None = None) -> None:
     _check_version(org, version)
     for users in table.query_all(keys.org_partition(org_id), prefix=keys.USER_PREFIX):
         for user in users:
+            _remove_sign_in(org_id, user["user_id"])
             _delete_tickets_of(table, org_id, user["user_id"])
         table.delete_all(users)
     table.delete(keys.org_key(org_id), _org_missing(org_id), _version_is(version))
@@ -154,12 +155,20 @@ def delete_org(org_id: str, version: int | None = None) -> None:
 
 def create_user(org_id: str, body: UserCreate) -> User:
     item = _new_item(keys.user_keys(org_id, body.user_id), USER, {"org_id": org_id, **body.model_dump()})
-    _table().put_child(
+    table = _table()
+    table.put_child(
         keys.org_key(org_id),
         item,
         parent_missing=_org_missing(org_id),
         exists=AlreadyExists(f"User {body.user_id} already exists in organization {org_id}"),
     )
+    # The table decides 404/409 first; only then the sign-in. If that fails, the user goes too.
+    if directory := config.directory():
+        try:
+            directory.create(org_id, body.user_id, body.email, body.role)
+        except Exception:
+            table.delete(keys.user_key(org_id, body.user_id), _user_missing(org_id, body.user_id))
+            raise
     metrics.add_metric(name="UserCreated", unit=MetricUnit.Count, value=1)
     return User.model_validate(item)
 
@@ -197,7 +206,19 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
     changes = body.changes()
     authorize_fields(caller, set(changes))
     missing = _user_missing(org_id, user_id)
-    item = _table().update(keys.user_key(org_id, user_id), changes, _now(), missing, _version_is(version))
+    directory = config.directory() if "role" in changes else None
+    if directory is None:
+        item = _table().update(keys.user_key(org_id, user_id), changes, _now(), missing, _version_is(version))
+        return User.model_validate(item)
+    # The role a token carries is the one that authorizes: change the sign-in first, and put it
+    # back if the table refuses the change (missing user, stale If-Match, throttling).
+    previous = directory.role(org_id, user_id)
+    directory.set_role(org_id, user_id, changes["role"])
+    try:
+        item = _table().update(keys.user_key(org_id, user_id), changes, _now(), missing, _version_is(version))
+    except Exception:
+        directory.set_role(org_id, user_id, previous or "member")
+        raise
     return User.model_validate(item)
 
 
@@ -208,8 +229,16 @@ def delete_user(org_id: str, user_id: str, version: int | None = None) -> None:
         if user is None:
             raise _user_missing(org_id, user_id)
         _check_version(user, version)
+    _remove_sign_in(org_id, user_id)
     _delete_tickets_of(table, org_id, user_id)
     table.delete(keys.user_key(org_id, user_id), _user_missing(org_id, user_id), _version_is(version))
+
+
+def _remove_sign_in(org_id: str, user_id: str) -> None:
+    """First, so no one can sign in as a user being deleted. The table's item goes last, so a
+    delete that fails half-way is answered with an error and completes when retried."""
+    if directory := config.directory():
+        directory.delete(org_id, user_id)
 
 
 def _delete_tickets_of(table: Table, org_id: str, user_id: str) -> None:

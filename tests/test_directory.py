@@ -1,0 +1,148 @@
+"""Users' sign-ins (Cognito, on moto) stay in step with the table, even when one side fails."""
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from controlplane import config
+from tests.api import admin, call, create_org, create_ticket, create_user
+
+pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito exists on moto only
+
+
+@pytest.fixture
+def pool(table, monkeypatch):
+    cognito = boto3.client("cognito-idp")
+    pool_id = cognito.create_user_pool(
+        PoolName="users",
+        Schema=[
+            {"Name": name, "AttributeDataType": "String", "Mutable": True} for name in ("org_id", "user_id", "role")
+        ],
+    )["UserPool"]["Id"]
+    monkeypatch.setenv("USER_POOL_ID", pool_id)
+    config.reset()
+    create_org("acme")
+    return cognito, pool_id
+
+
+def _sign_in(pool, username: str) -> dict | None:
+    cognito, pool_id = pool
+    try:
+        user = cognito.admin_get_user(UserPoolId=pool_id, Username=username)
+    except cognito.exceptions.UserNotFoundException:
+        return None
+    return {a["Name"]: a["Value"] for a in user["UserAttributes"]}
+
+
+def _fail(monkeypatch, client, operation: str):
+    def raise_error(**_):
+        raise ClientError({"Error": {"Code": "InternalErrorException", "Message": "injected"}}, operation)
+
+    monkeypatch.setattr(client, operation, raise_error)
+
+
+def test_creating_a_user_creates_their_sign_in_with_the_claims(pool):
+    create_user("acme", "alice", role="admin")
+
+    attributes = _sign_in(pool, "acme.alice")
+
+    assert attributes["custom:org_id"] == "acme"
+    assert attributes["custom:user_id"] == "alice"
+    assert attributes["custom:role"] == "admin"
+    assert attributes["email"] == "alice@example.com"
+
+
+def test_failed_sign_in_creation_leaves_no_user_in_the_table(pool, monkeypatch):
+    _fail(monkeypatch, config.directory().client, "admin_create_user")
+
+    reply = create_user("acme", "alice")
+
+    assert reply.status == 500
+    assert call("GET", "/orgs/acme/users/alice").status == 404
+    assert _sign_in(pool, "acme.alice") is None
+
+
+def test_existing_user_is_409_without_touching_cognito(pool, monkeypatch):
+    create_user("acme", "alice")
+    _fail(monkeypatch, config.directory().client, "admin_create_user")
+
+    assert create_user("acme", "alice").status == 409
+    assert _sign_in(pool, "acme.alice") is not None
+
+
+def test_changing_the_role_changes_the_claim(pool):
+    create_user("acme", "alice")
+
+    call("PATCH", "/orgs/acme/users/alice", {"role": "admin"}, caller=admin())
+
+    assert _sign_in(pool, "acme.alice")["custom:role"] == "admin"
+
+
+def test_role_change_refused_by_the_table_puts_the_claim_back(pool):
+    create_user("acme", "alice")
+    call("PATCH", "/orgs/acme/users/alice", {"name": "A2"})
+
+    reply = call("PATCH", "/orgs/acme/users/alice", {"role": "admin"}, headers={"If-Match": ['"1"']})
+
+    assert reply.status == 412
+    assert _sign_in(pool, "acme.alice")["custom:role"] == "member"
+    assert call("GET", "/orgs/acme/users/alice").body["role"] == "member"
+
+
+def test_failed_claim_update_leaves_the_table_unchanged(pool, monkeypatch):
+    create_user("acme", "alice")
+    _fail(monkeypatch, config.directory().client, "admin_update_user_attributes")
+
+    reply = call("PATCH", "/orgs/acme/users/alice", {"role": "admin"})
+
+    assert reply.status == 500
+    assert call("GET", "/orgs/acme/users/alice").body["role"] == "member"
+
+
+def test_deleting_a_user_deletes_their_sign_in(pool):
+    create_user("acme", "alice")
+
+    assert call("DELETE", "/orgs/acme/users/alice").status == 204
+    assert _sign_in(pool, "acme.alice") is None
+
+
+def test_failed_sign_in_deletion_leaves_the_user_whole(pool, monkeypatch):
+    create_user("acme", "alice")
+    ticket = create_ticket("acme", "alice").body["ticket_id"]
+    _fail(monkeypatch, config.directory().client, "admin_delete_user")
+
+    reply = call("DELETE", "/orgs/acme/users/alice")
+
+    assert reply.status == 500
+    assert _sign_in(pool, "acme.alice") is not None
+    assert call("GET", f"/orgs/acme/tickets/{ticket}").status == 200
+
+
+def test_delete_interrupted_after_the_sign_in_completes_when_retried(pool, monkeypatch):
+    create_user("acme", "alice")
+    with monkeypatch.context() as patch:
+        _fail(patch, config.dynamodb(), "delete_item")
+        assert call("DELETE", "/orgs/acme/users/alice").status == 500
+
+    assert call("DELETE", "/orgs/acme/users/alice").status == 204
+    assert call("GET", "/orgs/acme/users/alice").status == 404
+    assert _sign_in(pool, "acme.alice") is None
+
+
+def test_left_over_sign_in_is_409_and_cleared_by_a_delete(pool):
+    cognito, pool_id = pool
+    cognito.admin_create_user(UserPoolId=pool_id, Username="acme.alice")
+
+    assert create_user("acme", "alice").status == 409
+    assert call("GET", "/orgs/acme/users/alice").status == 404
+    assert call("DELETE", "/orgs/acme/users/alice").status == 404
+    assert create_user("acme", "alice").status == 201
+
+
+def test_deleting_the_org_deletes_every_sign_in(pool):
+    for user_id in ("alice", "bob"):
+        create_user("acme", user_id)
+
+    assert call("DELETE", "/orgs/acme").status == 204
+    assert _sign_in(pool, "acme.alice") is None
+    assert _sign_in(pool, "acme.bob") is None
