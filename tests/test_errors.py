@@ -73,3 +73,25 @@ def test_logs_carry_the_request_id_as_correlation_id_and_the_path_ids(table, mon
     assert error["correlation_id"] == "req-456"
     assert (error["org_id"], error["user_id"]) == ("acme", "alice")
     assert "injected" in error["exception"]
+
+
+def test_a_transaction_that_loses_a_race_is_retried(table, monkeypatch):
+    create_org("acme")
+    client = config.dynamodb()
+    real = client.transact_write_items
+    attempts = []
+
+    def conflict_once(**request):
+        attempts.append(1)
+        if len(attempts) == 1:
+            reasons = [{"Code": "None"}, {"Code": "TransactionConflict"}]
+            error = {"Error": {"Code": "TransactionCanceledException", "Message": "x"}, "CancellationReasons": reasons}
+            raise ClientError(error, "TransactWriteItems")
+        return real(**request)
+
+    monkeypatch.setattr(client, "transact_write_items", conflict_once)
+
+    reply = call("POST", "/orgs/acme/users", {"user_id": "bob", "name": "Bob", "email": "bob@example.com"})
+
+    assert reply.status == 201
+    assert len(attempts) == 2
