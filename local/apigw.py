@@ -4,20 +4,17 @@ dispatch it to the function that the route table names. Used by the local gatewa
 
 import importlib
 import json
-import sys
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "functions"))  # the functions' asset root, as in Lambda
-
-from controlplane.routes import ROUTES, Route  # noqa: E402
+from controlplane.auth import OPERATORS_GROUP
+from controlplane.routes import ROUTES, Route
 
 STAGE = "local"
+OPERATOR_TOKEN = "operator"
 
 
 @dataclass
@@ -78,14 +75,21 @@ def build_event(
     headers: dict[str, list[str]] | None = None,
     body: str | None = None,
     request_id: str | None = None,
+    claims: dict[str, str] | None = None,
+    stage_in_url: bool = True,
 ) -> dict[str, Any]:
-    """The REST proxy event (payload 1.0) for one request, as ``sam local generate-event`` shapes it."""
+    """The REST proxy event (payload 1.0) for one request, as ``sam local generate-event`` shapes it.
+
+    ``claims`` are what the Cognito authorizer passes on for a verified token. ``stage_in_url``:
+    the client called ``/<stage>/orgs`` on the execute-api host; False for a custom domain (and
+    the local server), where the URL is just ``/orgs``.
+    """
     route, params = match(method, path)
     headers = {name: values for name, values in (headers or {}).items()}
     query = query or {}
     request_id = request_id or str(uuid.uuid4())
     now = datetime.now(UTC)
-    return {
+    event = {
         "resource": route.path if route else (resource_for(path) or "/{proxy+}"),
         "path": path,
         "httpMethod": method,
@@ -98,7 +102,7 @@ def build_event(
         "requestContext": {
             "resourcePath": route.path if route else path,
             "httpMethod": method,
-            "path": f"/{STAGE}{path}",
+            "path": f"/{STAGE}{path}" if stage_in_url else path,
             "stage": STAGE,
             "requestId": request_id,
             "extendedRequestId": request_id,
@@ -111,6 +115,29 @@ def build_event(
         },
         "body": body,
         "isBase64Encoded": False,
+    }
+    if claims is not None:
+        event["requestContext"]["authorizer"] = {"claims": claims}
+    return event
+
+
+def local_claims(token: str) -> dict[str, str] | None:
+    """The local stand-in for the Cognito authorizer: the bearer token names the caller, unverified.
+
+    ``operator``, or ``<org_id>/<user_id>/<role>`` such as ``acme/alice/member``; None otherwise.
+    """
+    if token == OPERATOR_TOKEN:
+        return {"sub": "local-operator", "cognito:username": "operator", "cognito:groups": OPERATORS_GROUP}
+    parts = token.split("/")
+    if len(parts) != 3 or not all(parts):
+        return None
+    org_id, user_id, role = parts
+    return {
+        "sub": f"local-{org_id}-{user_id}",
+        "cognito:username": f"{org_id}.{user_id}",
+        "custom:org_id": org_id,
+        "custom:user_id": user_id,
+        "custom:role": role,
     }
 
 

