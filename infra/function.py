@@ -54,6 +54,8 @@ class ApiFunction(Construct):
             environment=environment,
             log_group=log_group,
         )
+        # `sam local invoke <name>` finds the function by this id; its logical id carries a hash.
+        self.function.node.default_child.add_metadata("SamResourceId", name)
         Validations.of(self).acknowledge(
             Acknowledgment(
                 id=f"AwsSolutions-IAM4[Policy::{_BASIC_EXECUTION_POLICY}]",

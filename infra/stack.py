@@ -1,9 +1,8 @@
 """The control plane's stack: the table, the cursor secret, the three functions and the REST API."""
 
-from aws_cdk import Acknowledgment, CfnOutput, RemovalPolicy, Stack, Validations
+from aws_cdk import Acknowledgment, CfnOutput, CfnParameter, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
-from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from controlplane.routes import FUNCTIONS
@@ -43,10 +42,16 @@ class ControlPlaneStack(Stack):
             )
         )
 
-        # Resolved by CloudFormation at deploy time, in the deployment's region: no layer ARN in code.
-        powertools = lambda_.LayerVersion.from_layer_version_arn(
-            self, "Powertools", ssm.StringParameter.value_for_string_parameter(self, POWERTOOLS_LAYER_PARAMETER)
+        # CloudFormation resolves the layer ARN at deploy time, in the deployment's region. A plainly
+        # named parameter, so `sam local invoke --parameter-overrides PowertoolsLayerArn=<arn>` can set it.
+        powertools_arn = CfnParameter(
+            self,
+            "PowertoolsLayerArn",
+            type="AWS::SSM::Parameter::Value<String>",
+            default=POWERTOOLS_LAYER_PARAMETER,
+            description="Public SSM parameter holding the ARN of the official Powertools layer, pinned version",
         )
+        powertools = lambda_.LayerVersion.from_layer_version_arn(self, "Powertools", powertools_arn.value_as_string)
         environment = {
             "TABLE_NAME": data.table.table_name,
             "CURSOR_SECRET_ARN": cursor_secret.secret_arn,

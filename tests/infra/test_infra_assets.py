@@ -29,6 +29,7 @@ def test_function_asset_holds_only_its_package_and_the_shared_one(cli_assembly, 
 
     # Then the folder is the function's package plus controlplane/, without caches, tests or infra
     assert metadata["aws:asset:property"] == "Code"
+    assert metadata["SamResourceId"] == name  # sam local invoke <name>
     assert sorted(entry.name for entry in asset.iterdir()) == sorted([name, "controlplane"])
     assert (asset / name / "handler.py").is_file()
     assert (asset / "controlplane" / "__init__.py").is_file()
