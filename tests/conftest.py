@@ -23,6 +23,7 @@ os.environ.update(
     POWERTOOLS_TRACE_DISABLED="true",
     POWERTOOLS_DEV="false",
     LOG_LEVEL="WARNING",
+    GSI1_SETTLE_SECONDS="0",  # moto's and DynamoDB Local's GSIs are updated synchronously
 )
 os.environ.pop("AWS_ENDPOINT_URL_DYNAMODB", None)
 
@@ -40,12 +41,19 @@ def dynamodb_local_server():
     server.stop()
 
 
-@pytest.fixture(
-    params=[
-        pytest.param("moto", marks=pytest.mark.moto),
-        pytest.param("dynamodb_local", marks=pytest.mark.dynamodb_local),
-    ]
-)
+BACKENDS = ("moto", "dynamodb_local")
+
+
+def pytest_collection_modifyitems(items):
+    """Mark each test with the backend its table runs on, so ``-m`` selects a layer; this also
+    covers tests that pick one backend with ``parametrize("table", [...], indirect=True)``."""
+    for item in items:
+        backend = getattr(item, "callspec", None) and item.callspec.params.get("table")
+        if backend in BACKENDS:
+            item.add_marker(backend)
+
+
+@pytest.fixture(params=BACKENDS)
 def table(request, monkeypatch):
     """A fresh, empty table built from the shared schema, on moto and on DynamoDB Local.
 

@@ -175,7 +175,7 @@ def current_caller(app: APIGatewayRestResolver) -> Caller:
 
 
 def no_content() -> Response:
-    return Response(204, None, "")
+    return Response(204, None, None)
 
 
 def _parse_body(raw: str) -> Any:

@@ -15,10 +15,19 @@ from botocore.config import Config
 class Settings:
     table_name: str
     cursor_secret: bytes
+    # How long after a user's deletion a cascade looks again for tickets GSI1 showed late.
+    gsi1_settle_seconds: float = 5.0
+    # Where the rest of a cascade delete that outgrew its request goes (SQS); None runs it in line.
+    deletions_queue_url: str | None = None
 
     @classmethod
     def from_environment(cls) -> "Settings":
-        return cls(table_name=_required("TABLE_NAME"), cursor_secret=_cursor_secret())
+        return cls(
+            table_name=_required("TABLE_NAME"),
+            cursor_secret=_cursor_secret(),
+            gsi1_settle_seconds=float(os.environ.get("GSI1_SETTLE_SECONDS", "5")),
+            deletions_queue_url=os.environ.get("DELETIONS_QUEUE_URL") or None,
+        )
 
 
 def _required(name: str) -> str:

@@ -23,7 +23,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 from pydantic import BaseModel
 
-from controlplane import config
+from controlplane import config, keys
 from controlplane.errors import Conflict, IdempotencyKeyReused
 from controlplane.schema import PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
 
@@ -52,7 +52,7 @@ def once(
         table_name=config.settings().table_name,
         key_attr=PARTITION_KEY,
         sort_key_attr=SORT_KEY,
-        static_pk_value=f"IDEMPOTENCY#{partition}",
+        static_pk_value=keys.idempotency_partition(partition),
         expiry_attr=TTL_ATTRIBUTE,
         boto3_client=config.dynamodb(),
     )

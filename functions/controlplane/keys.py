@@ -15,6 +15,7 @@ KEY_ATTRIBUTES = (PARTITION_KEY, SORT_KEY, GSI1_PARTITION_KEY, GSI1_SORT_KEY)
 ORGS_LISTING = "ORGS"
 USER_PREFIX = "USER#"
 TICKET_PREFIX = "TICKET#"
+SWEEP_PREFIX = "SWEEP#"
 
 
 def org_partition(org_id: str) -> str:
@@ -60,6 +61,16 @@ def ticket_keys(org_id: str, user_id: str, ticket_id: str) -> dict[str, str]:
         GSI1_PARTITION_KEY: user_collection(org_id, user_id),
         GSI1_SORT_KEY: f"{TICKET_PREFIX}{ticket_id}",
     }
+
+
+def idempotency_partition(org_id: str) -> str:
+    """Where Powertools keeps an org's idempotency records (``operators`` for org creation)."""
+    return f"IDEMPOTENCY#{org_id}"
+
+
+def sweep_key(org_id: str, user_id: str) -> dict[str, str]:
+    """A cascade delete's marker for a deleted user whose tickets GSI1 may still be showing late."""
+    return {PARTITION_KEY: org_partition(org_id), SORT_KEY: f"{SWEEP_PREFIX}{user_id}"}
 
 
 def base_key(item: dict) -> dict[str, str]:

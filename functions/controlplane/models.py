@@ -103,6 +103,7 @@ class Org(Resource):
     org_id: Slug
     name: str
     plan: Plan
+    deleting_since: Timestamp | None = Field(None, description="Set while the org's cascade delete runs")
 
 
 class User(Resource):
@@ -138,6 +139,12 @@ class UserPage(Page):
 
 class TicketPage(Page):
     items: list[Ticket]
+
+
+class DeletionAccepted(BaseModel):
+    org_id: Slug
+    status: Literal["deleting"] = "deleting"
+    message: str = "The delete continues in the background; GET the org until it is 404"
 
 
 class OrgWithUsers(BaseModel):

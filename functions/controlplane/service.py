@@ -1,5 +1,8 @@
 """What each route does: build items from validated input, call the data layer, map back to models."""
 
+import math
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -27,7 +30,10 @@ from controlplane.models import (
 from controlplane.observability import metrics
 from controlplane.table import Expect, Table
 
-ORG, USER, TICKET = "org", "user", "ticket"  # the ``entity`` attribute of each item
+ORG, USER, TICKET, SWEEP = "org", "user", "ticket", "sweep"  # the ``entity`` attribute of each item
+DELETING = "deleting_since"  # set on an org whose cascade delete has begun
+# Stop starting new steps of a cascade delete when less time than this is left.
+DELETE_STEP_SECONDS = 5.0
 
 
 def _table() -> Table:
@@ -123,7 +129,7 @@ def get_org_with_users(org_id: str, limit: int) -> OrgWithUsers:
         raise _org_missing(org_id)
     return OrgWithUsers(
         org=Org.model_validate(items[0]),
-        users=[User.model_validate(item) for item in items[1:]],
+        users=[User.model_validate(item) for item in items[1:] if item["entity"] == USER],  # not sweep markers
         next_cursor=_next(_users_scope(org_id), last),
     )
 
@@ -135,19 +141,40 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
     return Org.model_validate(item)
 
 
-def delete_org(org_id: str, version: int | None = None) -> None:
-    """Tickets first, then users, then the org: an interrupted delete can simply be run again."""
+def delete_org(org_id: str, version: int | None = None, time_left: Callable[[], float] = lambda: math.inf) -> bool:
+    """Delete an org with all its users and tickets; True when done, False when ``time_left`` (in
+    seconds) ran short and the caller must continue later. Every step can be run again.
+
+    1. Mark the org ``deleting_since``: no user can be added from then on.
+    2. Per user: leave a sweep marker, delete their sign-in and their item (no ticket can be added
+       from then on), then the tickets GSI1 shows.
+    3. Per marker, once GSI1 has had ``gsi1_settle_seconds`` (GSI1 is updated asynchronously) to show
+       every ticket written before the user went: delete the tickets it shows now, then the marker.
+    4. Delete the org's idempotency records, then the org.
+    """
     table = _table()
-    org = table.get(keys.org_key(org_id))
-    if org is None:
-        raise _org_missing(org_id)
-    _check_version(org, version)
+    table.mark(keys.org_key(org_id), DELETING, _now(), _org_missing(org_id), _version_is(version))
     for users in table.query_all(keys.org_partition(org_id), prefix=keys.USER_PREFIX):
         for user in users:
+            if time_left() < DELETE_STEP_SECONDS:
+                return False
+            sweep = {**keys.sweep_key(org_id, user["user_id"]), "entity": SWEEP, "user_id": user["user_id"]}
+            table.put({**sweep, "sweep_after": math.ceil(time.time() + config.settings().gsi1_settle_seconds)})
             _remove_sign_in(org_id, user["user_id"])
+            table.delete_all([user])
             _delete_tickets_of(table, org_id, user["user_id"])
-        table.delete_all(users)
-    table.delete(keys.org_key(org_id), _org_missing(org_id), _version_is(version))
+    for sweeps in table.query_all(keys.org_partition(org_id), prefix=keys.SWEEP_PREFIX):
+        for sweep in sweeps:
+            wait = float(sweep["sweep_after"]) - time.time()  # 0 where GSI1 is synchronous (moto, Local)
+            if time_left() < DELETE_STEP_SECONDS + max(wait, 0):
+                return False
+            time.sleep(max(wait, 0))
+            _delete_tickets_of(table, org_id, sweep["user_id"])
+            table.delete_all([sweep])
+    for records in table.query_all(keys.idempotency_partition(org_id)):
+        table.delete_all(records)
+    table.delete_all([keys.org_key(org_id)])
+    return True
 
 
 # Users
@@ -161,6 +188,7 @@ def create_user(org_id: str, body: UserCreate) -> User:
         item,
         parent_missing=_org_missing(org_id),
         exists=AlreadyExists(f"User {body.user_id} already exists in organization {org_id}"),
+        parent_unmarked=DELETING,
     )
     # The table decides 404/409 first; only then the sign-in. If that fails, the user goes too.
     if directory := config.directory():
@@ -249,10 +277,16 @@ def _delete_tickets_of(table: Table, org_id: str, user_id: str) -> None:
 # Tickets
 
 
-def create_ticket(org_id: str, user_id: str, body: TicketCreate) -> Ticket:
+def ticket_item(org_id: str, user_id: str, body: TicketCreate) -> dict:
+    """The stored item of a new ticket (also what the benchmarks bulk-load)."""
     ticket_id = new_ulid()
     attributes = {"org_id": org_id, "ticket_id": ticket_id, "user_id": user_id, **body.model_dump()}
-    item = _new_item(keys.ticket_keys(org_id, user_id, ticket_id), TICKET, attributes)
+    return _new_item(keys.ticket_keys(org_id, user_id, ticket_id), TICKET, attributes)
+
+
+def create_ticket(org_id: str, user_id: str, body: TicketCreate) -> Ticket:
+    item = ticket_item(org_id, user_id, body)
+    ticket_id = item["ticket_id"]
     _table().put_child(
         keys.user_key(org_id, user_id),
         item,

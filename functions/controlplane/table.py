@@ -131,22 +131,52 @@ class Table:
             )
 
     @tracer.capture_method
-    def put_child(self, parent: Key, item: Item, parent_missing: ApiError, exists: ApiError) -> None:
-        """Create ``item`` only if ``parent`` exists and ``item`` does not, in one transaction.
+    def put(self, item: Item) -> None:
+        """Write ``item`` whatever is there (the cascade's own bookkeeping)."""
+        with _translate():
+            self.client.put_item(TableName=self.name, Item=_to_dynamo(item))
+
+    @tracer.capture_method
+    def mark(
+        self, key: Key, attribute: str, value: object, missing: ApiError, expects: tuple[Expect, ...] = ()
+    ) -> Item:
+        """Set ``attribute`` once (a second call keeps the first value); no version bump: a mark is
+        the server's bookkeeping, not a client's change."""
+        condition = _condition(expects)
+        condition["ExpressionAttributeNames"]["#mark"] = attribute
+        condition["ExpressionAttributeValues"] = condition.get("ExpressionAttributeValues", {}) | {":mark": value}
+        with _translate(missing, expects):
+            response = self.client.update_item(
+                TableName=self.name,
+                Key=_to_dynamo(key),
+                UpdateExpression="SET #mark = if_not_exists(#mark, :mark)",
+                ReturnValues="ALL_NEW",
+                **_serialized(condition),
+            )
+        return _from_dynamo(response["Attributes"])
+
+    @tracer.capture_method
+    def put_child(
+        self, parent: Key, item: Item, parent_missing: ApiError, exists: ApiError, parent_unmarked: str | None = None
+    ) -> None:
+        """Create ``item`` only if ``parent`` exists (and does not carry the mark ``parent_unmarked``)
+        and ``item`` does not, in one transaction.
 
         Concurrent transactions on the same item cancel each other (TransactionConflict) and
         botocore does not retry that; we do, so a race ends in one 201 and 409s, not 503s.
         """
         names = {"#pk": PARTITION_KEY}
+        parent_check = {
+            "TableName": self.name,
+            "Key": _to_dynamo(parent),
+            "ConditionExpression": "attribute_exists(#pk)",
+            "ExpressionAttributeNames": names,
+        }
+        if parent_unmarked:
+            parent_check["ConditionExpression"] += " AND attribute_not_exists(#mark)"
+            parent_check["ExpressionAttributeNames"] = {**names, "#mark": parent_unmarked}
         request = [
-            {
-                "ConditionCheck": {
-                    "TableName": self.name,
-                    "Key": _to_dynamo(parent),
-                    "ConditionExpression": "attribute_exists(#pk)",
-                    "ExpressionAttributeNames": names,
-                }
-            },
+            {"ConditionCheck": parent_check},
             {
                 "Put": {
                     "TableName": self.name,

@@ -2,11 +2,11 @@
 
 from typing import Annotated, Literal
 
-from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.logging import correlation_paths
 
-from controlplane import service
+from controlplane import jobs, service
 from controlplane.api import (
     DEFAULT_LIMIT,
     Cursor,
@@ -21,7 +21,7 @@ from controlplane.api import (
     no_content,
     with_etag,
 )
-from controlplane.models import Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers
+from controlplane.models import DeletionAccepted, Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers
 from controlplane.observability import logger, metrics, tracer
 
 app = create_app()
@@ -54,13 +54,16 @@ def update_org(org_id: OrgIdPath, body: OrgUpdate, if_match: IfMatch = None) -> 
 
 
 @app.delete("/orgs/<org_id>", summary="Delete an organization with all its users and tickets", tags=["organizations"])
-def delete_org(org_id: OrgIdPath, if_match: IfMatch = None) -> Response[None]:
-    service.delete_org(org_id, expected_version(if_match))
-    return no_content()
+def delete_org(org_id: OrgIdPath, if_match: IfMatch = None) -> Response[DeletionAccepted | None]:
+    if jobs.delete_org(org_id, expected_version(if_match), app.lambda_context):
+        return no_content()
+    return Response(202, content_types.APPLICATION_JSON, DeletionAccepted(org_id=org_id))
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict, context) -> dict:
+    if "Records" in event:  # the deletions queue
+        return jobs.handle_queue(event, context)
     return app.resolve(event, context)

@@ -1,0 +1,64 @@
+"""Cascade deletes that outgrow one API request (29 s) finish from a queue.
+
+``DELETE /orgs/{org_id}`` works until little time is left, then puts the org on the deletions
+queue (SQS) and answers 202. The organizations function also consumes that queue: each message
+continues the (resumable) delete and, if its own time runs short, queues the org again. Where no
+queue is configured (the local run) the delete simply runs to the end within the request.
+"""
+
+import json
+import time
+from functools import cache
+
+import boto3
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from controlplane import config, service
+from controlplane.errors import NotFound
+
+# API Gateway gives up on an integration after 29 s.
+REQUEST_SECONDS = 29.0
+
+
+def delete_org(org_id: str, version: int | None, lambda_context) -> bool:
+    """True when the org is gone; False when the rest was queued."""
+    if not config.settings().deletions_queue_url:
+        return service.delete_org(org_id, version)
+    deadline = time.monotonic() + REQUEST_SECONDS
+    done = service.delete_org(org_id, version, lambda: min(deadline - time.monotonic(), _remaining(lambda_context)))
+    if not done:
+        _enqueue(org_id)
+    return done
+
+
+def handle_queue(event: dict, lambda_context) -> dict:
+    return process_partial_response(
+        event=event,
+        record_handler=lambda record: _continue(record, lambda_context),
+        processor=BatchProcessor(event_type=EventType.SQS),
+        context=lambda_context,
+    )
+
+
+def _continue(record: SQSRecord, lambda_context) -> None:
+    org_id = json.loads(record.body)["org_id"]
+    try:
+        done = service.delete_org(org_id, time_left=lambda: _remaining(lambda_context))
+    except NotFound:
+        return  # a redelivered message for an org that is already gone
+    if not done:
+        _enqueue(org_id)
+
+
+def _remaining(lambda_context) -> float:
+    return lambda_context.get_remaining_time_in_millis() / 1000
+
+
+def _enqueue(org_id: str) -> None:
+    _sqs().send_message(QueueUrl=config.settings().deletions_queue_url, MessageBody=json.dumps({"org_id": org_id}))
+
+
+@cache
+def _sqs():
+    return boto3.client("sqs", config=config.CLIENT_CONFIG)
