@@ -101,9 +101,10 @@ def create_app() -> APIGatewayRestResolver:
         return error(500, "internal_error", "Something went wrong on our side")
 
     def guard(app: APIGatewayRestResolver, next_middleware):
-        """Before any route runs: who is calling (401), are the ids well-formed (422), may the
-        caller use this route in this org (403). Ids are checked whole here because the resolver's
-        route regex ends in ``$``, which lets ``acme\n`` through as ``acme``."""
+        """Before the route runs, after Powertools has validated the request (it always runs
+        first): who is calling (401), are the ids well-formed (422), may the caller use this route
+        in this org (403). Nothing before this reads data. Ids are checked whole here too because
+        the resolver's route regex ends in ``$``, which lets ``acme\n`` through as ``acme``."""
         event = app.current_event
         caller = caller_from_claims(event.request_context.authorizer.claims)
         parameters = event.path_parameters or {}
@@ -114,7 +115,7 @@ def create_app() -> APIGatewayRestResolver:
                 for name in bad
             ]
             return error(422, "validation_error", "The request is not valid", details)
-        logger.append_keys(**parameters, caller=caller.user_id or "operator")
+        logger.append_keys(**parameters, caller=caller.subject)
         authorize(caller, event.http_method, event.resource, parameters)
         app.append_context(caller=caller)
         return next_middleware(app)
