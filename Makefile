@@ -32,3 +32,9 @@ STAGE ?= dev
 .PHONY: synth
 synth: install
 	node_modules/.bin/cdk synth --no-notices --quiet -c stage=$(STAGE) $(CDK_ARGS)
+
+# docs/BENCHMARKS.md: requests per call, handler overhead, flat pages, cold start, asset size, on
+# DynamoDB Local (several minutes; not part of make test). A smoke run: make bench BENCH_ARGS=--quick
+.PHONY: bench
+bench: install
+	$(BIN)/python -m bench $(BENCH_ARGS)

@@ -1,0 +1,142 @@
+"""1. Requests per API call: what each route sends to DynamoDB, counted on the functions' own client."""
+
+from collections import Counter
+from typing import NamedTuple
+
+from bench import data
+from bench.harness import Section, call, label, recording
+from bench.stats import markdown, verdict
+from controlplane import config
+from controlplane.routes import ROUTES
+
+ORG, USER, OTHER_USERS, USER_TICKETS, FILLER_ORGS = "acme", "alice", 24, 25, 20
+DOOMED_ORG, DOOMED_USERS, DOOMED_TICKETS = "doomed", 5, 10  # the org cascade: 5 users x 10 tickets
+DOOMED_USER, DOOMED_USER_TICKETS = "bob", 50  # the user cascade
+# The cascade deletes, each on a known data set of its own: the ids that differ, and the data set.
+CASCADES = {
+    ("DELETE", "/orgs/{org_id}"): ({"org_id": DOOMED_ORG}, f"org, {DOOMED_USERS} users x {DOOMED_TICKETS} tickets"),
+    ("DELETE", "/orgs/{org_id}/users/{user_id}"): ({"user_id": DOOMED_USER}, f"user, {DOOMED_USER_TICKETS} tickets"),
+}
+BODIES = {
+    ("POST", "/orgs"): {"org_id": "newco", "name": "NewCo"},
+    ("POST", "/orgs/{org_id}/users"): {"user_id": "carol", "name": "Carol", "email": "carol@bench.test"},
+    ("POST", "/orgs/{org_id}/users/{user_id}/tickets"): {"subject": "Help"},
+    ("PATCH", "/orgs/{org_id}"): {"name": "Acme 2"},
+    ("PATCH", "/orgs/{org_id}/users/{user_id}"): {"role": "admin"},
+    ("PATCH", "/orgs/{org_id}/tickets/{ticket_id}"): {"status": "pending"},
+}
+INCLUDES = {
+    ("GET", "/orgs/{org_id}"): {"include": "users"},
+    ("GET", "/orgs/{org_id}/users/{user_id}"): {"include": "tickets"},
+}
+# What the lists return: a page of items, or (include=) the parent and a page of its children.
+LIST_PATHS = {"/orgs", "/orgs/{org_id}/users", "/orgs/{org_id}/users/{user_id}/tickets"}
+
+
+class Case(NamedTuple):
+    method: str
+    path: str
+    ids: dict
+    query: dict | None = None
+    headers: dict | None = None
+    data: str = ""
+
+    @property
+    def body(self) -> dict | None:
+        body = BODIES.get((self.method, self.path))
+        if body and self.headers:  # a second create: another id
+            return {name: f"{value}-2" if name.endswith("_id") else value for name, value in body.items()}
+        return body
+
+    @property
+    def label(self) -> str:
+        return label(self.method, self.path, self.query) + (" + Idempotency-Key" if self.headers else "")
+
+    @property
+    def lists(self) -> bool:
+        return self.method == "GET" and (self.path in LIST_PATHS or bool(self.query))
+
+
+def cases(ids: dict) -> list[Case]:
+    found = []
+    for route in ROUTES:
+        key = (route.method, route.path)
+        other_ids, data_set = CASCADES.get(key, ({}, ""))
+        found.append(Case(*key, {**ids, **other_ids}, data=data_set))
+        if key in INCLUDES:
+            found.append(Case(*key, ids, query=INCLUDES[key]))
+    # Powertools' idempotency record costs requests of its own: shown, not counted against the goal.
+    posts = [route for route in ROUTES if route.method == "POST"]
+    return found + [Case(*route[:2], ids, headers={"Idempotency-Key": f"bench-{i}"}) for i, route in enumerate(posts)]
+
+
+def _seed(client) -> dict:
+    for i in range(FILLER_ORGS):
+        data.create("/orgs", {"org_id": f"filler-{i:02}", "name": f"Filler {i}"})
+    users = {USER: USER_TICKETS, DOOMED_USER: DOOMED_USER_TICKETS, **{f"user-{i:02}": 0 for i in range(OTHER_USERS)}}
+    tickets = data.seed(client, ORG, users)
+    data.seed(client, DOOMED_ORG, {f"user-{i}": DOOMED_TICKETS for i in range(DOOMED_USERS)})
+    return {"org_id": ORG, "user_id": USER, "ticket_id": tickets[USER][0]}
+
+
+def _items(body) -> int:
+    """Items in an API response: a page's items, or the parent and its children."""
+    return sum(
+        len(value) if isinstance(value, list) else 1 for value in body.values() if isinstance(value, list | dict)
+    )
+
+
+def _capacity(responses: list[dict]) -> float:
+    total = 0.0
+    for response in responses:
+        consumed = response.get("ConsumedCapacity", [])
+        for entry in consumed if isinstance(consumed, list) else [consumed]:
+            total += entry["CapacityUnits"]
+    return total
+
+
+def run(client) -> Section:
+    ids = _seed(client)
+    rows, goals = [], []
+    with recording(config.dynamodb(), capacity=True) as recorder:
+        for case in cases(ids):
+            recorder.clear()
+            path = case.path.format(**case.ids)
+            status, body = call(case.method, path, query=case.query, body=case.body, headers=case.headers)
+            if status >= 300:
+                raise RuntimeError(f"{case.method} {path} answered {status}: {body}")
+            responses = [exchange.response for exchange in recorder.exchanges]
+            operations = ", ".join(f"{op} x{n}" if n > 1 else op for op, n in Counter(recorder.sent).items())
+            read = returned = returned_api = "—"
+            met = len(recorder.sent) == 1
+            if case.lists:
+                read = sum(response["ScannedCount"] for response in responses)
+                returned = sum(response["Count"] for response in responses)
+                returned_api = _items(body)
+                met = met and read == returned == returned_api
+            if (case.method, case.path) in CASCADES:
+                goal = "reported"
+            elif case.headers:
+                goal = "idempotency record, not counted"
+            else:
+                goal = verdict(met)
+                goals.append((f"{case.label}: one request" + (", items read = returned" if case.lists else ""), met))
+            capacity = (
+                f"{_capacity(responses):g}" if any("ConsumedCapacity" in r for r in responses) else "not reported"
+            )
+            rows.append(
+                [case.label, case.data, len(recorder.sent), operations, capacity, read, returned, returned_api, goal]
+            )
+    headers = ["Route", "Data", "Requests", "Operations", "Capacity units", "Items read (ScannedCount)"]
+    headers += ["Items returned (Count)", "Items in response", "Goal"]
+    body = (
+        "Every HTTP request the functions' client (`config.dynamodb()`) sent, counted with botocore's "
+        "`before-send` event (retries would count too), for one call of each route as an operator. Each "
+        "request also asked for `ReturnConsumedCapacity=TOTAL` (a `before-parameter-build` hook); the capacity "
+        "is the sum DynamoDB Local reported. For the lists, items read (the Query's `ScannedCount`) must equal "
+        "items returned (`Count`, and the items in the API's response, a parent counted as one). "
+        f"Data: {ORG} has {OTHER_USERS + 2} users, {USER} has {USER_TICKETS} tickets, and there are more "
+        "than 20 organizations, so every list returns a full page of 20 (include=: 1 + 20).\n\n"
+        + markdown(headers, rows)
+    )
+    return Section("1. Requests per API call", body, goals)

@@ -1,0 +1,149 @@
+"""The benchmarks' world: the functions' environment on DynamoDB Local, API calls as API Gateway
+makes them, and a recorder of what the functions send to DynamoDB."""
+
+import copy
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+from botocore import xform_name
+
+from controlplane import config
+from local.apigw import build_event, invoke
+from local.dynamodb_local import DynamoDBLocal, client, create_table
+
+TABLE_NAME = "control-plane-bench"
+OPERATOR = {"sub": "bench", "cognito:groups": "operators"}
+
+# As deployed (infra), except: no X-Ray daemon to talk to, and metrics off so that no EMF JSON is
+# printed into the timings (Powertools 3 honours POWERTOOLS_METRICS_DISABLED).
+ENVIRONMENT = {
+    "AWS_ACCESS_KEY_ID": "bench",
+    "AWS_SECRET_ACCESS_KEY": "bench",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "TABLE_NAME": TABLE_NAME,
+    "CURSOR_SECRET": "bench-cursor-secret",
+    "POWERTOOLS_SERVICE_NAME": "control-plane",
+    "POWERTOOLS_METRICS_NAMESPACE": "ControlPlane",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "POWERTOOLS_METRICS_DISABLED": "true",
+    "LOG_LEVEL": "INFO",
+}
+
+
+@dataclass
+class Section:
+    """One measure of the report: its Markdown and the goals it checked."""
+
+    title: str
+    body: str
+    goals: list[tuple[str, bool]] = field(default_factory=list)
+
+
+@contextmanager
+def dynamodb_local() -> Iterator[DynamoDBLocal]:
+    """DynamoDB Local in memory with the table, and the functions' environment pointing at it."""
+    os.environ.pop("POWERTOOLS_DEV", None)
+    os.environ.update(ENVIRONMENT)
+    with DynamoDBLocal() as server:
+        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = server.endpoint
+        config.reset()
+        create_table(client(server.endpoint), TABLE_NAME)
+        yield server
+
+
+def bare_client():
+    """A plain boto3 client of its own, configured as the functions' one: the baseline."""
+    return boto3.client("dynamodb", config=config.CLIENT_CONFIG)
+
+
+def event(method: str, path: str, query: dict | None = None, body: Any = None, headers: dict | None = None) -> dict:
+    """The proxy event API Gateway passes on for an operator's request."""
+    built = build_event(
+        method,
+        path,
+        query={name: [str(value)] for name, value in (query or {}).items()},
+        headers={name: [value] for name, value in (headers or {}).items()},
+        body=None if body is None else json.dumps(body),
+    )
+    built["requestContext"]["authorizer"] = {"claims": OPERATOR}
+    return built
+
+
+def label(method: str, path: str, query: dict | None = None) -> str:
+    """A route as the report names it: ``GET /orgs/{org_id}?include=users``."""
+    suffix = "?" + "&".join(f"{name}={value}" for name, value in query.items()) if query else ""
+    return f"`{method} {path}{suffix}`"
+
+
+def call(method: str, path: str, **kwargs) -> tuple[int, Any]:
+    response = invoke(event(method, path, **kwargs))
+    return response["statusCode"], json.loads(response["body"]) if response.get("body") else None
+
+
+@dataclass
+class Exchange:
+    """One DynamoDB operation the functions made: what they asked and what came back."""
+
+    operation: str
+    params: dict
+    response: dict | None = None
+
+
+class Recorder:
+    """Hooks on a client: every HTTP request it sends (retries included), every operation's
+    parameters as the caller passed them, and its parsed response. With ``capacity``, each request
+    also asks for ReturnConsumedCapacity=TOTAL."""
+
+    def __init__(self, capacity: bool):
+        self.capacity = capacity
+        self.sent: list[str] = []
+        self.exchanges: list[Exchange] = []
+
+    def clear(self) -> None:
+        self.sent.clear()
+        self.exchanges.clear()
+
+    def before_parameter_build(self, params: dict, model, **_) -> None:
+        self.exchanges.append(Exchange(model.name, copy.deepcopy(params)))
+        if self.capacity and "ReturnConsumedCapacity" in model.input_shape.members:
+            params["ReturnConsumedCapacity"] = "TOTAL"
+
+    def before_send(self, event_name: str, **_) -> None:
+        self.sent.append(event_name.rsplit(".", 1)[-1])
+
+    def after_call(self, parsed: dict, **_) -> None:
+        self.exchanges[-1].response = parsed
+
+    def the_one_request(self) -> tuple[str, dict]:
+        """The method name and parameters of the single request made, to replay on a bare client."""
+        if len(self.sent) != 1:
+            raise AssertionError(f"expected one DynamoDB request, got {self.sent}")
+        exchange = self.exchanges[0]
+        return xform_name(exchange.operation), exchange.params
+
+
+@contextmanager
+def recording(client, capacity: bool = False) -> Iterator[Recorder]:
+    recorder = Recorder(capacity)
+    hooks = {
+        "before-parameter-build.dynamodb": recorder.before_parameter_build,
+        "before-send.dynamodb": recorder.before_send,
+        "after-call.dynamodb": recorder.after_call,
+    }
+    for name, hook in hooks.items():
+        client.meta.events.register(name, hook)
+    try:
+        yield recorder
+    finally:
+        for name, hook in hooks.items():
+            client.meta.events.unregister(name, hook)
+
+
+def replay(client, method: str, params: dict):
+    """The bare call: the same request, straight through boto3."""
+    return lambda: getattr(client, method)(**params)
