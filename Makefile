@@ -26,6 +26,19 @@ lint: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+# The API on http://127.0.0.1:3000 (PORT=...), on DynamoDB Local with its data in .local/dynamodb.
+# Ctrl-C stops both. make seed, in another terminal, fills it with a demo organization.
+.PHONY: run seed events
+run: install
+	$(BIN)/python -m local.server
+
+seed: install
+	$(BIN)/python -m local.seed
+
+# events/: an API Gateway event per route and the env-vars file, for sam local invoke.
+events: install
+	$(BIN)/python -m local.events
+
 # cdk.out/ControlPlane-$(STAGE).template.json and its assets, offline; fails on unacknowledged
 # cdk-nag findings. Other context: make synth STAGE=prod CDK_ARGS="-c cors_allow_origins=https://x.example"
 STAGE ?= dev

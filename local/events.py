@@ -1,0 +1,77 @@
+"""The events/ folder: one API Gateway REST proxy event per route, for ``sam local invoke -e``,
+and the ``--env-vars`` file that points the functions at DynamoDB Local.
+
+Generated from the route table by ``local.apigw.build_event``; ``make events`` rewrites them, and a
+test fails when the committed files differ from what this module would write.
+"""
+
+import json
+from pathlib import Path
+
+from controlplane.routes import ROUTES, Route
+from local import ROOT
+from local.apigw import OPERATOR_TOKEN, build_event, local_claims
+from local.server import LOCAL_ENV
+
+EVENTS_DIR = ROOT / "events"
+ENV_FILE = EVENTS_DIR / "env.json"
+IDS = {"org_id": "acme", "user_id": "alice", "ticket_id": "01JD3Q0Z6V7S3M8E2K9XWQY4PB"}
+BODIES = {
+    ("POST", "/orgs"): {"org_id": "acme", "name": "Acme", "plan": "pro"},
+    ("PATCH", "/orgs/{org_id}"): {"name": "Acme Inc."},
+    ("POST", "/orgs/{org_id}/users"): {"user_id": "alice", "name": "Alice", "email": "alice@acme.example"},
+    ("PATCH", "/orgs/{org_id}/users/{user_id}"): {"role": "admin"},
+    ("POST", "/orgs/{org_id}/users/{user_id}/tickets"): {"subject": "Printer on fire", "priority": "urgent"},
+    ("PATCH", "/orgs/{org_id}/tickets/{ticket_id}"): {"status": "solved"},
+}
+# sam local invoke runs the function in a container: the host is host.docker.internal there.
+SAM_ENV = {
+    **{name: value for name, value in LOCAL_ENV.items() if not name.startswith("AWS_")},  # sam sets those
+    "AWS_ENDPOINT_URL_DYNAMODB": "http://host.docker.internal:8000",
+    "CURSOR_SECRET_ARN": "",  # use CURSOR_SECRET, not Secrets Manager
+}
+FIXED_TIME = {"requestTime": "21/Nov/2026:12:00:00 +0000", "requestTimeEpoch": 1795262400000}
+
+
+def file_for(route: Route) -> Path:
+    """``events/<function>/<method>_<path>.json``, e.g. events/tickets/get_orgs_org_id_tickets_ticket_id.json."""
+    words = [segment.strip("{}") for segment in route.path.strip("/").split("/")]
+    return EVENTS_DIR / route.function / f"{route.method.lower()}_{'_'.join(words)}.json"
+
+
+def event_for(route: Route) -> dict:
+    body = BODIES.get((route.method, route.path))
+    headers = {"Accept": ["application/json"], "Host": ["localhost"]}
+    if body is not None:
+        headers["Content-Type"] = ["application/json"]
+    event = build_event(
+        route.method,
+        route.path.format(**IDS),
+        headers=headers,
+        body=json.dumps(body) if body is not None else None,
+        request_id=f"sam-local-{file_for(route).stem}",
+        claims=local_claims(OPERATOR_TOKEN),
+    )
+    event["requestContext"].update(FIXED_TIME)  # stable files: regenerating changes nothing
+    return event
+
+
+def render(document: dict) -> str:
+    return json.dumps(document, indent=2) + "\n"
+
+
+def expected_files() -> dict[Path, str]:
+    files = {file_for(route): render(event_for(route)) for route in ROUTES}
+    files[ENV_FILE] = render({"Parameters": SAM_ENV})
+    return files
+
+
+def main() -> None:
+    for path, text in expected_files().items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        print(path.relative_to(ROOT))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,210 @@
+"""The local API Gateway: HTTP on 127.0.0.1 in, the same three Lambda handlers behind it.
+
+``make run`` runs ``python -m local.server``. It uses the DynamoDB at AWS_ENDPOINT_URL_DYNAMODB if
+that is set; otherwise it starts DynamoDB Local with its data in .local/dynamodb, or moto in
+memory when Java is missing. It creates the table if needed and serves the API, the OpenAPI
+document at /openapi.json and Swagger UI at /docs until Ctrl-C or SIGTERM, then stops what it
+started.
+
+Settings (environment): PORT (3000), DYNAMODB_PORT (8000), DYNAMODB_DATA_DIR (.local/dynamodb),
+plus the functions' own variables, which default to the LOCAL_ENV values below.
+"""
+
+import base64
+import json
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+import traceback
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from aws_lambda_powertools.event_handler.openapi import swagger_ui
+from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
+
+from controlplane import config
+from local import ROOT, apigw, openapi
+from local.dynamodb_local import DynamoDBLocal, JavaNotFound, ensure_table
+
+HOST = "127.0.0.1"
+LOCAL_ENV = {
+    "TABLE_NAME": "control-plane-local",
+    "CURSOR_SECRET": "local-development-cursor-secret",
+    "AWS_ACCESS_KEY_ID": "local",
+    "AWS_SECRET_ACCESS_KEY": "local",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "POWERTOOLS_SERVICE_NAME": "control-plane",
+    "POWERTOOLS_METRICS_NAMESPACE": "ControlPlane",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "POWERTOOLS_METRICS_DISABLED": "true",  # else every create prints an EMF blob between the request lines
+    "LOG_LEVEL": "WARNING",  # the handlers' warnings and errors; LOG_LEVEL=INFO shows more
+}
+DOCS_ASSETS = {
+    "/docs/swagger-ui-bundle.min.js": "text/javascript",
+    "/docs/swagger-ui.min.css": "text/css",
+}
+JSON = "application/json"
+
+# Lambda gives each execution environment one request at a time, and the handlers keep per-request
+# state in module globals (the resolver's current event, the logger's keys): so one at a time here.
+_one_at_a_time = threading.Lock()
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+class Gateway(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def handle_request(self) -> None:
+        started = time.perf_counter()
+        url = urlsplit(self.path)
+        if self.command == "GET" and (url.path in ("/openapi.json", "/docs") or url.path in DOCS_ASSETS):
+            status, headers, body = self.docs(url.path)
+        else:
+            status, headers, body = self.proxy(url.path, url.query)
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        if status not in (HTTPStatus.NO_CONTENT, HTTPStatus.NOT_MODIFIED):
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        log(f"{self.command} {self.path} {status} {(time.perf_counter() - started) * 1000:.0f}ms")
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = handle_request
+
+    def proxy(self, path: str, query: str) -> tuple[int, list[tuple[str, str]], bytes]:
+        """What API Gateway does: authorizer, proxy event, Lambda, response mapping."""
+        route, _ = apigw.match(self.command, path)
+        claims = self.authorizer_claims()
+        if route and claims is None:
+            # The Cognito authorizer answers a missing or bad token itself; Lambda never runs.
+            return 401, [("Content-Type", JSON)], b'{"message":"Unauthorized"}'
+        length = int(self.headers.get("Content-Length") or 0)
+        headers: dict[str, list[str]] = {}
+        for name, value in self.headers.items():
+            headers.setdefault(name, []).append(value)
+        event = apigw.build_event(
+            self.command,
+            path,
+            query=parse_qs(query, keep_blank_values=True),
+            headers=headers,
+            body=self.rfile.read(length).decode(errors="replace") if length else None,
+            claims=claims,
+            stage_in_url=False,
+        )
+        request_id = event["requestContext"]["requestId"]
+        try:
+            with _one_at_a_time:
+                response = apigw.invoke(event)
+        except Exception:
+            traceback.print_exc()  # a crashed function: API Gateway answers 502
+            headers = [("Content-Type", JSON), ("x-amzn-RequestId", request_id)]
+            return 502, headers, b'{"message":"Internal server error"}'
+        body = response.get("body") or ""
+        raw = base64.b64decode(body) if response.get("isBase64Encoded") else body.encode()
+        return response["statusCode"], [*response_headers(response), ("x-amzn-RequestId", request_id)], raw
+
+    def authorizer_claims(self) -> dict[str, str] | None:
+        scheme, _, token = (self.headers.get("Authorization") or "").partition(" ")
+        return apigw.local_claims(token.strip()) if scheme.lower() == "bearer" else None
+
+    def docs(self, path: str) -> tuple[int, list[tuple[str, str]], bytes]:
+        if path == "/openapi.json":
+            return 200, [("Content-Type", JSON)], json.dumps(openapi.document()).encode()
+        if path == "/docs":
+            html = generate_swagger_html(
+                spec=json.dumps(openapi.document()),
+                swagger_js="/docs/swagger-ui-bundle.min.js",
+                swagger_css="/docs/swagger-ui.min.css",
+                swagger_base_url="/docs",
+                oauth2_config=None,
+            )
+            return 200, [("Content-Type", "text/html; charset=utf-8")], html.encode()
+        asset = Path(swagger_ui.__file__).parent / path.rsplit("/", 1)[-1]
+        return 200, [("Content-Type", DOCS_ASSETS[path]), ("Cache-Control", "max-age=3600")], asset.read_bytes()
+
+    def log_request(self, code="-", size="-") -> None:
+        """One line per request is written by handle_request, with its duration."""
+
+
+def response_headers(response: dict) -> list[tuple[str, str]]:
+    """API Gateway's merge: every value of multiValueHeaders, plus headers it does not name."""
+    multi = response.get("multiValueHeaders") or {}
+    named = {name.lower() for name in multi}
+    pairs = [(name, str(value)) for name, values in multi.items() for value in values]
+    single = response.get("headers") or {}
+    pairs += [(name, str(value)) for name, value in single.items() if name.lower() not in named]
+    return pairs
+
+
+@contextmanager
+def dynamodb() -> Iterator[str]:
+    """Point the functions at a DynamoDB for this run; yields where, for the banner."""
+    if endpoint := os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"):
+        yield f"{endpoint} (from AWS_ENDPOINT_URL_DYNAMODB; nothing started)"
+    elif shutil.which("java"):
+        data = Path(os.environ.get("DYNAMODB_DATA_DIR", ROOT / ".local" / "dynamodb"))
+        with DynamoDBLocal(port=int(os.environ.get("DYNAMODB_PORT", "8000")), db_path=data) as local:
+            os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = local.endpoint
+            yield f"DynamoDB Local on {local.endpoint} (pid {local.process.pid}), data in {data}"
+    else:
+        from moto import mock_aws
+
+        log(f"{JavaNotFound()}\nFalling back to moto in this process: the data is lost when the server stops.")
+        with mock_aws():
+            yield "moto, in memory (no Java)"
+
+
+def main() -> int:
+    for name, value in LOCAL_ENV.items():
+        os.environ.setdefault(name, value)
+    warnings.filterwarnings("ignore", "No application metrics to publish")  # read routes emit no metric
+    port = int(os.environ.get("PORT", "3000"))
+    try:
+        server = ThreadingHTTPServer((HOST, port), Gateway)
+    except OSError as error:
+        log(
+            f"Cannot listen on {HOST}:{port}: {error.strerror}. Is `make run` already running? "
+            "Stop it, or use another port: PORT=3001 make run"
+        )
+        return 1
+    # Stop on SIGTERM as on Ctrl-C; and on SIGINT even when started in the background by a shell,
+    # which would otherwise have Python ignore it.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.default_int_handler)
+    try:
+        with dynamodb() as where:
+            config.reset()
+            table = config.settings().table_name
+            created = ensure_table(config.dynamodb(), table)
+            openapi.document()  # imports the three functions now, not on the first request
+            log(
+                f"DynamoDB: {where}; table {table}{' (created)' if created else ''}\n"
+                f"API on http://{HOST}:{port}  (Swagger UI /docs, OpenAPI /openapi.json)\n"
+                f"Send 'Authorization: Bearer {apigw.OPERATOR_TOKEN}' (or <org_id>/<user_id>/<role>). Ctrl-C stops."
+            )
+            server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    except (JavaNotFound, OSError, RuntimeError, TimeoutError) as error:
+        log(f"Cannot start: {error}")
+        return 1
+    finally:
+        server.server_close()
+    log("Stopped.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

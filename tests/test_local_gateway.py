@@ -1,0 +1,291 @@
+"""The local gateway (``make run``) and the seed (``make seed``), over real HTTP."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from http.server import ThreadingHTTPServer
+
+import pytest
+
+from local import ROOT, apigw, openapi, server
+from local.dynamodb_local import JavaNotFound, free_port
+
+OPERATOR = {"Authorization": "Bearer operator"}
+
+
+def fetch(url: str, method: str = "GET", body=None, headers: dict | None = None):
+    """(status, headers, parsed JSON or raw bytes), for any status."""
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {"Content-Type": "application/json", **(headers or {})} if data else headers or {}
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            status, answer_headers, raw = response.status, response.headers, response.read()
+    except urllib.error.HTTPError as error:
+        status, answer_headers, raw = error.code, error.headers, error.read()
+    is_json = (answer_headers.get("Content-Type") or "").startswith("application/json")
+    return status, answer_headers, json.loads(raw) if is_json and raw else raw
+
+
+@pytest.fixture
+def gateway():
+    """The gateway in a thread of this process, on a free port."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), server.Gateway)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_port}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def lambda_sees(monkeypatch):
+    """Stand in for the functions: record the event, answer a canned proxy response."""
+    seen = []
+
+    def fake_invoke(event):
+        seen.append(event)
+        return {
+            "statusCode": 202,
+            "headers": {"Content-Type": "application/json", "X-Single": "one"},
+            "multiValueHeaders": {"Set-Cookie": ["a=1", "b=2"], "X-Single": ["multi wins"]},
+            "body": '{"ok": true}',
+            "isBase64Encoded": False,
+        }
+
+    monkeypatch.setattr(apigw, "invoke", fake_invoke)
+    return seen
+
+
+def test_request_becomes_the_rest_proxy_event_with_multi_value_query_and_path_parameters(gateway, lambda_sees):
+    fetch(f"{gateway}/orgs/acme/users?limit=5&tag=a&tag=b&empty=", headers={**OPERATOR, "X-Trace": "t1"})
+
+    event = lambda_sees[0]
+    assert (event["httpMethod"], event["resource"], event["path"]) == (
+        "GET",
+        "/orgs/{org_id}/users",
+        "/orgs/acme/users",
+    )
+    assert event["pathParameters"] == {"org_id": "acme"}
+    assert event["multiValueQueryStringParameters"] == {"limit": ["5"], "tag": ["a", "b"], "empty": [""]}
+    assert event["queryStringParameters"] == {"limit": "5", "tag": "b", "empty": ""}
+    assert event["headers"]["X-Trace"] == "t1"
+    assert event["multiValueHeaders"]["X-Trace"] == ["t1"]
+    assert event["requestContext"]["authorizer"]["claims"]["cognito:groups"] == "operators"
+    assert event["requestContext"]["path"] == "/orgs/acme/users"
+
+
+def test_response_status_headers_and_body_come_back_as_api_gateway_merges_them(gateway, lambda_sees):
+    status, headers, body = fetch(f"{gateway}/orgs", headers=OPERATOR)
+
+    assert status == 202
+    assert body == {"ok": True}
+    assert headers.get_all("Set-Cookie") == ["a=1", "b=2"]
+    assert headers.get_all("X-Single") == ["multi wins"]
+    assert headers["x-amzn-RequestId"] == lambda_sees[0]["requestContext"]["requestId"]
+
+
+@pytest.mark.parametrize("authorization", [None, "Bearer", "Bearer nobody", "Basic operator", "Bearer acme/alice"])
+def test_missing_or_unknown_token_is_401_from_the_gateway_without_invoking(gateway, lambda_sees, authorization):
+    headers = {"Authorization": authorization} if authorization else {}
+
+    status, _, body = fetch(f"{gateway}/orgs", headers=headers)
+
+    assert (status, body) == (401, {"message": "Unauthorized"})
+    assert lambda_sees == []
+
+
+def test_member_token_reaches_the_function_as_that_members_claims(gateway, lambda_sees):
+    fetch(f"{gateway}/orgs/acme", headers={"Authorization": "Bearer acme/alice/member"})
+
+    claims = lambda_sees[0]["requestContext"]["authorizer"]["claims"]
+    assert (claims["custom:org_id"], claims["custom:user_id"], claims["custom:role"]) == ("acme", "alice", "member")
+
+
+def test_a_crashing_function_is_502_like_api_gateway(gateway, monkeypatch):
+    monkeypatch.setattr(apigw, "invoke", lambda event: 1 / 0)
+
+    status, _, body = fetch(f"{gateway}/orgs", headers=OPERATOR)
+
+    assert (status, body) == (502, {"message": "Internal server error"})
+
+
+def test_handlers_answer_through_the_gateway(gateway, table):
+    status, headers, org = fetch(f"{gateway}/orgs", "POST", {"org_id": "acme", "name": "Acme"}, OPERATOR)
+
+    assert status == 201
+    assert headers["Location"] == "/orgs/acme"  # no stage in a local URL
+    assert fetch(f"{gateway}/orgs/acme", headers=OPERATOR)[2] == org
+
+
+def test_openapi_document_merges_all_routes_and_every_ref_resolves(gateway):
+    status, _, document = fetch(f"{gateway}/openapi.json")
+
+    assert status == 200
+    assert document["openapi"].startswith("3.")
+    assert (document["info"]["title"], document["info"]["version"]) == (openapi.TITLE, openapi.VERSION)
+    served = {(method.upper(), path) for path, item in document["paths"].items() for method in item}
+    assert served == {(route.method, route.path) for route in apigw.ROUTES}
+    refs = set(re.findall(r'"\$ref": "#/components/schemas/([^"]+)"', json.dumps(document)))
+    assert refs and refs <= set(document["components"]["schemas"])
+
+
+def test_docs_serve_swagger_ui_with_its_assets_from_this_machine(gateway):
+    status, headers, page = fetch(f"{gateway}/docs")
+
+    assert status == 200
+    assert headers["Content-Type"].startswith("text/html")
+    assets = re.findall(rb"(?:href|src)='(/docs/[^']+)'", page)
+    assert len(assets) == 2
+    for asset in assets:
+        asset_status, _, content = fetch(gateway + asset.decode())
+        assert asset_status == 200 and len(content) > 10_000
+
+
+# `make run` and `make seed`, as processes, on their own DynamoDB Local
+
+
+class Run:
+    """``python -m local.server`` on free ports, with its DynamoDB Local data in ``data``."""
+
+    def __init__(self, tmp_path, data):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = tmp_path / f"server-{self.port}.log"
+        self.env = {**os.environ, "PORT": str(self.port), "PYTHONUNBUFFERED": "1"}
+        self.env |= {"DYNAMODB_PORT": str(free_port()), "DYNAMODB_DATA_DIR": str(data)}
+        self.env.pop("AWS_ENDPOINT_URL_DYNAMODB", None)
+        self.env.pop("TABLE_NAME", None)
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "local.server"], cwd=ROOT, env=self.env, stdout=log, stderr=log
+            )
+        deadline = time.monotonic() + 90
+        while self.process.poll() is None and time.monotonic() < deadline:
+            try:
+                fetch(f"{self.url}/openapi.json")
+                break
+            except urllib.error.URLError:
+                time.sleep(0.2)
+        else:
+            self.stop()
+            pytest.fail(f"the local server did not come up:\n{self.log.read_text()}")
+
+    def output(self) -> str:
+        return self.log.read_text()
+
+    def logged(self, pattern: str) -> bool:
+        """The request log line is written just after the response is sent: allow it a moment."""
+        deadline = time.monotonic() + 5
+        while not re.search(pattern, self.output(), re.MULTILINE):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    def java_pid(self) -> int:
+        return int(re.search(r"DynamoDB Local on \S+ \(pid (\d+)\)", self.output())[1])
+
+    def stop(self) -> int:
+        """Ctrl-C, as a terminal sends it."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        try:
+            return self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            raise
+
+
+def _is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    if not shutil.which("java"):
+        pytest.fail(str(JavaNotFound()))
+    return tmp_path_factory.mktemp("dynamodb")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, data):
+    running = Run(tmp_path_factory.mktemp("run"), data)
+    yield running
+    running.stop()
+
+
+@pytest.mark.dynamodb_local
+def test_run_serves_the_api_over_http_and_lists_tickets_newest_first(run):
+    user = {"user_id": "alice", "name": "Alice", "email": "alice@acme.example"}
+    assert fetch(f"{run.url}/orgs", "POST", {"org_id": "acme", "name": "Acme"}, OPERATOR)[0] == 201
+    assert fetch(f"{run.url}/orgs/acme/users", "POST", user, OPERATOR)[0] == 201
+    tickets = f"{run.url}/orgs/acme/users/alice/tickets"
+    created = [fetch(tickets, "POST", {"subject": f"Ticket {i}"}, OPERATOR)[2]["ticket_id"] for i in range(3)]
+
+    status, _, page = fetch(tickets, headers=OPERATOR)
+
+    assert status == 200
+    assert [ticket["ticket_id"] for ticket in page["items"]] == created[::-1]
+    assert run.logged(r"^GET /orgs/acme/users/alice/tickets 200 \d+ms$")
+
+
+@pytest.mark.dynamodb_local
+def test_seed_fills_a_demo_org_through_the_api(run):
+    command = [sys.executable, "-m", "local.seed", "--url", run.url, "--org", "demo", "--users", "3", "--tickets", "25"]
+
+    seeded = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    assert seeded.returncode == 0, seeded.stderr
+    assert "29/29" in seeded.stderr  # the progress bar: org, 3 users, 25 tickets
+    users = fetch(f"{run.url}/orgs/demo/users", headers=OPERATOR)[2]["items"]
+    assert len(users) == 3
+    pages = [fetch(f"{run.url}/orgs/demo/users/{u['user_id']}/tickets?limit=100", headers=OPERATOR)[2] for u in users]
+    assert sum(len(page["items"]) for page in pages) == 25
+
+
+@pytest.mark.dynamodb_local
+def test_seed_without_a_server_says_to_start_one():
+    command = [sys.executable, "-m", "local.seed", "--url", f"http://127.0.0.1:{free_port()}"]
+
+    seeded = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+    assert seeded.returncode == 1
+    assert "make run" in seeded.stderr
+
+
+@pytest.mark.dynamodb_local
+def test_second_run_on_a_taken_port_exits_with_a_clear_message(run):
+    env = {**run.env, "DYNAMODB_PORT": str(free_port())}
+
+    second = subprocess.run([sys.executable, "-m", "local.server"], cwd=ROOT, env=env, capture_output=True, text=True)
+
+    assert second.returncode == 1
+    assert f"Cannot listen on 127.0.0.1:{run.port}" in second.stderr and "PORT=" in second.stderr
+
+
+@pytest.mark.dynamodb_local
+def test_ctrl_c_stops_the_server_and_its_java_and_a_restart_keeps_the_data(run, data, tmp_path):
+    java = run.java_pid()
+    fetch(f"{run.url}/orgs", "POST", {"org_id": "kept", "name": "Kept"}, OPERATOR)
+
+    assert run.stop() == 0
+    assert not _is_running(java)
+    assert "Stopped." in run.output()
+
+    again = Run(tmp_path, data)
+    try:
+        assert fetch(f"{again.url}/orgs/kept", headers=OPERATOR)[0] == 200
+    finally:
+        assert again.stop() == 0
