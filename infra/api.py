@@ -1,10 +1,11 @@
-"""The REST API: resources and methods from the route table, stage settings, and API Gateway's own
-error responses in the same JSON shape the functions answer with."""
+"""The REST API: resources and methods from the route table, each behind the Cognito authorizer,
+stage settings, and API Gateway's own error responses in the same JSON shape the functions answer with."""
 
 import json
 
 from aws_cdk import Acknowledgment, Aws, RemovalPolicy, Validations
 from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -14,10 +15,13 @@ from infra.config import StageConfig
 from infra.constants import CORS_REQUEST_HEADERS, LOG_RETENTION
 
 # (response type, status code or None to keep API Gateway's, error code, message or None for API
-# Gateway's own). Without an authorizer, an unknown path or method is MISSING_AUTHENTICATION_TOKEN.
+# Gateway's own). An unknown path or method is MISSING_AUTHENTICATION_TOKEN, whatever the token. The
+# authorizer answers UNAUTHORIZED for a missing, invalid or expired token, with a message that says which.
 _GATEWAY_ERRORS = (
     (apigw.ResponseType.DEFAULT_4_XX, None, "bad_request", None),
     (apigw.ResponseType.DEFAULT_5_XX, None, "internal_error", None),
+    (apigw.ResponseType.UNAUTHORIZED, "401", "unauthorized", None),
+    (apigw.ResponseType.ACCESS_DENIED, "403", "forbidden", None),
     (apigw.ResponseType.RESOURCE_NOT_FOUND, "404", "not_found", "No route for this method and path"),
     (apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, "404", "not_found", "No route for this method and path"),
     (apigw.ResponseType.THROTTLED, "429", "throttled", "Too many requests, retry later"),
@@ -32,7 +36,15 @@ def error_template(code: str, message: str | None) -> str:
 
 
 class Api(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, config: StageConfig, removal_policy: RemovalPolicy):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: StageConfig,
+        user_pool: cognito.IUserPool,
+        removal_policy: RemovalPolicy,
+    ):
         super().__init__(scope, construct_id)
         access_logs = logs.LogGroup(self, "AccessLogs", retention=LOG_RETENTION, removal_policy=removal_policy)
         cors = None
@@ -67,6 +79,9 @@ class Api(Construct):
                 throttling_burst_limit=config.throttle_burst_limit,
             ),
         )
+        # Verifies the ID token in the Authorization header and hands its claims to the functions.
+        # No OAuth scopes on the methods: then the authorizer takes ID tokens, which carry custom:*.
+        self.authorizer = apigw.CognitoUserPoolsAuthorizer(self, "Authorizer", cognito_user_pools=[user_pool])
         # The stack outputs the URL without the trailing slash, under a plain name, instead of this one.
         self.api.node.try_remove_child("Endpoint")
         for response_type, status, code, message in _GATEWAY_ERRORS:
@@ -87,14 +102,6 @@ class Api(Construct):
                 reason="No WAF yet: stage throttling bounds abuse; a web ACL is a separate cost decision.",
             ),
             Acknowledgment(
-                id="AwsSolutions-APIG4",
-                reason="Not yet relevant: authentication comes in a later issue, with a Cognito authorizer.",
-            ),
-            Acknowledgment(
-                id="AwsSolutions-COG4",
-                reason="Not yet relevant: authentication comes in a later issue, with a Cognito authorizer.",
-            ),
-            Acknowledgment(
                 id="AwsSolutions-APIG6",
                 reason="Execution logging needs API Gateway's account-wide CloudWatch role, which one stack "
                 "should not own; the JSON access logs, X-Ray and the functions' own logs cover requests.",
@@ -107,11 +114,13 @@ class Api(Construct):
         return f"https://{self.api.rest_api_id}.execute-api.{Aws.REGION}.{Aws.URL_SUFFIX}/{self.api.deployment_stage.stage_name}"
 
     def add_routes(self, functions: dict[str, lambda_.IFunction]) -> None:
-        """Every route of the route table, each to its function; one integration (and one invoke
-        permission for the whole API) per function, not per route."""
+        """Every route of the route table, each to its function behind the authorizer; one integration
+        (and one invoke permission for the whole API) per function, not per route."""
         integrations = {
             name: apigw.LambdaIntegration(function, scope_permission_to_method=False)
             for name, function in functions.items()
         }
         for route in ROUTES:
-            self.api.root.resource_for_path(route.path).add_method(route.method, integrations[route.function])
+            self.api.root.resource_for_path(route.path).add_method(
+                route.method, integrations[route.function], authorizer=self.authorizer
+            )

@@ -31,6 +31,11 @@ DEFAULT_THROTTLE_RATE_LIMIT = 50  # requests per second, steady state, for the w
 DEFAULT_THROTTLE_BURST_LIMIT = 100
 CORS_REQUEST_HEADERS = ("If-Match", "Idempotency-Key")  # the API's own headers, beyond CORS's defaults
 
+# The custom attributes controlplane.directory writes, which the ID token carries as ``custom:<name>``.
+USER_ATTRIBUTES = ("org_id", "user_id", "role")
+PASSWORD_MIN_LENGTH = 12
+TEMPORARY_PASSWORD_VALIDITY = Duration.days(7)  # how long an invitation's password works
+
 
 def _pinned(package: str) -> str:
     """The version requirements.txt pins ``package`` to: the functions run the layer of that version."""
@@ -46,12 +51,25 @@ POWERTOOLS_VERSION = _pinned("aws-lambda-powertools")
 # version for this architecture and runtime, so a runtime upgrade moves the layer with it.
 POWERTOOLS_LAYER_PARAMETER = f"/aws/service/powertools/python/{ARCHITECTURE.name}/{RUNTIME.name}/{POWERTOOLS_VERSION}"
 
-# The DynamoDB actions each function's code performs (see functions/controlplane/table.py), granted on
-# the table and its indexes. TransactWriteItems has no IAM action of its own: IAM authorizes each
-# ConditionCheck and Put inside it. Never Scan.
+# The DynamoDB actions each function's code performs (functions/controlplane/table.py, and Powertools
+# Idempotency on every create: PutItem, GetItem, UpdateItem, DeleteItem), granted on the table and its
+# indexes. TransactWriteItems has no IAM action of its own: IAM authorizes each ConditionCheck and Put
+# inside it. Never Scan.
 _READ_WRITE = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 DYNAMODB_ACTIONS: dict[str, tuple[str, ...]] = {
-    ORGANIZATIONS: (*_READ_WRITE, "dynamodb:BatchWriteItem"),  # cascade delete of users and tickets
+    ORGANIZATIONS: (*_READ_WRITE, "dynamodb:BatchWriteItem"),  # cascade delete: mark, sweep markers, batches
     USERS: (*_READ_WRITE, "dynamodb:ConditionCheckItem", "dynamodb:BatchWriteItem"),  # create in org; delete tickets
     TICKETS: (*_READ_WRITE, "dynamodb:ConditionCheckItem"),  # create only if the user exists
+}
+
+# The Cognito actions each function's code performs on the user pool (controlplane.directory).
+COGNITO_ACTIONS: dict[str, tuple[str, ...]] = {
+    ORGANIZATIONS: ("cognito-idp:AdminDeleteUser",),  # the cascade delete removes its users' sign-ins
+    USERS: (
+        "cognito-idp:AdminCreateUser",
+        "cognito-idp:AdminGetUser",
+        "cognito-idp:AdminUpdateUserAttributes",
+        "cognito-idp:AdminDeleteUser",
+    ),
+    TICKETS: (),
 }

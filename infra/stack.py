@@ -1,4 +1,5 @@
-"""The control plane's stack: the table, the cursor secret, the three functions and the REST API."""
+"""The control plane's stack: the table, the cursor secret, the user pool, the three functions and the
+REST API."""
 
 from aws_cdk import Acknowledgment, CfnOutput, CfnParameter, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_lambda as lambda_
@@ -9,6 +10,7 @@ from controlplane.routes import FUNCTIONS
 from infra.api import Api
 from infra.config import StageConfig
 from infra.constants import (
+    COGNITO_ACTIONS,
     CURSOR_SECRET_LENGTH,
     DYNAMODB_ACTIONS,
     LOG_LEVEL,
@@ -17,6 +19,7 @@ from infra.constants import (
     SERVICE_NAME,
 )
 from infra.function import ApiFunction
+from infra.identity import Identity
 from infra.table import ControlPlaneTable
 
 
@@ -25,6 +28,7 @@ class ControlPlaneStack(Stack):
         super().__init__(scope, config.stack_name, **kwargs)
         removal_policy = RemovalPolicy.RETAIN if config.protected else RemovalPolicy.DESTROY
         data = ControlPlaneTable(self, "Data", protected=config.protected)
+        identity = Identity(self, "Identity", protected=config.protected)
 
         cursor_secret = secretsmanager.Secret(
             self,
@@ -71,10 +75,20 @@ class ControlPlaneStack(Stack):
             ).function
             data.grant(function, *DYNAMODB_ACTIONS[name])
             cursor_secret.grant_read(function)  # every function paginates
+            if COGNITO_ACTIONS[name]:  # keeps users' sign-ins in step with the table
+                identity.user_pool.grant(function, *COGNITO_ACTIONS[name])
+                function.add_environment("USER_POOL_ID", identity.user_pool.user_pool_id)
             functions[name] = function
 
-        api = Api(self, "Api", config=config, removal_policy=removal_policy)
+        api = Api(self, "Api", config=config, user_pool=identity.user_pool, removal_policy=removal_policy)
         api.add_routes(functions)
 
         CfnOutput(self, "ApiUrl", value=api.url, description="Base URL of the API: append paths like /orgs")
         CfnOutput(self, "TableName", value=data.table.table_name)
+        CfnOutput(self, "UserPoolId", value=identity.user_pool.user_pool_id, description="Users and operators")
+        CfnOutput(
+            self,
+            "UserPoolClientId",
+            value=identity.client.user_pool_client_id,
+            description="App client for sign-in: SRP, or ADMIN_USER_PASSWORD_AUTH with IAM credentials",
+        )

@@ -1,4 +1,5 @@
-"""The REST API: exactly the route table's methods, the stage settings, API Gateway's own errors."""
+"""The REST API: exactly the route table's methods, each behind the Cognito authorizer, the stage
+settings, API Gateway's own errors."""
 
 import json
 import re
@@ -21,15 +22,20 @@ def _path(template: dict, resource: dict) -> str:
     return f"{prefix}/{properties['PathPart']}"
 
 
-def _methods(template: dict) -> dict[tuple[str, str], dict]:
-    """Every method as {(HTTP method, path): its integration}."""
+def _method_properties(template: dict) -> dict[tuple[str, str], dict]:
+    """Every method as {(HTTP method, path): its properties}."""
     found = {}
     for method in _resources_of(template, "AWS::ApiGateway::Method").values():
         properties = method["Properties"]
         resource = properties["ResourceId"]
         path = "/" if "Fn::GetAtt" in resource else _path(template, template["Resources"][resource["Ref"]])
-        found[(properties["HttpMethod"], path)] = properties["Integration"]
+        found[(properties["HttpMethod"], path)] = properties
     return found
+
+
+def _methods(template: dict) -> dict[tuple[str, str], dict]:
+    """Every method as {(HTTP method, path): its integration}."""
+    return {key: properties["Integration"] for key, properties in _method_properties(template).items()}
 
 
 def _invoked_function(integration: dict) -> str:
@@ -70,6 +76,35 @@ def test_cors_adds_only_preflight_methods(templates):
     )
 
 
+def test_every_route_requires_a_token_the_user_pools_authorizer_verified(templates):
+    for name, template in templates.items():
+        # Given each stack, with and without CORS
+        body = template.to_json()
+        [(authorizer_id, authorizer)] = _resources_of(body, "AWS::ApiGateway::Authorizer").items()
+        [pool_id] = _resources_of(body, "AWS::Cognito::UserPool")
+
+        # When reading every method but CORS preflights, which browsers send without credentials
+        methods = {key: p for key, p in _method_properties(body).items() if key[0] != "OPTIONS"}
+
+        # Then each is a route, authorized by the one Cognito authorizer of this stack's pool
+        assert set(methods) == {(route.method, route.path) for route in ROUTES}, name
+        for key, properties in methods.items():
+            assert properties["AuthorizationType"] == "COGNITO_USER_POOLS", key
+            assert properties["AuthorizerId"] == {"Ref": authorizer_id}, key
+            assert "AuthorizationScopes" not in properties, key  # without scopes, ID tokens are accepted
+        assert authorizer["Properties"]["Type"] == "COGNITO_USER_POOLS"
+        assert authorizer["Properties"]["IdentitySource"] == "method.request.header.Authorization"
+        assert authorizer["Properties"]["ProviderARNs"] == [{"Fn::GetAtt": [pool_id, "Arn"]}]
+
+
+def test_cors_preflights_need_no_token(templates):
+    methods = _method_properties(templates["cors"].to_json())
+
+    preflights = [properties for (method, _), properties in methods.items() if method == "OPTIONS"]
+    assert preflights
+    assert {p.get("AuthorizationType", "NONE") for p in preflights} == {"NONE"}
+
+
 def test_one_invoke_permission_per_function_scoped_to_this_api(dev, functions):
     [api_id] = _resources_of(dev, "AWS::ApiGateway::RestApi")
     permissions = _resources_of(dev, "AWS::Lambda::Permission").values()
@@ -82,7 +117,7 @@ def test_one_invoke_permission_per_function_scoped_to_this_api(dev, functions):
 
 
 def test_api_gateway_errors_answer_with_the_api_error_contract(dev):
-    # Given API Gateway's own responses (unknown path, throttling, body too large, and the defaults)
+    # Given API Gateway's own responses (no or bad token, unknown path, throttling, body too large, defaults)
     responses = {
         r["Properties"]["ResponseType"]: r["Properties"]
         for r in _resources_of(dev, "AWS::ApiGateway::GatewayResponse").values()
@@ -102,12 +137,15 @@ def test_api_gateway_errors_answer_with_the_api_error_contract(dev):
     assert explicit == {
         "DEFAULT_4XX": (None, "bad_request"),
         "DEFAULT_5XX": (None, "internal_error"),
+        "UNAUTHORIZED": ("401", "unauthorized"),
+        "ACCESS_DENIED": ("403", "forbidden"),
         "RESOURCE_NOT_FOUND": ("404", "not_found"),
         "MISSING_AUTHENTICATION_TOKEN": ("404", "not_found"),
         "THROTTLED": ("429", "throttled"),
         "REQUEST_TOO_LARGE": ("413", "payload_too_large"),
     }
     assert bodies["DEFAULT_4XX"]["error"]["message"] == "Oops"  # API Gateway's own message, kept
+    assert bodies["UNAUTHORIZED"]["error"]["message"] == "Oops"  # e.g. "The incoming token has expired"
 
 
 def test_stage_is_named_after_the_stage_traced_throttled_and_access_logged_as_json(dev):

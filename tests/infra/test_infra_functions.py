@@ -4,8 +4,8 @@ from importlib.metadata import version
 
 import pytest
 
-from controlplane.routes import FUNCTIONS
-from infra.constants import DYNAMODB_ACTIONS, POWERTOOLS_VERSION
+from controlplane.routes import FUNCTIONS, ORGANIZATIONS, TICKETS, USERS
+from infra.constants import COGNITO_ACTIONS, DYNAMODB_ACTIONS, POWERTOOLS_VERSION
 
 
 def _function(template: dict, logical_id: str) -> dict:
@@ -62,17 +62,30 @@ def test_functions_use_the_official_powertools_layer_of_the_pinned_version(dev, 
     assert path == f"/aws/service/powertools/python/arm64/python3.13/{POWERTOOLS_VERSION}"
 
 
-@pytest.mark.parametrize("name", FUNCTIONS)
-def test_function_environment_names_the_table_the_cursor_secret_and_powertools_settings(dev, functions, name):
+@pytest.mark.parametrize(
+    ("name", "extra"),
+    [
+        (ORGANIZATIONS, {"USER_POOL_ID"}),  # the cascade delete removes sign-ins
+        (USERS, {"USER_POOL_ID"}),
+        (TICKETS, set()),
+    ],
+)
+def test_function_environment_names_the_table_the_cursor_secret_powertools_and_what_it_calls(
+    dev, functions, name, extra
+):
     environment = _function(dev, functions[name])["Environment"]["Variables"]
 
-    assert environment == {
+    common = {
         "TABLE_NAME": {"Ref": _id_of(dev, "AWS::DynamoDB::Table")},
         "CURSOR_SECRET_ARN": {"Ref": _id_of(dev, "AWS::SecretsManager::Secret")},
         "POWERTOOLS_SERVICE_NAME": "control-plane",
         "POWERTOOLS_METRICS_NAMESPACE": "ControlPlane",
         "LOG_LEVEL": "INFO",
     }
+    references = {
+        "USER_POOL_ID": {"Ref": _id_of(dev, "AWS::Cognito::UserPool")},
+    }
+    assert environment == common | {variable: references[variable] for variable in extra}
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
@@ -90,6 +103,35 @@ def test_function_may_use_exactly_its_declared_dynamodb_actions_on_the_table_and
     assert statement["Resource"] == [table_arn, {"Fn::Join": ["", [table_arn, "/index/*"]]}]
 
 
+_USER_POOL_WRITES = {
+    "cognito-idp:AdminCreateUser",
+    "cognito-idp:AdminUpdateUserAttributes",
+    "cognito-idp:AdminDeleteUser",
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (USERS, _USER_POOL_WRITES | {"cognito-idp:AdminGetUser"}),  # a sign-in per user, kept in step
+        (ORGANIZATIONS, {"cognito-idp:AdminDeleteUser"}),  # the cascade delete removes sign-ins
+        (TICKETS, set()),
+    ],
+)
+def test_function_may_use_exactly_its_cognito_actions_on_the_user_pool(dev, functions, name, expected):
+    # Given the function's role
+    statements = _statements(dev, _function(dev, functions[name]))
+
+    # When collecting what it may do on Cognito
+    cognito = [s for s in statements if any(action.startswith("cognito-idp:") for action in _actions(s))]
+
+    # Then that is exactly what its code calls, as infra/constants.py declares it, on the pool only
+    granted = {action for statement in cognito for action in _actions(statement)}
+    assert granted == expected == set(COGNITO_ACTIONS[name])
+    pool_arn = {"Fn::GetAtt": [_id_of(dev, "AWS::Cognito::UserPool"), "Arn"]}
+    assert all(statement["Resource"] == pool_arn for statement in cognito)
+
+
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_function_may_read_the_cursor_secret(dev, functions, name):
     statements = _statements(dev, _function(dev, functions[name]))
@@ -98,7 +140,7 @@ def test_function_may_read_the_cursor_secret(dev, functions, name):
     assert [s["Resource"] for s in secret_reads] == [{"Ref": _id_of(dev, "AWS::SecretsManager::Secret")}]
 
 
-def test_no_policy_allows_every_dynamodb_action_or_scan(dev):
+def test_no_policy_allows_a_wildcard_action_or_scan(dev):
     actions = {
         action
         for r in dev["Resources"].values()
@@ -107,7 +149,7 @@ def test_no_policy_allows_every_dynamodb_action_or_scan(dev):
         for action in _actions(statement)
     }
 
-    assert actions.isdisjoint({"dynamodb:*", "dynamodb:Scan", "*"})
+    assert actions.isdisjoint({"dynamodb:*", "dynamodb:Scan", "cognito-idp:*", "*"})
     assert "dynamodb:Query" in actions  # the set above is not vacuously empty
 
 

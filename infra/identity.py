@@ -1,0 +1,80 @@
+"""Who may call the API: a Cognito user pool of invited users, the operators group, one app client.
+
+Users never sign themselves up: the users function creates each one (``<org_id>.<user_id>``, with
+custom ``org_id``, ``user_id`` and ``role``) and Cognito e-mails the invitation. The ID token carries
+those attributes as claims, and API Gateway's Cognito authorizer passes them to the functions.
+"""
+
+from aws_cdk import Acknowledgment, RemovalPolicy, Validations
+from aws_cdk import aws_cognito as cognito
+from constructs import Construct
+
+from controlplane.auth import OPERATORS_GROUP
+from infra.constants import PASSWORD_MIN_LENGTH, TEMPORARY_PASSWORD_VALIDITY, USER_ATTRIBUTES
+
+
+class Identity(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, protected: bool) -> None:
+        super().__init__(scope, construct_id)
+        self.user_pool = cognito.UserPool(
+            self,
+            "UserPool",
+            self_sign_up_enabled=False,
+            # The username, not the e-mail: one address may belong to users of two orgs.
+            sign_in_aliases=cognito.SignInAliases(username=True),
+            sign_in_case_sensitive=False,
+            standard_attributes=cognito.StandardAttributes(
+                email=cognito.StandardAttribute(required=True, mutable=True)
+            ),
+            custom_attributes={name: cognito.StringAttribute(mutable=True) for name in USER_ATTRIBUTES},
+            password_policy=cognito.PasswordPolicy(
+                min_length=PASSWORD_MIN_LENGTH,
+                require_lowercase=True,
+                require_uppercase=True,
+                require_digits=True,
+                require_symbols=True,
+                temp_password_validity=TEMPORARY_PASSWORD_VALIDITY,
+            ),
+            mfa=cognito.Mfa.OPTIONAL,
+            mfa_second_factor=cognito.MfaSecondFactor(otp=True, sms=False),
+            account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
+            feature_plan=cognito.FeaturePlan.ESSENTIALS,
+            deletion_protection=protected,
+            removal_policy=RemovalPolicy.RETAIN if protected else RemovalPolicy.DESTROY,
+        )
+        cognito.UserPoolGroup(
+            self,
+            "Operators",
+            user_pool=self.user_pool,
+            group_name=OPERATORS_GROUP,
+            description="Operators of the control plane: every route, in every organization",
+        )
+        self.client = self.user_pool.add_client(
+            "Client",
+            generate_secret=False,  # public clients (browsers, CLIs) cannot keep one
+            disable_o_auth=True,  # no hosted UI: tokens come from InitiateAuth
+            # SRP for applications: the password never leaves the client. ADMIN_USER_PASSWORD_AUTH for
+            # operators' scripts: it needs IAM credentials (cognito-idp:AdminInitiateAuth), so it
+            # opens nothing to the internet. Plain USER_PASSWORD_AUTH is left off.
+            auth_flows=cognito.AuthFlow(user_srp=True, admin_user_password=True),
+            prevent_user_existence_errors=True,
+            read_attributes=cognito.ClientAttributes()
+            .with_standard_attributes(email=True, email_verified=True, fullname=True)
+            .with_custom_attributes(*USER_ATTRIBUTES),
+            # Never the custom attributes: a user who could write custom:role or custom:org_id would
+            # choose their own permissions. The list must not be empty either: Cognito reads an empty
+            # list as "not set" and then lets users write every attribute.
+            write_attributes=cognito.ClientAttributes().with_standard_attributes(fullname=True),
+        )
+        Validations.of(self.user_pool).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-COG2",
+                reason="MFA is optional (TOTP) rather than required: users arrive by an e-mailed invitation and "
+                "would have to enrol an authenticator before their first call; operators are expected to enrol.",
+            ),
+            Acknowledgment(
+                id="AwsSolutions-COG8",
+                reason="Essentials, not Plus: threat protection is billed per monthly active user, a cost "
+                "decision for production; a strong password policy, optional MFA and no self sign-up apply now.",
+            ),
+        )
