@@ -36,6 +36,12 @@ USER_ATTRIBUTES = ("org_id", "user_id", "role")
 PASSWORD_MIN_LENGTH = 12
 TEMPORARY_PASSWORD_VALIDITY = Duration.days(7)  # how long an invitation's password works
 
+# The deletions queue (controlplane.jobs): AWS's advice for a Lambda consumer is a visibility timeout
+# of at least six times the function's timeout, so a message is not redelivered while it is in work.
+DELETIONS_VISIBILITY_TIMEOUT = Duration.seconds(6 * TIMEOUT.to_seconds())
+DELETIONS_MAX_RECEIVE_COUNT = 5  # then the message waits in the dead-letter queue for a person
+DEAD_LETTER_RETENTION = Duration.days(14)  # SQS's maximum
+
 
 def _pinned(package: str) -> str:
     """The version requirements.txt pins ``package`` to: the functions run the layer of that version."""

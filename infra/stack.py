@@ -1,12 +1,12 @@
-"""The control plane's stack: the table, the cursor secret, the user pool, the three functions and the
-REST API."""
+"""The control plane's stack: the table, the cursor secret, the user pool, the deletions queue, the three
+functions and the REST API."""
 
 from aws_cdk import Acknowledgment, CfnOutput, CfnParameter, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from controlplane.routes import FUNCTIONS
+from controlplane.routes import FUNCTIONS, ORGANIZATIONS
 from infra.api import Api
 from infra.config import StageConfig
 from infra.constants import (
@@ -18,6 +18,7 @@ from infra.constants import (
     POWERTOOLS_LAYER_PARAMETER,
     SERVICE_NAME,
 )
+from infra.deletions import DeletionsQueue
 from infra.function import ApiFunction
 from infra.identity import Identity
 from infra.table import ControlPlaneTable
@@ -29,6 +30,7 @@ class ControlPlaneStack(Stack):
         removal_policy = RemovalPolicy.RETAIN if config.protected else RemovalPolicy.DESTROY
         data = ControlPlaneTable(self, "Data", protected=config.protected)
         identity = Identity(self, "Identity", protected=config.protected)
+        deletions = DeletionsQueue(self, "Deletions", removal_policy=removal_policy)
 
         cursor_secret = secretsmanager.Secret(
             self,
@@ -79,6 +81,7 @@ class ControlPlaneStack(Stack):
                 identity.user_pool.grant(function, *COGNITO_ACTIONS[name])
                 function.add_environment("USER_POOL_ID", identity.user_pool.user_pool_id)
             functions[name] = function
+        deletions.attach(functions[ORGANIZATIONS])
 
         api = Api(self, "Api", config=config, user_pool=identity.user_pool, removal_policy=removal_policy)
         api.add_routes(functions)

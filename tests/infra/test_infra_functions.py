@@ -33,6 +33,16 @@ def _id_of(template: dict, resource_type: str) -> str:
     return logical_id
 
 
+def _queue_id(template: dict) -> str:
+    """The deletions queue: the one queue with a dead-letter queue."""
+    [logical_id] = [
+        k
+        for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::SQS::Queue" and "RedrivePolicy" in r["Properties"]
+    ]
+    return logical_id
+
+
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_function_runs_its_handler_on_python313_arm64_traced_within_api_gateways_timeout(dev, functions, name):
     properties = _function(dev, functions[name])
@@ -65,7 +75,7 @@ def test_functions_use_the_official_powertools_layer_of_the_pinned_version(dev, 
 @pytest.mark.parametrize(
     ("name", "extra"),
     [
-        (ORGANIZATIONS, {"USER_POOL_ID"}),  # the cascade delete removes sign-ins
+        (ORGANIZATIONS, {"USER_POOL_ID", "DELETIONS_QUEUE_URL"}),  # the cascade delete, and its queue
         (USERS, {"USER_POOL_ID"}),
         (TICKETS, set()),
     ],
@@ -84,6 +94,7 @@ def test_function_environment_names_the_table_the_cursor_secret_powertools_and_w
     }
     references = {
         "USER_POOL_ID": {"Ref": _id_of(dev, "AWS::Cognito::UserPool")},
+        "DELETIONS_QUEUE_URL": {"Ref": _queue_id(dev)},
     }
     assert environment == common | {variable: references[variable] for variable in extra}
 
@@ -132,6 +143,26 @@ def test_function_may_use_exactly_its_cognito_actions_on_the_user_pool(dev, func
     assert all(statement["Resource"] == pool_arn for statement in cognito)
 
 
+def _sqs_statements(template: dict, function_id: str) -> list[dict]:
+    statements = _statements(template, _function(template, function_id))
+    return [s for s in statements if any(action.startswith("sqs:") for action in _actions(s))]
+
+
+def test_organizations_function_may_send_to_and_consume_the_deletions_queue_only(dev, functions):
+    [statement] = _sqs_statements(dev, functions[ORGANIZATIONS])
+
+    # Send: a delete that runs short of time queues the rest; the others: what the event source needs
+    assert {"sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"} <= set(
+        _actions(statement)
+    )
+    assert statement["Resource"] == {"Fn::GetAtt": [_queue_id(dev), "Arn"]}
+
+
+@pytest.mark.parametrize("name", [USERS, TICKETS])
+def test_other_functions_may_not_touch_the_deletions_queue(dev, functions, name):
+    assert _sqs_statements(dev, functions[name]) == []
+
+
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_function_may_read_the_cursor_secret(dev, functions, name):
     statements = _statements(dev, _function(dev, functions[name]))
@@ -149,7 +180,7 @@ def test_no_policy_allows_a_wildcard_action_or_scan(dev):
         for action in _actions(statement)
     }
 
-    assert actions.isdisjoint({"dynamodb:*", "dynamodb:Scan", "cognito-idp:*", "*"})
+    assert actions.isdisjoint({"dynamodb:*", "dynamodb:Scan", "cognito-idp:*", "sqs:*", "*"})
     assert "dynamodb:Query" in actions  # the set above is not vacuously empty
 
 

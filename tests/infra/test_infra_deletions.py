@@ -1,0 +1,76 @@
+"""The deletions queue: encrypted, TLS only, a dead-letter queue with an alarm, consumed by the
+organizations function one message at a time with partial batch failures."""
+
+import pytest
+
+
+def _queues(template: dict) -> tuple[str, dict, str, dict]:
+    """(id, properties) of the deletions queue and of its dead-letter queue."""
+    queues = {k: r["Properties"] for k, r in template["Resources"].items() if r["Type"] == "AWS::SQS::Queue"}
+    [queue_id] = [k for k, properties in queues.items() if "RedrivePolicy" in properties]
+    [dead_letters_id] = [k for k in queues if k != queue_id]
+    return queue_id, queues[queue_id], dead_letters_id, queues[dead_letters_id]
+
+
+def _of_type(template: dict, resource_type: str) -> list[dict]:
+    return [r["Properties"] for r in template["Resources"].values() if r["Type"] == resource_type]
+
+
+def test_failed_messages_move_to_the_dead_letter_queue_after_five_receives(dev):
+    _, queue, dead_letters_id, dead_letters = _queues(dev)
+
+    assert queue["RedrivePolicy"] == {
+        "deadLetterTargetArn": {"Fn::GetAtt": [dead_letters_id, "Arn"]},
+        "maxReceiveCount": 5,
+    }
+    assert dead_letters["MessageRetentionPeriod"] == 14 * 24 * 60 * 60
+
+
+def test_a_message_is_invisible_for_six_times_the_functions_timeout(dev, functions):
+    _, queue, _, _ = _queues(dev)
+    timeout = dev["Resources"][functions["organizations"]]["Properties"]["Timeout"]
+
+    assert queue["VisibilityTimeout"] >= 6 * timeout
+
+
+def test_both_queues_are_encrypted_and_refuse_requests_without_tls(dev):
+    queue_id, queue, dead_letters_id, dead_letters = _queues(dev)
+    policies = {
+        tuple(q["Ref"] for q in p["Queues"]): p["PolicyDocument"] for p in _of_type(dev, "AWS::SQS::QueuePolicy")
+    }
+
+    for logical_id, properties in ((queue_id, queue), (dead_letters_id, dead_letters)):
+        assert properties["SqsManagedSseEnabled"] is True
+        [statement] = policies[(logical_id,)]["Statement"]
+        assert statement["Effect"] == "Deny"
+        assert statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+
+
+def test_organizations_function_consumes_the_queue_one_message_at_a_time_reporting_failures(dev, functions):
+    queue_id, _, _, _ = _queues(dev)
+
+    [mapping] = _of_type(dev, "AWS::Lambda::EventSourceMapping")
+
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+    assert mapping["FunctionName"] == {"Ref": functions["organizations"]}
+    assert mapping["BatchSize"] == 1
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]  # process_partial_response
+
+
+def test_an_alarm_goes_off_when_a_message_reaches_the_dead_letter_queue(dev):
+    _, _, dead_letters_id, _ = _queues(dev)
+
+    [alarm] = _of_type(dev, "AWS::CloudWatch::Alarm")
+
+    assert (alarm["Namespace"], alarm["MetricName"]) == ("AWS/SQS", "ApproximateNumberOfMessagesVisible")
+    assert alarm["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dead_letters_id, "QueueName"]}}]
+    assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("GreaterThanOrEqualToThreshold", 1)
+    assert alarm["TreatMissingData"] == "notBreaching"
+
+
+@pytest.mark.parametrize("stage", ["dev", "prod"])
+def test_queues_are_retained_only_in_prod(templates, stage):
+    body = templates[stage].to_json()
+    queues = [r for r in body["Resources"].values() if r["Type"] == "AWS::SQS::Queue"]
+
+    assert {queue["DeletionPolicy"] for queue in queues} == {"Retain" if stage == "prod" else "Delete"}
