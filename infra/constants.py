@@ -60,7 +60,7 @@ POWERTOOLS_LAYER_PARAMETER = f"/aws/service/powertools/python/{ARCHITECTURE.name
 # The DynamoDB actions each function's code performs (functions/controlplane/table.py, and Powertools
 # Idempotency on every create: PutItem, GetItem, UpdateItem, DeleteItem), granted on the table and its
 # indexes. TransactWriteItems has no IAM action of its own: IAM authorizes each ConditionCheck and Put
-# inside it. Never Scan.
+# inside it. Never Scan. tests/infra/test_infra_permissions.py records what the handlers really send.
 _READ_WRITE = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 DYNAMODB_ACTIONS: dict[str, tuple[str, ...]] = {
     ORGANIZATIONS: (*_READ_WRITE, "dynamodb:BatchWriteItem"),  # cascade delete: mark, sweep markers, batches

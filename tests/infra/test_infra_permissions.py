@@ -1,0 +1,185 @@
+"""Permission drift: every AWS request a handler really sends is granted to its function.
+
+Each route is called on moto (DynamoDB, Cognito, SQS) the way the cloud would call it: creates with
+and without an ``Idempotency-Key``, replays and failed creates, If-Match, role changes and the
+cascade deletes. Every request the boto3 clients build is recorded as the IAM action it needs and
+looked up in the synthesized template's policies for that route's function.
+"""
+
+import json
+
+import boto3
+import pytest
+
+from controlplane import config, jobs, service
+from controlplane.routes import ORGANIZATIONS, ROUTES
+from local.apigw import LambdaContext, handler_for
+from tests.api import call, create_org, create_ticket, create_user
+
+pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito and SQS exist on moto only
+
+# A transaction is authorized per action inside it; it has no IAM action of its own.
+_TRANSACT_ACTIONS = {
+    "ConditionCheck": "ConditionCheckItem",
+    "Put": "PutItem",
+    "Update": "UpdateItem",
+    "Delete": "DeleteItem",
+}
+
+
+def _key(key: str) -> dict:
+    return {"headers": {"Idempotency-Key": [key]}}
+
+
+def _if_match(version: int) -> dict:
+    return {"headers": {"If-Match": [f'"{version}"']}}
+
+
+# Per route: the requests that take each of its code paths, as (path, body, options, expected status).
+REQUESTS = {
+    ("POST", "/orgs"): [
+        ("/orgs", {"org_id": "newco", "name": "NewCo"}, {}, 201),
+        ("/orgs", {"org_id": "keyco", "name": "KeyCo"}, _key("org-1"), 201),
+        ("/orgs", {"org_id": "keyco", "name": "KeyCo"}, _key("org-1"), 201),  # the replay
+        ("/orgs", {"org_id": "acme", "name": "Acme"}, _key("org-2"), 409),  # a failed create drops its record
+    ],
+    ("GET", "/orgs"): [("/orgs", None, {}, 200)],
+    ("GET", "/orgs/{org_id}"): [
+        ("/orgs/acme", None, {}, 200),
+        ("/orgs/acme", None, {"query": {"include": "users"}}, 200),
+    ],
+    ("PATCH", "/orgs/{org_id}"): [("/orgs/acme", {"name": "Acme 2"}, _if_match(1), 200)],
+    ("DELETE", "/orgs/{org_id}"): [("/orgs/acme", None, _if_match(1), 204)],  # users, tickets, records
+    ("POST", "/orgs/{org_id}/users"): [
+        ("/orgs/acme/users", {"user_id": "carol", "name": "Carol", "email": "carol@example.com"}, {}, 201),
+        ("/orgs/acme/users", {"user_id": "dave", "name": "Dave", "email": "dave@example.com"}, _key("user-1"), 201),
+        ("/orgs/acme/users", {"user_id": "dave", "name": "Dave", "email": "dave@example.com"}, _key("user-1"), 201),
+        ("/orgs/ghost/users", {"user_id": "erin", "name": "Erin", "email": "erin@example.com"}, _key("user-2"), 404),
+    ],
+    ("GET", "/orgs/{org_id}/users"): [("/orgs/acme/users", None, {}, 200)],
+    ("GET", "/orgs/{org_id}/users/{user_id}"): [
+        ("/orgs/acme/users/alice", None, {}, 200),
+        ("/orgs/acme/users/alice", None, {"query": {"include": "tickets"}}, 200),
+    ],
+    ("PATCH", "/orgs/{org_id}/users/{user_id}"): [
+        ("/orgs/acme/users/alice", {"role": "admin"}, {}, 200),  # the sign-in first
+        ("/orgs/acme/users/alice", {"role": "member"}, _if_match(1), 412),  # and its role put back
+    ],
+    ("DELETE", "/orgs/{org_id}/users/{user_id}"): [("/orgs/acme/users/alice", None, _if_match(1), 204)],
+    ("POST", "/orgs/{org_id}/users/{user_id}/tickets"): [
+        ("/orgs/acme/users/alice/tickets", {"subject": "Help"}, {}, 201),
+        ("/orgs/acme/users/alice/tickets", {"subject": "Again"}, _key("ticket-1"), 201),
+        ("/orgs/acme/users/alice/tickets", {"subject": "Again"}, _key("ticket-1"), 201),
+        ("/orgs/acme/users/ghost/tickets", {"subject": "Lost"}, _key("ticket-2"), 404),
+    ],
+    ("GET", "/orgs/{org_id}/users/{user_id}/tickets"): [("/orgs/acme/users/alice/tickets", None, {}, 200)],
+    ("GET", "/orgs/{org_id}/tickets/{ticket_id}"): [("/orgs/acme/tickets/{ticket_id}", None, {}, 200)],
+    ("PATCH", "/orgs/{org_id}/tickets/{ticket_id}"): [
+        ("/orgs/acme/tickets/{ticket_id}", {"status": "pending"}, _if_match(1), 200)
+    ],
+    ("DELETE", "/orgs/{org_id}/tickets/{ticket_id}"): [("/orgs/acme/tickets/{ticket_id}", None, _if_match(1), 204)],
+}
+
+
+@pytest.fixture
+def aws_requests(table, monkeypatch) -> list[str]:
+    """The IAM action of every request boto3 builds from here on, by any client the code creates;
+    with a user pool and a deletions queue on moto, as in the cloud."""
+    session = boto3.Session()
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", session)
+    recorded: list[str] = []
+
+    def record(params: dict, model, **_) -> None:
+        if model.name == "TransactWriteItems":
+            recorded.extend(f"dynamodb:{_TRANSACT_ACTIONS[next(iter(item))]}" for item in params["TransactItems"])
+        else:
+            recorded.append(f"{model.service_model.signing_name}:{model.name}")
+
+    session.events.register("before-parameter-build", record)
+    pool_id = session.client("cognito-idp").create_user_pool(
+        PoolName="users",
+        Schema=[{"Name": n, "AttributeDataType": "String", "Mutable": True} for n in ("org_id", "user_id", "role")],
+    )["UserPool"]["Id"]
+    monkeypatch.setenv("USER_POOL_ID", pool_id)
+    monkeypatch.setenv("DELETIONS_QUEUE_URL", session.client("sqs").create_queue(QueueName="deletions")["QueueUrl"])
+    config.reset()
+    jobs._sqs.cache_clear()  # its client too must come from the recording session
+    yield recorded
+    jobs._sqs.cache_clear()
+
+
+@pytest.fixture
+def seeded(aws_requests) -> dict:
+    """An org with two users (one with an idempotency record) and tickets, then a clean record."""
+    create_org("acme")
+    create_user("acme", "alice")
+    call("POST", "/orgs/acme/users", {"user_id": "bob", "name": "Bob", "email": "bob@example.com"}, **_key("seed"))
+    ticket_id = create_ticket("acme", "alice").body["ticket_id"]
+    create_ticket("acme", "bob")
+    aws_requests.clear()
+    return {"ticket_id": ticket_id}
+
+
+@pytest.fixture
+def granted(dev, functions) -> dict[str, set[str]]:
+    """Every action each function's role may take, from the synthesized dev template."""
+    found = {}
+    for name, logical_id in functions.items():
+        role = {"Ref": dev["Resources"][logical_id]["Properties"]["Role"]["Fn::GetAtt"][0]}
+        statements = [
+            statement
+            for r in dev["Resources"].values()
+            if r["Type"] == "AWS::IAM::Policy" and role in r["Properties"]["Roles"]
+            for statement in r["Properties"]["PolicyDocument"]["Statement"]
+        ]
+        found[name] = {a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
+    return found
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=str)
+def test_every_request_a_route_sends_is_granted_to_its_function(seeded, aws_requests, granted, route):
+    # Given the requests that take each code path of the route
+    requests = REQUESTS[(route.method, route.path)]
+
+    # When calling it the way API Gateway does, as an operator
+    for path, body, options, status in requests:
+        reply = call(route.method, path.format(**seeded), body, **options)
+        assert reply.status == status, (path, reply.body)
+
+    # Then the route talked to AWS, and its function may make every one of those requests
+    assert aws_requests
+    assert set(aws_requests) - granted[route.function] == set()
+
+
+def test_a_delete_finished_from_the_queue_sends_only_what_the_organizations_function_may(
+    seeded, aws_requests, granted, monkeypatch
+):
+    # Given a delete with no time for a single step: it queues the rest and answers 202
+    monkeypatch.setattr(service, "DELETE_STEP_SECONDS", 10_000)
+    assert call("DELETE", "/orgs/acme").status == 202
+    monkeypatch.setattr(service, "DELETE_STEP_SECONDS", 0)
+    sent = list(aws_requests)
+    [message] = boto3.client("sqs").receive_message(QueueUrl=config.settings().deletions_queue_url)["Messages"]
+    aws_requests.clear()
+
+    # When the event source delivers the message to the organizations function
+    record = {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": {},
+        "messageAttributes": {},
+        "eventSource": "aws:sqs",
+        "eventSourceARN": "arn:aws:sqs:us-east-1:000000000000:deletions",
+        "awsRegion": "us-east-1",
+    }
+    result = handler_for(ORGANIZATIONS)({"Records": [record]}, LambdaContext(function_name=ORGANIZATIONS))
+    consumed = list(aws_requests)
+
+    # Then the delete finished, and the request and the consumer sent only what the function may send
+    assert result == {"batchItemFailures": []}
+    assert json.loads(message["Body"]) == {"org_id": "acme"}
+    assert call("GET", "/orgs/acme").status == 404
+    assert "sqs:SendMessage" in sent
+    assert "cognito-idp:AdminDeleteUser" in consumed
+    assert set(sent + consumed) - granted[ORGANIZATIONS] == set()
