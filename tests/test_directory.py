@@ -146,3 +146,11 @@ def test_deleting_the_org_deletes_every_sign_in(pool):
     assert call("DELETE", "/orgs/acme").status == 204
     assert _sign_in(pool, "acme.alice") is None
     assert _sign_in(pool, "acme.bob") is None
+
+
+def test_changing_the_email_changes_the_sign_in_address(pool):
+    create_user("acme", "alice")
+
+    call("PATCH", "/orgs/acme/users/alice", {"email": "new@example.com"})
+
+    assert _sign_in(pool, "acme.alice")["email"] == "new@example.com"

@@ -60,7 +60,7 @@ class Caller:
 
 def caller_from_claims(claims: dict | None) -> Caller:
     if not claims or not claims.get("sub"):
-        raise Unauthorized("Sign in and send your token as: Authorization: Bearer <token>")
+        raise Unauthorized("Sign in and send your ID token in the Authorization header")
     return Caller(
         subject=claims["sub"],
         user_id=claims.get("custom:user_id"),

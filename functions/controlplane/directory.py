@@ -15,6 +15,10 @@ from controlplane.observability import tracer
 _THROTTLING = {"TooManyRequestsException", "LimitExceededException"}
 
 
+# The API's fields that are also sign-in attributes (the invitation and password resets use email).
+SYNCED = {"role": "custom:role", "email": "email"}
+
+
 def username(org_id: str, user_id: str) -> str:
     return f"{org_id}.{user_id}"
 
@@ -50,18 +54,18 @@ class Directory:
             )
 
     @tracer.capture_method
-    def role(self, org_id: str, user_id: str) -> str | None:
+    def attributes(self, org_id: str, user_id: str) -> dict[str, str]:
         with _translate():
             user = self.client.admin_get_user(UserPoolId=self.pool, Username=username(org_id, user_id))
-        return next((a["Value"] for a in user["UserAttributes"] if a["Name"] == "custom:role"), None)
+        return {a["Name"]: a["Value"] for a in user["UserAttributes"]}
 
     @tracer.capture_method
-    def set_role(self, org_id: str, user_id: str, role: str) -> None:
+    def set_attributes(self, org_id: str, user_id: str, attributes: dict[str, str]) -> None:
         with _translate():
             self.client.admin_update_user_attributes(
                 UserPoolId=self.pool,
                 Username=username(org_id, user_id),
-                UserAttributes=[{"Name": "custom:role", "Value": role}],
+                UserAttributes=[{"Name": name, "Value": value} for name, value in attributes.items()],
             )
 
     @tracer.capture_method

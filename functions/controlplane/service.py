@@ -9,6 +9,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane import config, cursor, keys
 from controlplane.auth import Caller, authorize_fields
+from controlplane.directory import SYNCED
 from controlplane.errors import AlreadyExists, Forbidden, NotFound, PreconditionFailed
 from controlplane.ids import new_ulid
 from controlplane.models import (
@@ -234,18 +235,19 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
     changes = body.changes()
     authorize_fields(caller, set(changes))
     missing = _user_missing(org_id, user_id)
-    directory = config.directory() if "role" in changes else None
+    synced = {SYNCED[field]: value for field, value in changes.items() if field in SYNCED}
+    directory = config.directory() if synced else None
     if directory is None:
         item = _table().update(keys.user_key(org_id, user_id), changes, _now(), missing, _version_is(version))
         return User.model_validate(item)
     # The role a token carries is the one that authorizes: change the sign-in first, and put it
     # back if the table refuses the change (missing user, stale If-Match, throttling).
-    previous = directory.role(org_id, user_id)
-    directory.set_role(org_id, user_id, changes["role"])
+    stored = directory.attributes(org_id, user_id)
+    directory.set_attributes(org_id, user_id, synced)
     try:
         item = _table().update(keys.user_key(org_id, user_id), changes, _now(), missing, _version_is(version))
     except Exception:
-        directory.set_role(org_id, user_id, previous or "member")
+        directory.set_attributes(org_id, user_id, {name: stored[name] for name in synced if name in stored})
         raise
     return User.model_validate(item)
 
