@@ -70,8 +70,8 @@ def report(args: argparse.Namespace, sections: list[Section], minutes: float) ->
     settings = (
         f"`python -m bench --iterations {args.iterations} --sizes {','.join(map(str, args.sizes))} "
         f"--cold-runs {args.cold_runs}`, {minutes:.1f} minutes. The functions run with the deployed settings "
-        "(`LOG_LEVEL=INFO`), except `POWERTOOLS_TRACE_DISABLED=true` (no X-Ray daemon) and "
-        "`POWERTOOLS_METRICS_DISABLED=true` (no EMF JSON printed into the timings)."
+        "(`LOG_LEVEL=INFO`) and `LAMBDA_TASK_ROOT` set as in Lambda, except `POWERTOOLS_TRACE_DISABLED=true` "
+        "(no X-Ray daemon) and `POWERTOOLS_METRICS_DISABLED=true` (no EMF JSON printed into the timings)."
     )
     parts = [
         "# Benchmarks",

@@ -52,7 +52,20 @@ def run(client, sizes: list[int], iterations: int) -> Section:
         + markdown(headers, rows)
         + f"\n\nGoal: the {largest:,} case at most {GOAL} x the {smallest:,} case at p50: "
         + f"{ratio(growth)}, {verdict(met)}."
+        + _full_pages(sizes, p)
     )
     return Section(
         "3. Flat pages", body, [(f"First page with {largest:,} tickets at most {GOAL} x with {smallest:,}", met)]
+    )
+
+
+def _full_pages(sizes: list[int], p: dict) -> str:
+    """The same comparison between cases whose pages hold as many items: data size alone."""
+    full = [size for size in sizes if size >= PAGE]
+    if len(full) < 2 or full[0] == sizes[0]:
+        return ""
+    api, bare = (p[kind, full[-1]][0] / p[kind, full[0]][0] for kind in ("api", "bare"))
+    return (
+        f" The {sizes[0]:,} case's page holds only {sizes[0]} items; between full pages, {full[-1]:,} against "
+        f"{full[0]:,} tickets: API {ratio(api)}, bare Query {ratio(bare)}."
     )
