@@ -2,6 +2,8 @@ import os
 import uuid
 
 import boto3
+import botocore.loaders
+import botocore.session
 import pytest
 from moto import mock_aws
 
@@ -53,6 +55,17 @@ def pytest_collection_modifyitems(items):
             item.add_marker(backend)
 
 
+# moto gives each mock a new boto3 session, which reads botocore's JSON models again: ~150 ms a
+# test, more than most tests take. The models never change, so every session shares one loader.
+_MODELS = botocore.loaders.create_loader()
+
+
+def _new_boto3_session() -> None:
+    session = botocore.session.Session()
+    session.register_component("data_loader", _MODELS)
+    boto3.setup_default_session(botocore_session=session)
+
+
 @pytest.fixture(params=BACKENDS)
 def table(request, monkeypatch):
     """A fresh, empty table built from the shared schema, on moto and on DynamoDB Local.
@@ -61,6 +74,7 @@ def table(request, monkeypatch):
     """
     if request.param == "moto":
         with mock_aws():
+            _new_boto3_session()
             config.reset()
             boto3.client("dynamodb").create_table(TableName=TABLE_NAME, **TABLE_SCHEMA)
             yield TABLE_NAME
@@ -74,6 +88,7 @@ def table(request, monkeypatch):
     server.client.create_table(TableName=name, **TABLE_SCHEMA)
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", server.endpoint)
     monkeypatch.setenv("TABLE_NAME", name)
+    _new_boto3_session()
     config.reset()
     yield name
     config.reset()
