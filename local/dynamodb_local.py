@@ -31,6 +31,10 @@ JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 _SETUP_CONFIG = Config(retries={"total_max_attempts": 1}, connect_timeout=1, read_timeout=10)
 
 
+class PortInUse(OSError):
+    pass
+
+
 class JavaNotFound(RuntimeError):
     def __init__(self):
         super().__init__(
@@ -114,14 +118,14 @@ class DynamoDBLocal:
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
         self.client = client(self.endpoint)  # for setup work; the functions make their own
-        self._output = tempfile.TemporaryFile()  # noqa: SIM115 - the JVM's output, kept until stop()
+        self._output = None
 
     def start(self) -> "DynamoDBLocal":
         java = shutil.which("java")
         if not java:
             raise JavaNotFound()
         if not port_is_free(self.port):
-            raise OSError(f"port {self.port} is already in use, so DynamoDB Local cannot listen on it")
+            raise PortInUse(f"port {self.port} is already in use")
         home = jar_dir()
         if self.db_path:
             self.db_path.mkdir(parents=True, exist_ok=True)
@@ -131,6 +135,7 @@ class DynamoDBLocal:
         command = [java, *JVM_OPTIONS, f"-Djava.library.path={home / 'DynamoDBLocal_lib'}"]
         command += ["-jar", str(home / "DynamoDBLocal.jar")]
         command += ["-port", str(self.port), *storage, "-sharedDb", "-disableTelemetry"]
+        self._output = tempfile.TemporaryFile()  # noqa: SIM115 - the JVM's output, closed by stop()
         # Its own session: Ctrl-C reaches us, and we stop the JVM after the requests in flight.
         self.process = subprocess.Popen(
             command,
@@ -176,7 +181,8 @@ class DynamoDBLocal:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        self._output.close()
+        if self._output:
+            self._output.close()
 
     def __enter__(self) -> "DynamoDBLocal":
         return self.start()

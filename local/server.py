@@ -32,7 +32,7 @@ from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate
 
 from controlplane import config
 from local import ROOT, apigw, openapi
-from local.dynamodb_local import DynamoDBLocal, JavaNotFound, ensure_table
+from local.dynamodb_local import DynamoDBLocal, JavaNotFound, PortInUse, ensure_table
 
 HOST = "127.0.0.1"
 LOCAL_ENV = {
@@ -197,7 +197,13 @@ def main() -> int:
             server.serve_forever()
     except KeyboardInterrupt:
         pass
-    except (JavaNotFound, OSError, RuntimeError, TimeoutError) as error:
+    except PortInUse as error:
+        log(
+            f"Cannot start DynamoDB Local: {error}. Is another `make run` using it? Use another port "
+            "(DYNAMODB_PORT=8001 make run) or that DynamoDB (AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:8000 make run)"
+        )
+        return 1
+    except (RuntimeError, TimeoutError) as error:  # DynamoDB Local failed to start: its output says why
         log(f"Cannot start: {error}")
         return 1
     finally:

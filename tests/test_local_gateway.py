@@ -155,7 +155,7 @@ def test_docs_serve_swagger_ui_with_its_assets_from_this_machine(gateway):
 class Run:
     """``python -m local.server`` on free ports, with its DynamoDB Local data in ``data``."""
 
-    def __init__(self, tmp_path, data):
+    def __init__(self, tmp_path, data, **env):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tmp_path / f"server-{self.port}.log"
@@ -163,6 +163,7 @@ class Run:
         self.env |= {"DYNAMODB_PORT": str(free_port()), "DYNAMODB_DATA_DIR": str(data)}
         self.env.pop("AWS_ENDPOINT_URL_DYNAMODB", None)
         self.env.pop("TABLE_NAME", None)
+        self.env |= env
         with self.log.open("w") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "local.server"], cwd=ROOT, env=self.env, stdout=log, stderr=log
@@ -289,3 +290,15 @@ def test_ctrl_c_stops_the_server_and_its_java_and_a_restart_keeps_the_data(run, 
         assert fetch(f"{again.url}/orgs/kept", headers=OPERATOR)[0] == 200
     finally:
         assert again.stop() == 0
+
+
+def test_run_without_java_falls_back_to_moto_and_says_so(tmp_path):
+    no_java = Run(tmp_path, tmp_path / "unused", PATH=str(tmp_path))
+    try:
+        status = fetch(f"{no_java.url}/orgs", "POST", {"org_id": "acme", "name": "Acme"}, OPERATOR)[0]
+
+        assert status == 201
+        assert "`java` is not on PATH" in no_java.output()
+        assert "DynamoDB: moto, in memory" in no_java.output()
+    finally:
+        assert no_java.stop() == 0
