@@ -8,20 +8,17 @@ from boto3.dynamodb.types import TypeSerializer
 
 from bench.harness import TABLE_NAME, call
 from controlplane import keys, service
-from controlplane.ids import new_ulid
 from controlplane.models import TicketCreate
 
 BATCH_SIZE = 25  # BatchWriteItem's limit
 THREADS = 4
-_BODY = TicketCreate(subject="Benchmark ticket", description="Loaded in bulk by the benchmarks.").model_dump()
+_BODY = TicketCreate(subject="Benchmark ticket", description="Loaded in bulk by the benchmarks.")
 _serializer = TypeSerializer()
 
 
 def ticket_item(org_id: str, user_id: str) -> dict:
-    """A ticket as ``service.create_ticket`` stores it, built with the service's own key and item helpers."""
-    ticket_id = new_ulid()
-    attributes = {"org_id": org_id, "ticket_id": ticket_id, "user_id": user_id, **_BODY}
-    return service._new_item(keys.ticket_keys(org_id, user_id, ticket_id), service.TICKET, attributes)
+    """A ticket exactly as ``service.create_ticket`` stores it."""
+    return service.ticket_item(org_id, user_id, _BODY)
 
 
 def create(path: str, body: dict) -> None:
