@@ -35,6 +35,14 @@ run: install
 seed: install
 	$(BIN)/python -m local.seed
 
+# A local ID token for make run's API: make token (an operator), make token ORG=acme USER=alice ROLE=admin.
+# USER is only taken from the command line: the shell's own $$USER is not an org user.
+ROLE ?= operator
+.PHONY: token
+token: install
+	@$(BIN)/python -m local.tokens --role $(ROLE) $(if $(ORG),--org $(ORG)) \
+		$(if $(filter command line,$(origin USER)),--user $(USER))
+
 # events/: an API Gateway event per route and the env-vars file, for sam local invoke.
 events: install
 	$(BIN)/python -m local.events

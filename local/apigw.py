@@ -10,11 +10,9 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
 
-from controlplane.auth import OPERATORS_GROUP
 from controlplane.routes import ROUTES, Route
 
 STAGE = "local"
-OPERATOR_TOKEN = "operator"
 
 
 @dataclass
@@ -119,26 +117,6 @@ def build_event(
     if claims is not None:
         event["requestContext"]["authorizer"] = {"claims": claims}
     return event
-
-
-def local_claims(token: str) -> dict[str, str] | None:
-    """The local stand-in for the Cognito authorizer: the bearer token names the caller, unverified.
-
-    ``operator``, or ``<org_id>/<user_id>/<role>`` such as ``acme/alice/member``; None otherwise.
-    """
-    if token == OPERATOR_TOKEN:
-        return {"sub": "local-operator", "cognito:username": "operator", "cognito:groups": OPERATORS_GROUP}
-    parts = token.split("/")
-    if len(parts) != 3 or not all(parts):
-        return None
-    org_id, user_id, role = parts
-    return {
-        "sub": f"local-{org_id}-{user_id}",
-        "cognito:username": f"{org_id}.{user_id}",
-        "custom:org_id": org_id,
-        "custom:user_id": user_id,
-        "custom:role": role,
-    }
 
 
 def handler_for(function: str):

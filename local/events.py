@@ -10,8 +10,9 @@ from pathlib import Path
 
 from controlplane.routes import ROUTES, Route
 from local import ROOT
-from local.apigw import OPERATOR_TOKEN, build_event, local_claims
+from local.apigw import build_event
 from local.server import LOCAL_ENV
+from local.tokens import OPERATOR_CLAIMS
 
 EVENTS_DIR = ROOT / "events"
 ENV_FILE = EVENTS_DIR / "env.json"
@@ -50,7 +51,7 @@ def event_for(route: Route) -> dict:
         headers=headers,
         body=json.dumps(body) if body is not None else None,
         request_id=f"sam-local-{file_for(route).stem}",
-        claims=local_claims(OPERATOR_TOKEN),
+        claims=OPERATOR_CLAIMS,
     )
     event["requestContext"].update(FIXED_TIME)  # stable files: regenerating changes nothing
     return event

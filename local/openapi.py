@@ -15,8 +15,8 @@ VERSION = "local"
 BEARER = {
     "type": "http",
     "scheme": "bearer",
-    "description": "Locally the token names the caller: `operator`, or `<org_id>/<user_id>/<role>` "
-    "such as `acme/alice/member`. In the cloud: a Cognito ID token.",
+    "description": "A Cognito ID token. Locally: the output of `make token` (an operator) or "
+    "`make token ORG=acme USER=alice ROLE=admin`, signed with the local development key.",
 }
 
 

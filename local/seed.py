@@ -12,7 +12,7 @@ import sys
 import urllib.error
 import urllib.request
 
-from local.apigw import OPERATOR_TOKEN
+from local import tokens
 
 USERS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"]
 SUBJECTS = [
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", type=int, default=len(USERS))
     parser.add_argument("--tickets", type=int, default=300, help="tickets added on each run (default: 300)")
     args = parser.parse_args(argv)
-    api = Api(args.url, OPERATOR_TOKEN)
+    api = Api(args.url, tokens.issue(tokens.OPERATOR))
     try:
         seed(api, args.org, args.users, args.tickets, random.Random(args.org))
     except urllib.error.URLError as error:

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 import traceback
+import uuid
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,7 +32,7 @@ from aws_lambda_powertools.event_handler.openapi import swagger_ui
 from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
 
 from controlplane import config
-from local import ROOT, apigw, openapi
+from local import ROOT, apigw, openapi, tokens
 from local.dynamodb_local import DynamoDBLocal, JavaNotFound, PortInUse, ensure_table
 
 HOST = "127.0.0.1"
@@ -83,13 +84,27 @@ class Gateway(BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = handle_request
 
+    def __getattr__(self, name: str):
+        """Any other method (HEAD, TRACE, QUERY...) goes through too: API Gateway answers them,
+        and here the handlers do (405 on a known path)."""
+        if name.startswith("do_"):
+            return self.handle_request
+        raise AttributeError(name)
+
     def proxy(self, path: str, query: str) -> tuple[int, list[tuple[str, str]], bytes]:
         """What API Gateway does: authorizer, proxy event, Lambda, response mapping."""
         route, _ = apigw.match(self.command, path)
         claims = self.authorizer_claims()
         if route and claims is None:
-            # The Cognito authorizer answers a missing or bad token itself; Lambda never runs.
-            return 401, [("Content-Type", JSON)], b'{"message":"Unauthorized"}'
+            # The Cognito authorizer answers a missing or bad token itself, with the stack's
+            # UNAUTHORIZED gateway response in the error contract; Lambda never runs.
+            request_id = str(uuid.uuid4())
+            error = {"code": "unauthorized", "message": "Unauthorized", "request_id": request_id}
+            return (
+                401,
+                [("Content-Type", JSON), ("x-amzn-RequestId", request_id)],
+                json.dumps({"error": error}).encode(),
+            )
         length = int(self.headers.get("Content-Length") or 0)
         headers: dict[str, list[str]] = {}
         for name, value in self.headers.items():
@@ -116,8 +131,7 @@ class Gateway(BaseHTTPRequestHandler):
         return response["statusCode"], [*response_headers(response), ("x-amzn-RequestId", request_id)], raw
 
     def authorizer_claims(self) -> dict[str, str] | None:
-        scheme, _, token = (self.headers.get("Authorization") or "").partition(" ")
-        return apigw.local_claims(token.strip()) if scheme.lower() == "bearer" else None
+        return tokens.verify(self.headers.get("Authorization"))
 
     def docs(self, path: str) -> tuple[int, list[tuple[str, str]], bytes]:
         if path == "/openapi.json":
@@ -192,7 +206,7 @@ def main() -> int:
             log(
                 f"DynamoDB: {where}; table {table}{' (created)' if created else ''}\n"
                 f"API on http://{HOST}:{port}  (Swagger UI /docs, OpenAPI /openapi.json)\n"
-                f"Send 'Authorization: Bearer {apigw.OPERATOR_TOKEN}' (or <org_id>/<user_id>/<role>). Ctrl-C stops."
+                "Tokens: make token ROLE=operator, or make token ORG=acme USER=alice ROLE=admin. Ctrl-C stops."
             )
             server.serve_forever()
     except KeyboardInterrupt:

@@ -207,3 +207,13 @@ def test_deeply_nested_json_returns_400_not_500(dynamodb_calls, depth):
 
     assert reply.status in (400, 413, 422)
     assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize(
+    "content_type", ["multipart/form-data", "application/x-www-form-urlencoded", "text/plain; charset=utf-8"]
+)
+def test_bodies_that_are_not_json_are_415_before_parsing(dynamodb_calls, content_type):
+    reply = call("POST", "/orgs", '{"org_id": "acme", "name": "Acme"}', headers={"Content-Type": [content_type]})
+
+    assert reply.status == 415
+    assert dynamodb_calls == []

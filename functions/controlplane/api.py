@@ -6,10 +6,12 @@ Every error leaves as ``{"error": {"code", "message", "request_id"[, "details"]}
 import json
 import re
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.middlewares.openapi_validation import OpenAPIRequestValidationMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
@@ -21,7 +23,7 @@ from controlplane import idempotency, routes
 from controlplane.auth import Caller, authorize, caller_from_claims
 from controlplane.errors import ApiError, PayloadTooLarge, PreconditionFailed
 from controlplane.ids import SLUG_PATTERN, ULID_PATTERN
-from controlplane.models import Resource
+from controlplane.models import ErrorResponse, Resource
 from controlplane.observability import logger
 
 OrgIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="Organization slug")]
@@ -46,6 +48,27 @@ IfMatch = Annotated[
     ),
 ]
 
+# Every status an error can have, documented once for every route (see the README's error codes).
+_ERROR_STATUSES = (400, 401, 403, 404, 405, 409, 412, 413, 415, 422, 429, 500, 503)
+
+
+def responses(successes: dict[int, Any]) -> dict[int, dict]:
+    """The OpenAPI responses of a route: its success statuses (with their body model, or None for
+    no body) and the error contract for every error status."""
+    documented: dict[int, dict] = {
+        status: {
+            "description": HTTPStatus(status).phrase,
+            "content": {content_types.APPLICATION_JSON: {"model": ErrorResponse}},
+        }
+        for status in _ERROR_STATUSES
+    }
+    for status, model in successes.items():
+        documented[status] = {"description": HTTPStatus(status).phrase}
+        if model is not None:
+            documented[status]["content"] = {content_types.APPLICATION_JSON: {"model": model}}
+    return documented
+
+
 DEFAULT_LIMIT = 20
 # The largest valid body (a ticket: 10,000-character description, 20 tags) is far below this;
 # anything bigger is refused before it is parsed, and never gets near DynamoDB's 400 KB item limit.
@@ -58,8 +81,23 @@ _ID_FORMATS = {
 _NOTHING = re.compile(r"(?!)")
 
 
+class _JsonBodiesOnly(OpenAPIRequestValidationMiddleware):
+    """Powertools' request validation, for a JSON-only API: a body of any other media type is 415
+    before Powertools tries it as a form (its multipart parser raises a bare ValueError, a 500,
+    when the boundary is missing)."""
+
+    def handler(self, app: APIGatewayRestResolver, next_middleware):
+        event = app.current_event
+        media_type = (event.headers.get("content-type") or "").split(";")[0].strip().lower()
+        if event.body and media_type not in ("", content_types.APPLICATION_JSON):
+            raise RequestUnsupportedContentType("Unsupported content type", errors=[])
+        return super().handler(app, next_middleware)
+
+
 def create_app() -> APIGatewayRestResolver:
     app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=_parse_body)
+    # Powertools runs this middleware before any of ours and offers no public way to swap it.
+    app._request_validation_middleware = _JsonBodiesOnly()
 
     def error(status: int, code: str, message: str, details: Any = None, headers: dict | None = None) -> Response:
         body: dict[str, Any] = {"code": code, "message": message, "request_id": _request_id(app)}

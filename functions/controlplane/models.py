@@ -125,6 +125,19 @@ class Ticket(Resource):
     tags: list[str]
 
 
+class ErrorBody(BaseModel):
+    code: str = Field(examples=["not_found"])
+    message: str
+    request_id: str
+    details: list[dict] | None = Field(None, description="What failed validation, for validation_error")
+
+
+class ErrorResponse(BaseModel):
+    """The one shape of every error: the handlers', the local gateway's and API Gateway's own."""
+
+    error: ErrorBody
+
+
 class Page(BaseModel):
     next_cursor: str | None = Field(description="Pass as `cursor` to get the next page; null on the last page")
 

@@ -19,6 +19,7 @@ from controlplane.api import (
     current_caller,
     expected_version,
     no_content,
+    responses,
     with_etag,
 )
 from controlplane.models import DeletionAccepted, Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers
@@ -27,17 +28,22 @@ from controlplane.observability import logger, metrics, tracer
 app = create_app()
 
 
-@app.post("/orgs", summary="Create an organization", tags=["organizations"])
+@app.post("/orgs", summary="Create an organization", tags=["organizations"], responses=responses({201: Org}))
 def create_org(body: OrgCreate, idempotency_key: IdempotencyKey = None) -> Response[Org]:
     return create_once(app, idempotency_key, body, lambda: service.create_org(body), lambda org: f"/orgs/{org.org_id}")
 
 
-@app.get("/orgs", summary="List organizations", tags=["organizations"])
+@app.get("/orgs", summary="List organizations", tags=["organizations"], responses=responses({200: OrgPage}))
 def list_orgs(limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> OrgPage:
     return service.list_orgs(limit, cursor)
 
 
-@app.get("/orgs/<org_id>", summary="Get an organization, optionally with its first users", tags=["organizations"])
+@app.get(
+    "/orgs/<org_id>",
+    summary="Get an organization, optionally with its first users",
+    tags=["organizations"],
+    responses=responses({200: Org | OrgWithUsers}),
+)
 def get_org(
     org_id: OrgIdPath,
     include: Annotated[Literal["users"] | None, Query()] = None,
@@ -48,12 +54,17 @@ def get_org(
     return with_etag(service.get_org(org_id))
 
 
-@app.patch("/orgs/<org_id>", summary="Update an organization", tags=["organizations"])
+@app.patch("/orgs/<org_id>", summary="Update an organization", tags=["organizations"], responses=responses({200: Org}))
 def update_org(org_id: OrgIdPath, body: OrgUpdate, if_match: IfMatch = None) -> Response[Org]:
     return with_etag(service.update_org(org_id, body, current_caller(app), expected_version(if_match)))
 
 
-@app.delete("/orgs/<org_id>", summary="Delete an organization with all its users and tickets", tags=["organizations"])
+@app.delete(
+    "/orgs/<org_id>",
+    summary="Delete an organization with all its users and tickets",
+    tags=["organizations"],
+    responses=responses({204: None, 202: DeletionAccepted}),
+)
 def delete_org(org_id: OrgIdPath, if_match: IfMatch = None) -> Response[DeletionAccepted | None]:
     if jobs.delete_org(org_id, expected_version(if_match), app.lambda_context):
         return no_content()

@@ -18,6 +18,7 @@ from controlplane.api import (
     current_caller,
     expected_version,
     no_content,
+    responses,
     with_etag,
 )
 from controlplane.models import Ticket, TicketCreate, TicketPage, TicketUpdate
@@ -26,7 +27,12 @@ from controlplane.observability import logger, metrics, tracer
 app = create_app()
 
 
-@app.post("/orgs/<org_id>/users/<user_id>/tickets", summary="Open a ticket for a user", tags=["tickets"])
+@app.post(
+    "/orgs/<org_id>/users/<user_id>/tickets",
+    summary="Open a ticket for a user",
+    tags=["tickets"],
+    responses=responses({201: Ticket}),
+)
 def create_ticket(
     org_id: OrgIdPath, user_id: UserIdPath, body: TicketCreate, idempotency_key: IdempotencyKey = None
 ) -> Response[Ticket]:
@@ -39,19 +45,31 @@ def create_ticket(
     )
 
 
-@app.get("/orgs/<org_id>/users/<user_id>/tickets", summary="List a user's tickets, newest first", tags=["tickets"])
+@app.get(
+    "/orgs/<org_id>/users/<user_id>/tickets",
+    summary="List a user's tickets, newest first",
+    tags=["tickets"],
+    responses=responses({200: TicketPage}),
+)
 def list_tickets(
     org_id: OrgIdPath, user_id: UserIdPath, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
 ) -> TicketPage:
     return service.list_tickets(org_id, user_id, limit, cursor)
 
 
-@app.get("/orgs/<org_id>/tickets/<ticket_id>", summary="Get a ticket", tags=["tickets"])
+@app.get(
+    "/orgs/<org_id>/tickets/<ticket_id>", summary="Get a ticket", tags=["tickets"], responses=responses({200: Ticket})
+)
 def get_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath) -> Response[Ticket]:
     return with_etag(service.get_ticket(org_id, ticket_id, current_caller(app)))
 
 
-@app.patch("/orgs/<org_id>/tickets/<ticket_id>", summary="Update a ticket", tags=["tickets"])
+@app.patch(
+    "/orgs/<org_id>/tickets/<ticket_id>",
+    summary="Update a ticket",
+    tags=["tickets"],
+    responses=responses({200: Ticket}),
+)
 def update_ticket(
     org_id: OrgIdPath, ticket_id: TicketIdPath, body: TicketUpdate, if_match: IfMatch = None
 ) -> Response[Ticket]:
@@ -59,7 +77,9 @@ def update_ticket(
     return with_etag(service.update_ticket(org_id, ticket_id, body, caller, expected_version(if_match)))
 
 
-@app.delete("/orgs/<org_id>/tickets/<ticket_id>", summary="Delete a ticket", tags=["tickets"])
+@app.delete(
+    "/orgs/<org_id>/tickets/<ticket_id>", summary="Delete a ticket", tags=["tickets"], responses=responses({204: None})
+)
 def delete_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath, if_match: IfMatch = None) -> Response[None]:
     service.delete_ticket(org_id, ticket_id, current_caller(app), expected_version(if_match))
     return no_content()

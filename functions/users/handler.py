@@ -20,6 +20,7 @@ from controlplane.api import (
     current_caller,
     expected_version,
     no_content,
+    responses,
     with_etag,
 )
 from controlplane.models import User, UserCreate, UserPage, UserUpdate, UserWithTickets
@@ -28,7 +29,7 @@ from controlplane.observability import logger, metrics, tracer
 app = create_app()
 
 
-@app.post("/orgs/<org_id>/users", summary="Create a user", tags=["users"])
+@app.post("/orgs/<org_id>/users", summary="Create a user", tags=["users"], responses=responses({201: User}))
 def create_user(org_id: OrgIdPath, body: UserCreate, idempotency_key: IdempotencyKey = None) -> Response[User]:
     return create_once(
         app,
@@ -39,12 +40,22 @@ def create_user(org_id: OrgIdPath, body: UserCreate, idempotency_key: Idempotenc
     )
 
 
-@app.get("/orgs/<org_id>/users", summary="List the users of an organization", tags=["users"])
+@app.get(
+    "/orgs/<org_id>/users",
+    summary="List the users of an organization",
+    tags=["users"],
+    responses=responses({200: UserPage}),
+)
 def list_users(org_id: OrgIdPath, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> UserPage:
     return service.list_users(org_id, limit, cursor)
 
 
-@app.get("/orgs/<org_id>/users/<user_id>", summary="Get a user, optionally with their newest tickets", tags=["users"])
+@app.get(
+    "/orgs/<org_id>/users/<user_id>",
+    summary="Get a user, optionally with their newest tickets",
+    tags=["users"],
+    responses=responses({200: User | UserWithTickets}),
+)
 def get_user(
     org_id: OrgIdPath,
     user_id: UserIdPath,
@@ -56,12 +67,17 @@ def get_user(
     return with_etag(service.get_user(org_id, user_id))
 
 
-@app.patch("/orgs/<org_id>/users/<user_id>", summary="Update a user", tags=["users"])
+@app.patch("/orgs/<org_id>/users/<user_id>", summary="Update a user", tags=["users"], responses=responses({200: User}))
 def update_user(org_id: OrgIdPath, user_id: UserIdPath, body: UserUpdate, if_match: IfMatch = None) -> Response[User]:
     return with_etag(service.update_user(org_id, user_id, body, current_caller(app), expected_version(if_match)))
 
 
-@app.delete("/orgs/<org_id>/users/<user_id>", summary="Delete a user and all their tickets", tags=["users"])
+@app.delete(
+    "/orgs/<org_id>/users/<user_id>",
+    summary="Delete a user and all their tickets",
+    tags=["users"],
+    responses=responses({204: None}),
+)
 def delete_user(org_id: OrgIdPath, user_id: UserIdPath, if_match: IfMatch = None) -> Response[None]:
     service.delete_user(org_id, user_id, expected_version(if_match))
     return no_content()

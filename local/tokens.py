@@ -1,0 +1,88 @@
+"""Local stand-in for Cognito: ID tokens signed with a development key, and their verification.
+
+The local gateway verifies the bearer token as API Gateway's Cognito authorizer does (signature,
+expiry, ``token_use``) and hands the handlers the same claims. Tokens are JWTs (HS256, joserfc)
+shaped like Cognito ID tokens. The key is for development only: set LOCAL_TOKEN_KEY to change it.
+
+    python -m local.tokens --role operator
+    python -m local.tokens --org acme --user alice --role admin
+"""
+
+import argparse
+import os
+import time
+
+from joserfc import jwt
+from joserfc.errors import JoseError
+from joserfc.jwk import OctKey
+from joserfc.jwt import JWTClaimsRegistry
+
+from controlplane.auth import ADMIN, MEMBER, OPERATORS_GROUP
+
+ISSUER = "control-plane-local"
+LIFETIME_SECONDS = 12 * 60 * 60
+OPERATOR = "operator"
+_DEVELOPMENT_KEY = "local-development-key-never-use-in-the-cloud"
+_CLAIMS = JWTClaimsRegistry(
+    iss={"essential": True, "value": ISSUER},
+    exp={"essential": True},
+    sub={"essential": True},
+    token_use={"essential": True, "value": "id"},
+)
+
+
+def _key() -> OctKey:
+    return OctKey.import_key(os.environ.get("LOCAL_TOKEN_KEY", _DEVELOPMENT_KEY))
+
+
+# Who a token names, as the authorizer passes it on (every claim a string).
+OPERATOR_CLAIMS = {"sub": "local-operator", "cognito:username": OPERATOR, "cognito:groups": OPERATORS_GROUP}
+
+
+def user_claims(org_id: str, user_id: str, role: str) -> dict[str, str]:
+    return {
+        "sub": f"local-{org_id}-{user_id}",
+        "cognito:username": f"{org_id}.{user_id}",
+        "custom:org_id": org_id,
+        "custom:user_id": user_id,
+        "custom:role": role,
+    }
+
+
+def issue(role: str, org_id: str | None = None, user_id: str | None = None, lifetime: int = LIFETIME_SECONDS) -> str:
+    """An ID token for an operator, or for ``user_id`` of ``org_id`` with ``role``."""
+    now = int(time.time())
+    who = OPERATOR_CLAIMS if role == OPERATOR else user_claims(org_id, user_id, role)
+    return jwt.encode(
+        {"alg": "HS256"}, {"iss": ISSUER, "token_use": "id", "iat": now, "exp": now + lifetime, **who}, _key()
+    )
+
+
+def verify(authorization: str | None) -> dict[str, str] | None:
+    """The claims API Gateway's authorizer would pass on for this Authorization header (the raw
+    token, or ``Bearer <token>``), or None when it would answer 401."""
+    token = (authorization or "").removeprefix("Bearer ").strip()
+    if not token:
+        return None
+    try:
+        decoded = jwt.decode(token, _key(), algorithms=["HS256"])
+        _CLAIMS.validate(decoded.claims)
+    except (JoseError, ValueError):
+        return None
+    # API Gateway passes every claim as a string; the groups claim as "a,b".
+    return {name: ",".join(value) if isinstance(value, list) else str(value) for name, value in decoded.claims.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Print a local ID token.")
+    parser.add_argument("--role", choices=[OPERATOR, ADMIN, MEMBER], default=OPERATOR)
+    parser.add_argument("--org", help="org_id (admins and members)")
+    parser.add_argument("--user", help="user_id (admins and members)")
+    args = parser.parse_args()
+    if args.role != OPERATOR and not (args.org and args.user):
+        parser.error(f"a {args.role} needs --org and --user")
+    print(issue(args.role, args.org, args.user))
+
+
+if __name__ == "__main__":
+    main()
