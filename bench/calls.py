@@ -8,6 +8,7 @@ from bench.harness import Section, call, label, recording
 from bench.stats import markdown, verdict
 from controlplane import config
 from controlplane.routes import ROUTES
+from local.samples import BODIES
 
 ORG, USER, OTHER_USERS, USER_TICKETS, FILLER_ORGS = "acme", "alice", 24, 25, 20
 DOOMED_ORG, DOOMED_USERS, DOOMED_TICKETS = "doomed", 5, 10  # the org cascade: 5 users x 10 tickets
@@ -16,14 +17,6 @@ DOOMED_USER, DOOMED_USER_TICKETS = "bob", 50  # the user cascade
 CASCADES = {
     ("DELETE", "/orgs/{org_id}"): ({"org_id": DOOMED_ORG}, f"org, {DOOMED_USERS} users x {DOOMED_TICKETS} tickets"),
     ("DELETE", "/orgs/{org_id}/users/{user_id}"): ({"user_id": DOOMED_USER}, f"user, {DOOMED_USER_TICKETS} tickets"),
-}
-BODIES = {
-    ("POST", "/orgs"): {"org_id": "newco", "name": "NewCo"},
-    ("POST", "/orgs/{org_id}/users"): {"user_id": "carol", "name": "Carol", "email": "carol@bench.test"},
-    ("POST", "/orgs/{org_id}/users/{user_id}/tickets"): {"subject": "Help"},
-    ("PATCH", "/orgs/{org_id}"): {"name": "Acme 2"},
-    ("PATCH", "/orgs/{org_id}/users/{user_id}"): {"role": "admin"},
-    ("PATCH", "/orgs/{org_id}/tickets/{ticket_id}"): {"status": "pending"},
 }
 INCLUDES = {
     ("GET", "/orgs/{org_id}"): {"include": "users"},

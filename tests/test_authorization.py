@@ -5,6 +5,7 @@ import json
 import pytest
 
 from controlplane.routes import ROUTES
+from local.samples import BODIES
 from tests.api import OPERATOR, admin, call, create_org, create_ticket, create_user, member
 
 # Callers, and whose resources they act on in acme: their own (alice's) or another member's (amy's).
@@ -37,14 +38,6 @@ EXPECTED = {
 # Only a ticket's stored owner can tell a member's own ticket from another's: these routes decide
 # with the one DynamoDB request they make anyway (a condition on the write, or a check of the read).
 DECIDED_BY_THE_ITEM = {(m, "/orgs/{org_id}/tickets/{ticket_id}") for m in ("GET", "PATCH", "DELETE")}
-BODIES = {
-    ("POST", "/orgs"): {"org_id": "newco", "name": "NewCo"},
-    ("PATCH", "/orgs/{org_id}"): {"name": "Renamed"},
-    ("POST", "/orgs/{org_id}/users"): {"user_id": "carol", "name": "Carol", "email": "carol@example.com"},
-    ("PATCH", "/orgs/{org_id}/users/{user_id}"): {"name": "Renamed"},
-    ("POST", "/orgs/{org_id}/users/{user_id}/tickets"): {"subject": "Help"},
-    ("PATCH", "/orgs/{org_id}/tickets/{ticket_id}"): {"status": "solved"},
-}
 
 
 @pytest.fixture

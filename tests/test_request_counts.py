@@ -3,21 +3,14 @@
 import pytest
 
 from controlplane.routes import ROUTES
+from local.samples import BODIES
 from tests.api import call, create_org, create_ticket, create_user
 
 CASCADES = {("DELETE", "/orgs/{org_id}"), ("DELETE", "/orgs/{org_id}/users/{user_id}")}
 
 
 def _request(method: str, path: str, ids: dict):
-    bodies = {
-        ("POST", "/orgs"): {"org_id": "newco", "name": "NewCo"},
-        ("POST", "/orgs/{org_id}/users"): {"user_id": "carol", "name": "Carol", "email": "carol@example.com"},
-        ("POST", "/orgs/{org_id}/users/{user_id}/tickets"): {"subject": "Help"},
-        ("PATCH", "/orgs/{org_id}"): {"name": "Acme 2"},
-        ("PATCH", "/orgs/{org_id}/users/{user_id}"): {"role": "admin"},
-        ("PATCH", "/orgs/{org_id}/tickets/{ticket_id}"): {"status": "pending"},
-    }
-    return call(method, path.format(**ids), bodies.get((method, path)))
+    return call(method, path.format(**ids), BODIES.get((method, path)))
 
 
 @pytest.fixture

@@ -6,17 +6,10 @@ import pytest
 from ulid import ULID
 
 from controlplane.routes import ROUTES
+from local.samples import BODIES
 from tests.api import call, create_org, create_ticket, create_user
 
 GOOD = {"org_id": "acme", "user_id": "alice", "ticket_id": str(ULID())}
-BODIES = {
-    ("POST", "/orgs"): {"org_id": "acme", "name": "Acme"},
-    ("POST", "/orgs/{org_id}/users"): {"user_id": "alice", "name": "Alice", "email": "alice@example.com"},
-    ("POST", "/orgs/{org_id}/users/{user_id}/tickets"): {"subject": "Help"},
-    ("PATCH", "/orgs/{org_id}"): {"name": "Acme"},
-    ("PATCH", "/orgs/{org_id}/users/{user_id}"): {"name": "Alice"},
-    ("PATCH", "/orgs/{org_id}/tickets/{ticket_id}"): {"status": "closed"},
-}
 BAD_IDS = {
     "hash": "ac#me",
     "slash": "ac/me",
