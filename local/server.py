@@ -73,6 +73,8 @@ class Gateway(BaseHTTPRequestHandler):
             status, headers, body = self.docs(url.path)
         else:
             status, headers, body = self.proxy(url.path, url.query)
+        # Logged before the answer leaves: once the client has it, the line is there too.
+        log(f"{self.command} {self.path} {status} {(time.perf_counter() - started) * 1000:.0f}ms")
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
@@ -80,7 +82,6 @@ class Gateway(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        log(f"{self.command} {self.path} {status} {(time.perf_counter() - started) * 1000:.0f}ms")
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = handle_request
 
