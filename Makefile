@@ -35,6 +35,12 @@ run: install
 seed: install
 	$(BIN)/python -m local.seed
 
+# The template for sam local invoke: it also declares the local-only variables, so that
+# --env-vars events/env.json can set them (SAM overrides only declared ones). Never deploy it.
+.PHONY: synth-sam
+synth-sam: install
+	node_modules/.bin/cdk synth --no-notices --quiet -c stage=$(STAGE) -c sam_local=true $(CDK_ARGS)
+
 # A local ID token for make run's API: make token (an operator), make token ORG=acme USER=alice ROLE=admin.
 # USER is only taken from the command line: the shell's own $$USER is not an org user.
 ROLE ?= operator

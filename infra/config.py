@@ -16,6 +16,9 @@ class StageConfig:
     throttle_rate_limit: float = DEFAULT_THROTTLE_RATE_LIMIT
     throttle_burst_limit: int = DEFAULT_THROTTLE_BURST_LIMIT
     cors_allow_origins: tuple[str, ...] = ()  # none: no CORS preflight
+    # Declare the local-only variables (DynamoDB endpoint, cursor secret) so that `sam local invoke
+    # --env-vars` can set them: SAM only overrides variables the template declares. Never deploy this.
+    sam_local: bool = False
 
     def __post_init__(self):
         if not _STAGE_PATTERN.match(self.stage):
@@ -32,7 +35,7 @@ class StageConfig:
     @classmethod
     def from_context(cls, node: Node) -> "StageConfig":
         """Context keys: stage, throttle_rate_limit, throttle_burst_limit, cors_allow_origins (a list
-        in cdk.json, comma-separated on the command line, where every value is a string)."""
+        in cdk.json, comma-separated on the command line, where every value is a string), sam_local."""
         defaults = cls()
         origins = node.try_get_context("cors_allow_origins") or ()
         if isinstance(origins, str):
@@ -42,4 +45,5 @@ class StageConfig:
             throttle_rate_limit=float(node.try_get_context("throttle_rate_limit") or defaults.throttle_rate_limit),
             throttle_burst_limit=int(node.try_get_context("throttle_burst_limit") or defaults.throttle_burst_limit),
             cors_allow_origins=tuple(origin.strip() for origin in origins if origin.strip()),
+            sam_local=str(node.try_get_context("sam_local")).lower() == "true",
         )

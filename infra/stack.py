@@ -65,6 +65,8 @@ class ControlPlaneStack(Stack):
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             "LOG_LEVEL": LOG_LEVEL,
         }
+        if config.sam_local:
+            environment |= {"AWS_ENDPOINT_URL_DYNAMODB": "", "CURSOR_SECRET": ""}
         functions = {}
         for name in FUNCTIONS:
             function = ApiFunction(

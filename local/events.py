@@ -29,7 +29,11 @@ BODIES = {
 SAM_ENV = {
     **{name: value for name, value in LOCAL_ENV.items() if not name.startswith("AWS_")},  # sam sets those
     "AWS_ENDPOINT_URL_DYNAMODB": "http://host.docker.internal:8000",
-    "CURSOR_SECRET_ARN": "",  # use CURSOR_SECRET, not Secrets Manager
+    # Empty values switch off what the deployed stack wires in: Secrets Manager (CURSOR_SECRET is used
+    # instead), Cognito sign-ins and the deletions queue (as in make run).
+    "CURSOR_SECRET_ARN": "",
+    "USER_POOL_ID": "",
+    "DELETIONS_QUEUE_URL": "",
 }
 FIXED_TIME = {"requestTime": "21/Nov/2026:12:00:00 +0000", "requestTimeEpoch": 1795262400000}
 

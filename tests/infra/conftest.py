@@ -20,6 +20,7 @@ CONFIGS = {
     "dev": StageConfig(stage="dev"),
     "prod": StageConfig(stage="prod"),
     "cors": StageConfig(stage="web", cors_allow_origins=("https://app.example.com",)),
+    "sam": StageConfig(stage="sam", sam_local=True),
 }
 
 

@@ -188,3 +188,13 @@ def test_cursor_secret_is_generated_by_the_stack(dev):
     secret = dev["Resources"][_id_of(dev, "AWS::SecretsManager::Secret")]["Properties"]
 
     assert secret["GenerateSecretString"] == {"ExcludePunctuation": True, "PasswordLength": 64}
+
+
+def test_only_a_sam_local_synth_declares_the_local_variables_for_env_vars_to_set(templates, dev):
+    sam = templates["sam"].to_json()
+    local_only = {"AWS_ENDPOINT_URL_DYNAMODB", "CURSOR_SECRET"}
+
+    for template, declared in ((sam, local_only), (dev, set())):
+        for resource in template["Resources"].values():
+            if resource["Type"] == "AWS::Lambda::Function":
+                assert local_only & set(resource["Properties"]["Environment"]["Variables"]) == declared
