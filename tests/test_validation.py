@@ -3,7 +3,6 @@
 import json
 
 import pytest
-from ulid import ULID
 
 from controlplane.routes import ROUTES
 from local.samples import BODIES
@@ -86,7 +85,7 @@ def test_malformed_json_returns_400_invalid_json(dynamodb_calls, method, path, r
         ("/orgs/acme/users/alice/tickets", {"subject": "Help", "tags": [""]}),
         ("/orgs/acme/users/alice/tickets", {"subject": "Help", "tags": "urgent"}),
         ("/orgs/acme/users/alice/tickets", {"subject": "Help", "priority": "critical"}),
-        ("/orgs/acme/users/alice/tickets", {"subject": "Help", "ticket_id": str(ULID())}),
+        ("/orgs/acme/users/alice/tickets", {"subject": "Help", "ticket_id": GOOD["ticket_id"]}),
     ],
 )
 def test_invalid_create_body_returns_422_with_details_and_writes_nothing(dynamodb_calls, path, body):
