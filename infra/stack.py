@@ -65,6 +65,8 @@ class ControlPlaneStack(Stack):
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             "LOG_LEVEL": LOG_LEVEL,
         }
+        if config.cors_allow_origins:
+            environment["CORS_ALLOW_ORIGINS"] = ",".join(config.cors_allow_origins)
         if config.sam_local:
             environment |= {"AWS_ENDPOINT_URL_DYNAMODB": "", "CURSOR_SECRET": ""}
         functions = {}

@@ -4,12 +4,13 @@ Every error leaves as ``{"error": {"code", "message", "request_id"[, "details"]}
 """
 
 import json
+import os
 import re
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, CORSConfig, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.middlewares.openapi_validation import OpenAPIRequestValidationMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import (
@@ -94,8 +95,22 @@ class _JsonBodiesOnly(OpenAPIRequestValidationMiddleware):
         return super().handler(app, next_middleware)
 
 
+def _cors() -> CORSConfig | None:
+    """Browsers read a response only if it names their origin. API Gateway answers the preflight;
+    the actual responses carry the header from here. CORS_ALLOW_ORIGINS: comma-separated, or unset."""
+    origins = [origin.strip() for origin in os.environ.get("CORS_ALLOW_ORIGINS", "").split(",") if origin.strip()]
+    if not origins:
+        return None
+    return CORSConfig(
+        allow_origin=origins[0],
+        extra_origins=origins[1:],
+        allow_headers=["Authorization", "Content-Type", "If-Match", "Idempotency-Key"],
+        expose_headers=["ETag", "Location", "Retry-After"],
+    )
+
+
 def create_app() -> APIGatewayRestResolver:
-    app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=_parse_body)
+    app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=_parse_body, cors=_cors())
     # Powertools runs this middleware before any of ours and offers no public way to swap it.
     app._request_validation_middleware = _JsonBodiesOnly()
 

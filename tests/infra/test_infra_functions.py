@@ -198,3 +198,15 @@ def test_only_a_sam_local_synth_declares_the_local_variables_for_env_vars_to_set
         for resource in template["Resources"].values():
             if resource["Type"] == "AWS::Lambda::Function":
                 assert local_only & set(resource["Properties"]["Environment"]["Variables"]) == declared
+
+
+def test_configured_cors_origins_reach_every_function(templates):
+    cors = templates["cors"].to_json()
+
+    variables = [
+        resource["Properties"]["Environment"]["Variables"]
+        for resource in cors["Resources"].values()
+        if resource["Type"] == "AWS::Lambda::Function"
+    ]
+    assert len(variables) == 3
+    assert all(v["CORS_ALLOW_ORIGINS"] == "https://app.example.com" for v in variables)
