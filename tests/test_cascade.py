@@ -183,3 +183,19 @@ def _drain(queue_url: str) -> None:
         for m in messages:
             sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=m["ReceiptHandle"])
         assert json.loads(messages[0]["Body"]) == {"org_id": "acme"}
+
+
+def test_a_delete_that_runs_out_of_time_inside_a_users_tickets_resumes_where_it_stopped(table):
+    create_org("acme")
+    create_user("acme", "alice")
+    _bulk_tickets("acme", "alice", 2_500)  # three GSI1 pages of tickets
+    budget = iter([60.0] * 3)  # time for the user step and one page of tickets, then none
+
+    finished = service.delete_org("acme", time_left=lambda: next(budget, 0.0))
+
+    assert finished is False
+    left = _items_of(table, "acme")
+    assert 0 < len(left) < 2_500
+    assert call("GET", "/orgs/acme/users/alice").status == 404  # the user went before the tickets
+    assert service.delete_org("acme") is True
+    assert _items_of(table, "acme") == []

@@ -163,14 +163,16 @@ def delete_org(org_id: str, version: int | None = None, time_left: Callable[[], 
             table.put({**sweep, "sweep_after": math.ceil(time.time() + config.settings().gsi1_settle_seconds)})
             _remove_sign_in(org_id, user["user_id"])
             table.delete_all([user])
-            _delete_tickets_of(table, org_id, user["user_id"])
+            if not _delete_tickets_of(table, org_id, user["user_id"], time_left):
+                return False  # the user's sweep marker brings the rest of their tickets back
     for sweeps in table.query_all(keys.org_partition(org_id), prefix=keys.SWEEP_PREFIX):
         for sweep in sweeps:
             wait = float(sweep["sweep_after"]) - time.time()  # 0 where GSI1 is synchronous (moto, Local)
             if time_left() < DELETE_STEP_SECONDS + max(wait, 0):
                 return False
             time.sleep(max(wait, 0))
-            _delete_tickets_of(table, org_id, sweep["user_id"])
+            if not _delete_tickets_of(table, org_id, sweep["user_id"], time_left):
+                return False
             table.delete_all([sweep])
     for records in table.query_all(keys.idempotency_partition(org_id)):
         table.delete_all(records)
@@ -271,9 +273,15 @@ def _remove_sign_in(org_id: str, user_id: str) -> None:
         directory.delete(org_id, user_id)
 
 
-def _delete_tickets_of(table: Table, org_id: str, user_id: str) -> None:
+def _delete_tickets_of(
+    table: Table, org_id: str, user_id: str, time_left: Callable[[], float] = lambda: math.inf
+) -> bool:
+    """Delete the tickets GSI1 shows for a user, a page (1,000) at a time; False if time ran short."""
     for tickets in table.query_all(keys.user_collection(org_id, user_id), on_index=True, prefix=keys.TICKET_PREFIX):
+        if time_left() < DELETE_STEP_SECONDS:
+            return False
         table.delete_all(tickets)
+    return True
 
 
 # Tickets
