@@ -47,6 +47,7 @@ LOCAL_ENV = {
     "POWERTOOLS_TRACE_DISABLED": "true",
     "POWERTOOLS_METRICS_DISABLED": "true",  # else every create prints an EMF blob between the request lines
     "LOG_LEVEL": "WARNING",  # the handlers' warnings and errors; LOG_LEVEL=INFO shows more
+    "GSI1_SETTLE_SECONDS": "0",  # DynamoDB Local and moto update GSI1 synchronously: org deletes need not wait
 }
 DOCS_ASSETS = {
     "/docs/swagger-ui-bundle.min.js": "text/javascript",
