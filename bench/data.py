@@ -7,7 +7,7 @@ from functools import partial
 from boto3.dynamodb.types import TypeSerializer
 
 from bench.harness import TABLE_NAME, call
-from controlplane import keys, service
+from controlplane import keys, tickets
 from controlplane.models import TicketCreate
 
 BATCH_SIZE = 25  # BatchWriteItem's limit
@@ -17,8 +17,8 @@ _serializer = TypeSerializer()
 
 
 def ticket_item(org_id: str, user_id: str) -> dict:
-    """A ticket exactly as ``service.create_ticket`` stores it."""
-    return service.ticket_item(org_id, user_id, _BODY)
+    """A ticket exactly as ``tickets.create_ticket`` stores it."""
+    return tickets.ticket_item(org_id, user_id, _BODY)
 
 
 def create(path: str, body: dict) -> None:

@@ -8,7 +8,7 @@ import pytest
 from boto3.dynamodb.types import TypeSerializer
 from botocore.exceptions import ClientError
 
-from controlplane import config, service
+from controlplane import cascade, config, items, tickets
 from controlplane.models import TicketCreate
 from controlplane.table import Table
 from local.apigw import LambdaContext, handler_for
@@ -27,7 +27,7 @@ def _items_of(table: str, org_id: str) -> list[dict]:
 def _bulk_tickets(org_id: str, user_id: str, count: int) -> None:
     serializer = TypeSerializer()
     client = config.dynamodb()
-    items = [service.ticket_item(org_id, user_id, TicketCreate(subject=f"t{i}")) for i in range(count)]
+    items = [tickets.ticket_item(org_id, user_id, TicketCreate(subject=f"t{i}")) for i in range(count)]
     for start in range(0, count, 25):
         batch = [
             {"PutRequest": {"Item": {k: serializer.serialize(v) for k, v in item.items()}}}
@@ -92,8 +92,8 @@ def test_delete_interrupted_by_a_failure_completes_when_retried(acme, monkeypatc
 
 
 def test_no_user_can_join_an_org_being_deleted(acme):
-    service._table().mark(
-        {"PK": "ORG#acme", "SK": "METADATA#acme"}, service.DELETING, "2026-01-01T00:00:00Z", missing=Exception()
+    items.table().mark(
+        {"PK": "ORG#acme", "SK": "METADATA#acme"}, items.DELETING, "2026-01-01T00:00:00Z", missing=Exception()
     )
 
     assert create_user("acme", "late").status == 404
@@ -146,14 +146,14 @@ def test_a_delete_too_big_for_one_request_answers_202_and_finishes_from_the_queu
     queue_url = boto3.client("sqs").create_queue(QueueName=f"deletions-{uuid.uuid4().hex}")["QueueUrl"]
     monkeypatch.setenv("DELETIONS_QUEUE_URL", queue_url)
     config.reset()
-    monkeypatch.setattr(service, "DELETE_STEP_SECONDS", 10_000)  # the request has no time for a step
+    monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 10_000)  # the request has no time for a step
 
     reply = call("DELETE", "/orgs/acme")
 
     assert reply.status == 202
     assert reply.body["status"] == "deleting"
     assert call("GET", "/orgs/acme").body["deleting_since"]
-    monkeypatch.setattr(service, "DELETE_STEP_SECONDS", 0)
+    monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 0)
     _drain(queue_url)
     assert call("GET", "/orgs/acme").status == 404
     assert _items_of(acme, "acme") == []
@@ -191,11 +191,11 @@ def test_a_delete_that_runs_out_of_time_inside_a_users_tickets_resumes_where_it_
     _bulk_tickets("acme", "alice", 2_500)  # three GSI1 pages of tickets
     budget = iter([60.0] * 3)  # time for the user step and one page of tickets, then none
 
-    finished = service.delete_org("acme", time_left=lambda: next(budget, 0.0))
+    finished = cascade.delete_org("acme", time_left=lambda: next(budget, 0.0))
 
     assert finished is False
     left = _items_of(table, "acme")
     assert 0 < len(left) < 2_500
     assert call("GET", "/orgs/acme/users/alice").status == 404  # the user went before the tickets
-    assert service.delete_org("acme") is True
+    assert cascade.delete_org("acme") is True
     assert _items_of(table, "acme") == []

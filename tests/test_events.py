@@ -2,7 +2,7 @@
 
 import json
 
-from controlplane import service
+from controlplane import tickets
 from controlplane.routes import FUNCTIONS, ROUTES, Route
 from local import events
 from local.apigw import invoke
@@ -40,7 +40,7 @@ def test_committed_events_are_what_make_events_writes():
 
 def test_each_event_replayed_through_its_handler_succeeds(table, monkeypatch):
     # The events name a fixed ticket id; the server would make a new one when the ticket is created.
-    monkeypatch.setattr(service, "new_ulid", lambda: events.IDS["ticket_id"])
+    monkeypatch.setattr(tickets, "new_ulid", lambda: events.IDS["ticket_id"])
 
     statuses = {}
     for route in sorted(ROUTES, key=_replay_order):

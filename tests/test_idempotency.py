@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from controlplane import config, service
+from controlplane import config, organizations
 from tests.api import admin, call, create_org, create_user
 
 ACME_ADMIN = admin("acme", "root")
@@ -74,13 +74,13 @@ def test_two_callers_in_one_org_with_the_same_key_get_their_own_responses(acme):
 
 def test_an_in_flight_duplicate_from_the_same_caller_returns_409(acme, monkeypatch):
     replies = []
-    real_create = service.create_org
+    real_create = organizations.create_org
 
     def create_while_a_retry_arrives(body):
         replies.append(call("POST", "/orgs", body.model_dump(), headers={"Idempotency-Key": ["k"]}))
         return real_create(body)
 
-    monkeypatch.setattr(service, "create_org", create_while_a_retry_arrives)
+    monkeypatch.setattr(organizations, "create_org", create_while_a_retry_arrives)
 
     first = call("POST", "/orgs", {"org_id": "newco", "name": "NewCo"}, headers={"Idempotency-Key": ["k"]})
 

@@ -4,7 +4,7 @@ The caller comes from the Cognito user pools authorizer's claims
 (``requestContext.authorizer.claims``); in the cloud API Gateway has already verified the token,
 locally the gateway does. Rules per route live in ``POLICY``; the two that depend on data are
 enforced where the data is: field rules (``plan``, ``role``) on the request body, and ticket
-ownership by a condition on the write itself (see ``service``).
+ownership by a condition on the write itself (see ``tickets``).
 """
 
 from dataclasses import dataclass

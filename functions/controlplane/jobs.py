@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import boto3
 
-from controlplane import config, service
+from controlplane import cascade, config
 from controlplane.errors import NotFound
 
 if TYPE_CHECKING:
@@ -28,9 +28,9 @@ REQUEST_SECONDS = 29.0
 def delete_org(org_id: str, version: int | None, lambda_context) -> bool:
     """True when the org is gone; False when the rest was queued."""
     if not config.settings().deletions_queue_url:
-        return service.delete_org(org_id, version)
+        return cascade.delete_org(org_id, version)
     deadline = time.monotonic() + REQUEST_SECONDS
-    done = service.delete_org(org_id, version, lambda: min(deadline - time.monotonic(), _remaining(lambda_context)))
+    done = cascade.delete_org(org_id, version, lambda: min(deadline - time.monotonic(), _remaining(lambda_context)))
     if not done:
         _enqueue(org_id)
     return done
@@ -51,7 +51,7 @@ def handle_queue(event: dict, lambda_context) -> dict:
 def _continue(record: SQSRecord, lambda_context) -> None:
     org_id = json.loads(record.body)["org_id"]
     try:
-        done = service.delete_org(org_id, time_left=lambda: _remaining(lambda_context))
+        done = cascade.delete_org(org_id, time_left=lambda: _remaining(lambda_context))
     except NotFound:
         return  # a redelivered message for an org that is already gone
     if not done:

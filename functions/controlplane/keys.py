@@ -76,3 +76,16 @@ def sweep_key(org_id: str, user_id: str) -> dict[str, str]:
 def base_key(item: dict) -> dict[str, str]:
     """The primary key of a stored item (what DeleteItem and BatchWriteItem need)."""
     return {PARTITION_KEY: item[PARTITION_KEY], SORT_KEY: item[SORT_KEY]}
+
+
+# Cursor scopes: a cursor only continues the list it came from.
+def orgs_scope() -> str:
+    return "orgs"
+
+
+def users_scope(org_id: str) -> str:
+    return f"users:{org_id}"
+
+
+def tickets_scope(org_id: str, user_id: str) -> str:
+    return f"tickets:{org_id}:{user_id}"

@@ -1,4 +1,4 @@
-"""Request bodies and response bodies. Stored items are dicts built by ``service``."""
+"""Request bodies and response bodies. Stored items are dicts built by the resource modules."""
 
 from typing import Annotated, Literal
 

@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.logging import correlation_paths
 
-from controlplane import jobs, service
+from controlplane import jobs, organizations
 from controlplane.api import (
     DEFAULT_LIMIT,
     Cursor,
@@ -30,12 +30,14 @@ app = create_app()
 
 @app.post("/orgs", summary="Create an organization", tags=["organizations"], responses=responses({201: Org}))
 def create_org(body: OrgCreate, idempotency_key: IdempotencyKey = None) -> Response[Org]:
-    return create_once(app, idempotency_key, body, lambda: service.create_org(body), lambda org: f"/orgs/{org.org_id}")
+    return create_once(
+        app, idempotency_key, body, lambda: organizations.create_org(body), lambda org: f"/orgs/{org.org_id}"
+    )
 
 
 @app.get("/orgs", summary="List organizations", tags=["organizations"], responses=responses({200: OrgPage}))
 def list_orgs(limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> OrgPage:
-    return service.list_orgs(limit, cursor)
+    return organizations.list_orgs(limit, cursor)
 
 
 @app.get(
@@ -50,13 +52,13 @@ def get_org(
     limit: Limit = DEFAULT_LIMIT,
 ) -> Response[Org | OrgWithUsers]:
     if include == "users":
-        return with_etag(service.get_org_with_users(org_id, limit))
-    return with_etag(service.get_org(org_id))
+        return with_etag(organizations.get_org_with_users(org_id, limit))
+    return with_etag(organizations.get_org(org_id))
 
 
 @app.patch("/orgs/<org_id>", summary="Update an organization", tags=["organizations"], responses=responses({200: Org}))
 def update_org(org_id: OrgIdPath, body: OrgUpdate, if_match: IfMatch = None) -> Response[Org]:
-    return with_etag(service.update_org(org_id, body, current_caller(app), expected_version(if_match)))
+    return with_etag(organizations.update_org(org_id, body, current_caller(app), expected_version(if_match)))
 
 
 @app.delete(

@@ -3,7 +3,7 @@
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.logging import correlation_paths
 
-from controlplane import service
+from controlplane import tickets
 from controlplane.api import (
     DEFAULT_LIMIT,
     Cursor,
@@ -40,7 +40,7 @@ def create_ticket(
         app,
         idempotency_key,
         body,
-        lambda: service.create_ticket(org_id, user_id, body),
+        lambda: tickets.create_ticket(org_id, user_id, body),
         lambda ticket: f"/orgs/{org_id}/tickets/{ticket.ticket_id}",
     )
 
@@ -54,14 +54,14 @@ def create_ticket(
 def list_tickets(
     org_id: OrgIdPath, user_id: UserIdPath, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
 ) -> TicketPage:
-    return service.list_tickets(org_id, user_id, limit, cursor)
+    return tickets.list_tickets(org_id, user_id, limit, cursor)
 
 
 @app.get(
     "/orgs/<org_id>/tickets/<ticket_id>", summary="Get a ticket", tags=["tickets"], responses=responses({200: Ticket})
 )
 def get_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath) -> Response[Ticket]:
-    return with_etag(service.get_ticket(org_id, ticket_id, current_caller(app)))
+    return with_etag(tickets.get_ticket(org_id, ticket_id, current_caller(app)))
 
 
 @app.patch(
@@ -74,14 +74,14 @@ def update_ticket(
     org_id: OrgIdPath, ticket_id: TicketIdPath, body: TicketUpdate, if_match: IfMatch = None
 ) -> Response[Ticket]:
     caller = current_caller(app)
-    return with_etag(service.update_ticket(org_id, ticket_id, body, caller, expected_version(if_match)))
+    return with_etag(tickets.update_ticket(org_id, ticket_id, body, caller, expected_version(if_match)))
 
 
 @app.delete(
     "/orgs/<org_id>/tickets/<ticket_id>", summary="Delete a ticket", tags=["tickets"], responses=responses({204: None})
 )
 def delete_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath, if_match: IfMatch = None) -> Response[None]:
-    service.delete_ticket(org_id, ticket_id, current_caller(app), expected_version(if_match))
+    tickets.delete_ticket(org_id, ticket_id, current_caller(app), expected_version(if_match))
     return no_content()
 
 

@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.logging import correlation_paths
 
-from controlplane import service
+from controlplane import users
 from controlplane.api import (
     DEFAULT_LIMIT,
     Cursor,
@@ -35,7 +35,7 @@ def create_user(org_id: OrgIdPath, body: UserCreate, idempotency_key: Idempotenc
         app,
         idempotency_key,
         body,
-        lambda: service.create_user(org_id, body),
+        lambda: users.create_user(org_id, body),
         lambda user: f"/orgs/{org_id}/users/{user.user_id}",
     )
 
@@ -47,7 +47,7 @@ def create_user(org_id: OrgIdPath, body: UserCreate, idempotency_key: Idempotenc
     responses=responses({200: UserPage}),
 )
 def list_users(org_id: OrgIdPath, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> UserPage:
-    return service.list_users(org_id, limit, cursor)
+    return users.list_users(org_id, limit, cursor)
 
 
 @app.get(
@@ -63,13 +63,13 @@ def get_user(
     limit: Limit = DEFAULT_LIMIT,
 ) -> Response[User | UserWithTickets]:
     if include == "tickets":
-        return with_etag(service.get_user_with_tickets(org_id, user_id, limit))
-    return with_etag(service.get_user(org_id, user_id))
+        return with_etag(users.get_user_with_tickets(org_id, user_id, limit))
+    return with_etag(users.get_user(org_id, user_id))
 
 
 @app.patch("/orgs/<org_id>/users/<user_id>", summary="Update a user", tags=["users"], responses=responses({200: User}))
 def update_user(org_id: OrgIdPath, user_id: UserIdPath, body: UserUpdate, if_match: IfMatch = None) -> Response[User]:
-    return with_etag(service.update_user(org_id, user_id, body, current_caller(app), expected_version(if_match)))
+    return with_etag(users.update_user(org_id, user_id, body, current_caller(app), expected_version(if_match)))
 
 
 @app.delete(
@@ -79,7 +79,7 @@ def update_user(org_id: OrgIdPath, user_id: UserIdPath, body: UserUpdate, if_mat
     responses=responses({204: None}),
 )
 def delete_user(org_id: OrgIdPath, user_id: UserIdPath, if_match: IfMatch = None) -> Response[None]:
-    service.delete_user(org_id, user_id, expected_version(if_match))
+    users.delete_user(org_id, user_id, expected_version(if_match))
     return no_content()
 
 

@@ -11,7 +11,7 @@ import json
 import boto3
 import pytest
 
-from controlplane import config, jobs, service
+from controlplane import cascade, config, jobs
 from controlplane.routes import ORGANIZATIONS, ROUTES
 from local.apigw import LambdaContext, handler_for
 from tests.api import call, create_org, create_ticket, create_user
@@ -155,9 +155,9 @@ def test_a_delete_finished_from_the_queue_sends_only_what_the_organizations_func
     seeded, aws_requests, granted, monkeypatch
 ):
     # Given a delete with no time for a single step: it queues the rest and answers 202
-    monkeypatch.setattr(service, "DELETE_STEP_SECONDS", 10_000)
+    monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 10_000)
     assert call("DELETE", "/orgs/acme").status == 202
-    monkeypatch.setattr(service, "DELETE_STEP_SECONDS", 0)
+    monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 0)
     sent = list(aws_requests)
     [message] = boto3.client("sqs").receive_message(QueueUrl=config.settings().deletions_queue_url)["Messages"]
     aws_requests.clear()

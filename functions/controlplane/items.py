@@ -1,0 +1,60 @@
+"""What every resource module shares: the table, timestamps, new items, cursors, not-found errors
+and the If-Match condition."""
+
+from datetime import UTC, datetime
+
+from controlplane import config, cursor
+from controlplane.errors import NotFound, PreconditionFailed
+from controlplane.table import Expect, Table
+
+ORG, USER, TICKET, SWEEP = "org", "user", "ticket", "sweep"  # the ``entity`` attribute of each item
+DELETING = "deleting_since"  # set on an org whose cascade delete has begun
+
+
+def table() -> Table:
+    return Table(config.dynamodb(), config.settings().table_name)
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_item(item_keys: dict, entity: str, attributes: dict) -> dict:
+    stamp = now()
+    return {**item_keys, "entity": entity, **attributes, "created_at": stamp, "updated_at": stamp, "version": 1}
+
+
+def page(scope: str, cursor_token: str | None) -> dict | None:
+    return cursor.decode(scope, cursor_token, config.settings().cursor_secret)
+
+
+def next_cursor(scope: str, last_key: dict | None) -> str | None:
+    return cursor.encode(scope, last_key, config.settings().cursor_secret)
+
+
+def org_missing(org_id: str) -> NotFound:
+    return NotFound(f"Organization {org_id} not found")
+
+
+def user_missing(org_id: str, user_id: str) -> NotFound:
+    return NotFound(f"User {user_id} not found in organization {org_id}")
+
+
+def ticket_missing(org_id: str, ticket_id: str) -> NotFound:
+    return NotFound(f"Ticket {ticket_id} not found in organization {org_id}")
+
+
+def version_is(version: int | None) -> tuple[Expect, ...]:
+    """The If-Match condition: the stored version must be the one the client last saw."""
+    if version is None:
+        return ()
+    return (
+        Expect("version", version, PreconditionFailed(f"The resource changed; its version is no longer {version}")),
+    )
+
+
+def check_version(item: dict, version: int | None) -> None:
+    """The same check, for the cascade deletes, before their first write."""
+    for expect in version_is(version):
+        if item["version"] != expect.value:
+            raise expect.error
