@@ -4,9 +4,12 @@ import json
 
 import pytest
 
+from controlplane import organizations, routes
+from controlplane.api import create_app, entry_point
 from controlplane.routes import ROUTES
+from local.apigw import LambdaContext, build_event
 from local.samples import BODIES
-from tests.api import OPERATOR, admin, call, create_org, create_ticket, create_user, member
+from tests.api import OPERATOR, Reply, admin, call, create_org, create_ticket, create_user, member
 
 # Callers, and whose resources they act on in acme: their own (alice's) or another member's (amy's).
 CALLERS = {
@@ -133,3 +136,91 @@ def test_a_caller_without_org_or_role_claims_gets_403_not_data(tenants):
     reply = call("GET", "/orgs/acme", caller={"sub": "someone"})
 
     assert reply.status == 403
+
+
+# Fail closed: a route the table does not describe is for operators only.
+
+
+@pytest.fixture
+def unlisted_route(table):
+    """A route registered in a handler at run time, with no record in the route table: it reads
+    the org, so any DynamoDB request it would make is seen."""
+    app = create_app()
+
+    @app.get("/orgs/<org_id>/unlisted")
+    def unlisted(org_id: str) -> dict:
+        return organizations.get_org(org_id).model_dump()
+
+    create_org("acme")
+    return entry_point(app)
+
+
+@pytest.mark.parametrize(
+    "caller", [member("acme", "alice"), admin("acme", "root"), admin("bolt", "bob")], ids=["member", "admin", "other"]
+)
+def test_a_route_without_a_rule_is_403_with_no_dynamodb_request(unlisted_route, dynamodb_calls, caller):
+    assert routes.find("GET", "/orgs/{org_id}/unlisted") is None
+    dynamodb_calls.clear()
+
+    reply = _invoke(unlisted_route, "GET", "/orgs/acme/unlisted", caller)
+
+    assert reply.status == 403
+    assert reply.error_code == "forbidden"
+    assert dynamodb_calls == []
+
+
+def test_a_route_without_a_rule_serves_operators(unlisted_route):
+    reply = _invoke(unlisted_route, "GET", "/orgs/acme/unlisted", OPERATOR)
+
+    assert reply.status == 200
+    assert reply.body["org_id"] == "acme"
+
+
+def _invoke(handler, method: str, path: str, caller: dict) -> Reply:
+    event = build_event(method, path, claims=caller)
+    event["resource"] = "/orgs/{org_id}/unlisted"  # API Gateway's resource, as if it were deployed
+    event["pathParameters"] = {"org_id": "acme"}
+    response = handler(event, LambdaContext(function_name="organizations"))
+    return Reply(response["statusCode"], {}, json.loads(response["body"]))
+
+
+# Who before what: the caller is refused before anything they sent is parsed or validated.
+
+BAD_BODY = '{"name": ' + "[" * 5  # not JSON
+
+
+@pytest.mark.parametrize(
+    ("caller", "status"),
+    [(None, 401), (admin("bolt", "bob"), 403), (member("acme", "alice"), 403)],
+    ids=["no-token", "other-org", "member"],
+)
+@pytest.mark.parametrize(
+    ("method", "path", "extra"),
+    [
+        ("PATCH", "/orgs/acme", {}),
+        ("POST", "/orgs/acme/users", {}),
+        ("PATCH", "/orgs/acme/users/root", {}),
+        ("GET", "/orgs", {"query": {"limit": "many"}}),
+        ("POST", "/orgs/acme/users", {"headers": {"Content-Type": ["multipart/form-data"]}}),
+    ],
+    ids=["patch-org", "create-user", "patch-user", "bad-query", "not-json"],
+)
+def test_callers_are_refused_before_what_they_sent_is_read(
+    tenants, dynamodb_calls, caller, status, method, path, extra
+):
+    dynamodb_calls.clear()
+    body = None if method == "GET" else BAD_BODY
+
+    reply = call(method, path, body, caller=caller, **extra)
+
+    assert reply.status == status, reply.body
+    assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [("GET", "/nowhere", 404), ("PUT", "/orgs/acme", 405), ("POST", "/orgs/acme/tickets/x", 405)],
+)
+@pytest.mark.parametrize("caller", [None, member("acme", "alice"), OPERATOR], ids=["no-token", "member", "operator"])
+def test_unknown_routes_stay_404_and_405_for_every_caller(table, method, path, status, caller):
+    assert call(method, path, caller=caller).status == status

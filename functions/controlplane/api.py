@@ -1,4 +1,5 @@
-"""HTTP glue shared by the three handlers: the resolver, typed parameters and the error contract.
+"""HTTP glue shared by the three handlers: their one Lambda entry point, the resolver, route
+registration from the route table, typed parameters, the guard and the error contract.
 
 Every error leaves as ``{"error": {"code", "message", "request_id"[, "details"]}}``.
 """
@@ -12,20 +13,30 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, CORSConfig, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
-from aws_lambda_powertools.event_handler.middlewares.openapi_validation import OpenAPIRequestValidationMiddleware
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from controlplane import idempotency, routes
 from controlplane.auth import Caller, authorize, caller_from_claims
-from controlplane.errors import ApiError, PayloadTooLarge, PreconditionFailed
+from controlplane.errors import (
+    ApiError,
+    InvalidRequest,
+    MethodNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+    PreconditionFailed,
+    UnsupportedMediaType,
+)
 from controlplane.ids import SLUG_PATTERN, ULID_PATTERN
 from controlplane.models import ErrorResponse, Resource
-from controlplane.observability import logger
+from controlplane.observability import logger, metrics, tracer
 
 OrgIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="Organization slug")]
 UserIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="User slug")]
@@ -80,19 +91,11 @@ _ID_FORMATS = {
     "ticket_id": re.compile(ULID_PATTERN),
 }
 _NOTHING = re.compile(r"(?!)")
-
-
-class _JsonBodiesOnly(OpenAPIRequestValidationMiddleware):
-    """Powertools' request validation, for a JSON-only API: a body of any other media type is 415
-    before Powertools tries it as a form (its multipart parser raises a bare ValueError, a 500,
-    when the boundary is missing)."""
-
-    def handler(self, app: APIGatewayRestResolver, next_middleware):
-        event = app.current_event
-        media_type = (event.headers.get("content-type") or "").split(";")[0].strip().lower()
-        if event.body and media_type not in ("", content_types.APPLICATION_JSON):
-            raise RequestUnsupportedContentType("Unsupported content type", errors=[])
-        return super().handler(app, next_middleware)
+# Bodies are JSON; PATCH also takes JSON Merge Patch (RFC 7396), which is what our PATCH does.
+_JSON_MEDIA_TYPES = {
+    "": frozenset({content_types.APPLICATION_JSON}),
+    "PATCH": frozenset({"application/merge-patch+json"}),
+}
 
 
 def _cors() -> CORSConfig | None:
@@ -109,20 +112,39 @@ def _cors() -> CORSConfig | None:
     )
 
 
+def _error_body(code: str, message: str, request_id: str, details: Any = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": code, "message": message, "request_id": request_id}
+    if details is not None:
+        body["details"] = details
+    return {"error": body}
+
+
+def admit(route: routes.Route | None, claims: dict | None, path_ids: dict[str, str]) -> Caller:
+    """Who is calling (401), are the path's ids well-formed (422), may the caller call ``route``
+    here (403; no record means operators only). Reads nothing but the path and the claims. Ids are
+    checked whole because the resolver's route regex ends in ``$``, which lets ``acme\n`` through."""
+    caller = caller_from_claims(claims)
+    bad = [name for name, value in path_ids.items() if not _ID_FORMATS.get(name, _NOTHING).fullmatch(value)]
+    if bad:
+        details = [
+            {"loc": ["path", name], "message": "malformed identifier", "type": "string_pattern_mismatch"}
+            for name in bad
+        ]
+        raise InvalidRequest("The request is not valid", details=details)
+    authorize(caller, route.allow if route else None, path_ids)
+    return caller
+
+
 def create_app() -> APIGatewayRestResolver:
     app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=_parse_body, cors=_cors())
-    # Powertools runs this middleware before any of ours and offers no public way to swap it.
-    app._request_validation_middleware = _JsonBodiesOnly()
 
     def error(status: int, code: str, message: str, details: Any = None, headers: dict | None = None) -> Response:
-        body: dict[str, Any] = {"code": code, "message": message, "request_id": _request_id(app)}
-        if details is not None:
-            body["details"] = details
-        return Response(status, content_types.APPLICATION_JSON, {"error": body}, headers)
+        body = _error_body(code, message, _request_id(app.current_event.raw_event), details)
+        return Response(status, content_types.APPLICATION_JSON, body, headers)
 
     @app.exception_handler(ApiError)
     def api_error(exc: ApiError) -> Response:
-        return error(exc.status, exc.code, exc.message, headers=exc.headers)
+        return error(exc.status, exc.code, exc.message, exc.details, exc.headers)
 
     @app.exception_handler(RequestValidationError)
     def invalid_request(exc: RequestValidationError) -> Response:
@@ -138,38 +160,24 @@ def create_app() -> APIGatewayRestResolver:
 
     @app.not_found
     def no_route(exc: NotFoundError) -> Response:
-        event = app.current_event
-        allowed = routes.methods_for(event.path.strip("/").split("/"))
-        if event.http_method in allowed:
-            # The route exists but the resolver refused a segment (e.g. a "#"): a malformed id.
-            return error(422, "validation_error", f"{event.path} contains a malformed identifier")
-        if allowed:
-            message = f"{event.http_method} is not allowed on {event.path}"
-            return error(405, "method_not_allowed", message, headers={"Allow": ", ".join(allowed)})
-        return error(404, "not_found", f"No route for {event.http_method} {event.path}")
+        unrouted = _unrouted(app.current_event.http_method, app.current_event.path)
+        return error(unrouted.status, unrouted.code, unrouted.message, headers=unrouted.headers)
 
     @app.exception_handler(Exception)
     def unexpected(exc: Exception) -> Response:
         logger.exception("Unhandled error")
         return error(500, "internal_error", "Something went wrong on our side")
 
-    def guard(app: APIGatewayRestResolver, next_middleware):
-        """Before the route runs, after Powertools has validated the request (it always runs
-        first): who is calling (401), are the ids well-formed (422), may the caller use this route
-        in this org (403). Nothing before this reads data. Ids are checked whole here too because
-        the resolver's route regex ends in ``$``, which lets ``acme\n`` through as ``acme``."""
+    def guard(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:
+        """Every route the resolver matched is admitted here before it runs; one the table does not
+        describe, for operators only. The entry point has already admitted the table's routes, before
+        Powertools read the body."""
         event = app.current_event
-        caller = caller_from_claims(event.request_context.authorizer.claims)
         parameters = event.path_parameters or {}
-        bad = [name for name, value in parameters.items() if not _ID_FORMATS.get(name, _NOTHING).fullmatch(value)]
-        if bad:
-            details = [
-                {"loc": ["path", name], "message": "malformed identifier", "type": "string_pattern_mismatch"}
-                for name in bad
-            ]
-            return error(422, "validation_error", "The request is not valid", details)
+        caller = admit(
+            routes.find(event.http_method, event.resource), event.request_context.authorizer.claims, parameters
+        )
         logger.append_keys(**parameters, caller=caller.subject)
-        authorize(caller, event.http_method, event.resource, parameters)
         app.append_context(caller=caller)
         return next_middleware(app)
 
@@ -177,20 +185,117 @@ def create_app() -> APIGatewayRestResolver:
     return app
 
 
-def created(app: APIGatewayRestResolver, body: Resource, path: str) -> Response:
-    """201 with its ``ETag`` and a ``Location`` that keeps the stage prefix the client called through."""
+def operation(app: APIGatewayRestResolver, operation_id: str) -> Callable[[Callable], Callable]:
+    """Register a route function as the table's record ``operation_id`` describes it."""
+    route = routes.operation(operation_id)
+    return app.route(
+        route.rule,
+        route.method,
+        summary=route.summary,
+        tags=[route.function],
+        operation_id=operation_id,
+        status_code=route.status,
+        responses=responses(route.successes),
+    )
+
+
+def entry_point(
+    app: APIGatewayRestResolver, on_records: Callable[[dict, LambdaContext], dict] | None = None
+) -> Callable[[dict, LambdaContext], dict]:
+    """The Lambda handler of a function: logger, tracer and metrics around the resolver. Before
+    Powertools sees the request, a route of the table admits its caller and the body's media type is
+    checked, so who may call is answered before what they sent (Powertools validates the body before
+    any middleware of ours could run, and offers no public hook ahead of it). ``on_records`` takes
+    the function's queue events, if it has any."""
+    cors = _cors()
+
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+    @tracer.capture_lambda_handler
+    @metrics.log_metrics
+    def lambda_handler(event: dict, context: LambdaContext) -> dict:
+        if on_records is not None and "Records" in event:
+            return on_records(event, context)
+        try:
+            method, resource = event.get("httpMethod", ""), event.get("resource")
+            route = routes.find(method, resource)
+            if route is not None:
+                claims = ((event.get("requestContext") or {}).get("authorizer") or {}).get("claims")
+                admit(route, claims, event.get("pathParameters") or {})
+            elif resource is None or resource in routes.RESOURCES or resource.endswith("{proxy+}"):
+                # Not a route of the table, so not one API Gateway would have sent: 404 or 405 for
+                # everyone, whatever a handler may have registered there. (A greedy ``{proxy+}`` is
+                # what SAM and the local gateway name a path that matched no resource.)
+                raise _unrouted(method, event.get("path") or "/")
+            event = _accept_json_only(event)
+        except ApiError as refused:
+            return _refusal(event, refused, cors)
+        return app.resolve(event, context)
+
+    return lambda_handler
+
+
+def _unrouted(method: str, path: str) -> ApiError:
+    allowed = routes.methods_for(path.strip("/").split("/"))
+    if method in allowed:
+        # The route exists but the resolver refused a segment (e.g. a "#"): a malformed id.
+        return InvalidRequest(f"{path} contains a malformed identifier")
+    if allowed:
+        return MethodNotAllowed(f"{method} is not allowed on {path}", headers={"Allow": ", ".join(allowed)})
+    return NotFound(f"No route for {method} {path}")
+
+
+def _accept_json_only(event: dict) -> dict:
+    """415 for a body of another media type, before Powertools tries it as a form (its multipart
+    parser raises a bare ValueError, a 500, when the boundary is missing). A JSON media type, in any
+    case and with parameters, is handed on as the plain ``application/json`` Powertools looks for."""
+    headers = dict(event.get("headers") or {})
+    multi = dict(event.get("multiValueHeaders") or {})
+    given = [v for n, v in headers.items() if n.lower() == "content-type"]
+    given += [vs[-1] for n, vs in multi.items() if n.lower() == "content-type" and vs]
+    if not given:
+        return event
+    accepted = _JSON_MEDIA_TYPES[""] | _JSON_MEDIA_TYPES.get(event.get("httpMethod", ""), frozenset())
+    if event.get("body") and given[0].split(";")[0].strip().lower() not in accepted:
+        raise UnsupportedMediaType(f"Send the body as {' or '.join(sorted(accepted))}")
+    for mapping in (headers, multi):
+        for name in [name for name in mapping if name.lower() == "content-type"]:
+            del mapping[name]
+    if event.get("body"):
+        headers["Content-Type"] = content_types.APPLICATION_JSON
+        multi["Content-Type"] = [content_types.APPLICATION_JSON]
+    return {**event, "headers": headers, "multiValueHeaders": multi}
+
+
+def _refusal(event: dict, refused: ApiError, cors: CORSConfig | None) -> dict:
+    """The error contract as a proxy response, for what the entry point refuses itself."""
+    headers = {"Content-Type": content_types.APPLICATION_JSON, **refused.headers}
+    if cors is not None:
+        origin = next((v for k, v in (event.get("headers") or {}).items() if k.lower() == "origin"), None)
+        headers |= cors.to_dict(cors.allowed_origin(origin) if origin else None)
+    body = _error_body(refused.code, refused.message, _request_id(event), refused.details)
+    return {
+        "statusCode": refused.status,
+        "multiValueHeaders": {name: [value] for name, value in headers.items()},
+        "body": json.dumps(body),
+        "isBase64Encoded": False,
+    }
+
+
+def created(app: APIGatewayRestResolver, body: Resource) -> Response:
+    """201 with its ``ETag`` and a ``Location``, the route record's, filled from the new resource and
+    with the stage prefix the client called through."""
     event = app.current_event
+    route = routes.find(event.http_method, event.resource)
+    if route is None or route.location is None:
+        raise LookupError(f"{event.http_method} {event.resource} has no location in the route table")
     called = event.request_context.path or event.path
     prefix = called[: len(called) - len(event.path)] if called.endswith(event.path) else ""
-    return Response(201, content_types.APPLICATION_JSON, body, {"Location": prefix + path, **_etag(body)})
+    location = prefix + route.location.format(**body.model_dump())
+    return Response(201, content_types.APPLICATION_JSON, body, {"Location": location, **_etag(body)})
 
 
 def create_once(
-    app: APIGatewayRestResolver,
-    idempotency_key: str | None,
-    body: BaseModel,
-    create: Callable[[], Resource],
-    location: Callable[[Resource], str],
+    app: APIGatewayRestResolver, idempotency_key: str | None, body: BaseModel, create: Callable[[], Resource]
 ) -> Response:
     """201 for a new resource, once per Idempotency-Key: a retry replays the first response."""
     caller = current_caller(app)
@@ -199,8 +304,7 @@ def create_once(
     identity = {"caller": caller.subject, "route": f"{event.http_method} {event.path}"}
 
     def respond() -> Response:
-        resource = create()
-        return created(app, resource, location(resource))
+        return created(app, create())
 
     return idempotency.once(idempotency_key, partition, identity, body, respond, app.lambda_context)
 
@@ -242,8 +346,5 @@ def _parse_body(raw: str) -> Any:
         raise json.JSONDecodeError("nested too deeply", raw, 0) from None
 
 
-def _request_id(app: APIGatewayRestResolver) -> str:
-    try:
-        return app.current_event.request_context.request_id or "unknown"
-    except (AttributeError, KeyError):
-        return "unknown"
+def _request_id(event: dict) -> str:
+    return (event.get("requestContext") or {}).get("requestId") or "unknown"

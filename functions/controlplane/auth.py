@@ -2,8 +2,9 @@
 
 The caller comes from the Cognito user pools authorizer's claims
 (``requestContext.authorizer.claims``); in the cloud API Gateway has already verified the token,
-locally the gateway does. Rules per route live in ``POLICY``; the two that depend on data are
-enforced where the data is: field rules (``plan``, ``role``) on the request body, and ticket
+locally the gateway does. Who may call a route is its record's ``allow`` (``routes``); a route
+without a record is for operators only. The two rules that depend on data are enforced where the
+data is: field rules (``plan``, ``role``) on the request body, and ticket
 ownership by a condition on the write itself (see ``tickets``).
 """
 
@@ -13,32 +14,15 @@ from controlplane.errors import Forbidden, Unauthorized
 
 OPERATORS_GROUP = "operators"
 ADMIN, MEMBER = "admin", "member"
-
-# Who besides operators may call each route, inside their own org:
-#   "admin"  - an org admin          "member" - any member
-#   "self"   - a member whose user_id is the path's user_id
-#   "owner"  - a member, on tickets they own (checked by the data layer's condition)
-# A route with no entry here is for operators only.
-POLICY: dict[tuple[str, str], frozenset[str]] = {
-    ("POST", "/orgs"): frozenset(),
-    ("GET", "/orgs"): frozenset(),
-    ("GET", "/orgs/{org_id}"): frozenset({"admin", "member"}),
-    ("PATCH", "/orgs/{org_id}"): frozenset({"admin"}),
-    ("DELETE", "/orgs/{org_id}"): frozenset(),
-    ("POST", "/orgs/{org_id}/users"): frozenset({"admin"}),
-    ("GET", "/orgs/{org_id}/users"): frozenset({"admin", "member"}),
-    ("GET", "/orgs/{org_id}/users/{user_id}"): frozenset({"admin", "self"}),
-    ("PATCH", "/orgs/{org_id}/users/{user_id}"): frozenset({"admin", "self"}),
-    ("DELETE", "/orgs/{org_id}/users/{user_id}"): frozenset({"admin"}),
-    ("POST", "/orgs/{org_id}/users/{user_id}/tickets"): frozenset({"admin", "self"}),
-    ("GET", "/orgs/{org_id}/users/{user_id}/tickets"): frozenset({"admin", "self"}),
-    ("GET", "/orgs/{org_id}/tickets/{ticket_id}"): frozenset({"admin", "owner"}),
-    ("PATCH", "/orgs/{org_id}/tickets/{ticket_id}"): frozenset({"admin", "owner"}),
-    ("DELETE", "/orgs/{org_id}/tickets/{ticket_id}"): frozenset({"admin", "owner"}),
-}
+# The rules a route's record (``routes.Route.allow``) may grant, besides operators, who may call
+# every route. Each is limited to the caller's own org:
+#   ADMIN  - an org admin            MEMBER - any member
+#   SELF   - a member whose user_id is the path's user_id
+#   OWNER  - a member, on tickets they own (checked by the data layer's condition)
+SELF, OWNER = "self", "owner"
 
 # Fields of a PATCH that only some callers may change.
-FIELD_RULES = {"plan": frozenset(), "role": frozenset({"admin"})}
+FIELD_RULES = {"plan": frozenset[str](), "role": frozenset({ADMIN})}
 
 
 @dataclass(frozen=True)
@@ -77,18 +61,19 @@ def _groups(value) -> set[str]:
     return set((value or "").strip("[]").replace(",", " ").split())
 
 
-def authorize(caller: Caller, method: str, resource: str, path_ids: dict[str, str]) -> None:
-    """Raise Forbidden unless ``caller`` may call the route; routes not in POLICY are left alone
-    (the resolver answers 404/405 for them)."""
-    if caller.operator or (method, resource) not in POLICY:
+def authorize(caller: Caller, allow: frozenset[str] | None, path_ids: dict[str, str]) -> None:
+    """Raise Forbidden unless ``caller`` may call a route that grants ``allow``. Fails closed: no
+    rules (``None``, a route absent from the table) or no matching rule is 403, for all but operators."""
+    if caller.operator:
         return
-    allowed = POLICY[(method, resource)]
+    if not allow:
+        raise Forbidden("Only operators may do this")
     if not caller.org_id or path_ids.get("org_id") != caller.org_id:
         raise Forbidden("You may not access this organization")
-    if caller.role == ADMIN and ADMIN in allowed:
+    if caller.role == ADMIN and ADMIN in allow:
         return
     if caller.role == MEMBER and (
-        MEMBER in allowed or "owner" in allowed or ("self" in allowed and path_ids.get("user_id") == caller.user_id)
+        MEMBER in allow or OWNER in allow or (SELF in allow and path_ids.get("user_id") == caller.user_id)
     ):
         return
     raise Forbidden("Your role may not do this")

@@ -1,14 +1,17 @@
 """Domain errors. Each carries its HTTP status and error code; ``api`` maps them in one place."""
 
+from typing import Any
+
 
 class ApiError(Exception):
     status = 500
     code = "internal_error"
 
-    def __init__(self, message: str, headers: dict[str, str] | None = None):
+    def __init__(self, message: str, headers: dict[str, str] | None = None, details: Any = None):
         super().__init__(message)
         self.message = message
         self.headers = headers or {}
+        self.details = details
 
 
 class InvalidCursor(ApiError):
@@ -19,6 +22,11 @@ class InvalidCursor(ApiError):
 class NotFound(ApiError):
     status = 404
     code = "not_found"
+
+
+class MethodNotAllowed(ApiError):
+    status = 405
+    code = "method_not_allowed"
 
 
 class AlreadyExists(ApiError):
@@ -59,6 +67,18 @@ class Conflict(ApiError):
 class IdempotencyKeyReused(ApiError):
     status = 422
     code = "idempotency_key_reused"
+
+
+class InvalidRequest(ApiError):
+    """What Powertools' validation answers too: a malformed path, query, header or body."""
+
+    status = 422
+    code = "validation_error"
+
+
+class UnsupportedMediaType(ApiError):
+    status = 415
+    code = "unsupported_media_type"
 
 
 class PayloadTooLarge(ApiError):
