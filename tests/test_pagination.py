@@ -1,3 +1,5 @@
+import base64
+
 import pytest
 
 from tests.api import call, create_org, create_ticket, create_user
@@ -142,3 +144,49 @@ def test_cursor_of_another_kind_of_list_returns_400(alice_with_45_tickets):
 
     assert reply.status == 400
     assert reply.error_code == "invalid_cursor"
+
+
+@pytest.mark.parametrize(
+    ("setup", "path"),
+    [((), "/orgs/ghost/users"), (("acme",), "/orgs/acme/users/ghost/tickets")],
+    ids=["users-of-missing-org", "tickets-of-missing-user"],
+)
+def test_a_list_of_a_missing_parent_is_404_in_one_request(table, dynamodb_calls, setup, path):
+    for org_id in setup:
+        create_org(org_id)
+    dynamodb_calls.clear()
+
+    reply = call("GET", path)
+
+    assert reply.status == 404
+    assert reply.error_code == "not_found"
+    assert dynamodb_calls == ["Query"]
+
+
+def test_an_empty_list_of_an_existing_parent_is_200(table):
+    create_org("acme")
+    create_user("acme", "alice")
+
+    assert call("GET", "/orgs/acme/users/alice/tickets").body == {"items": [], "next_cursor": None}
+    assert call("GET", "/orgs/acme/users").body["next_cursor"] is None
+
+
+def test_an_empty_cursor_is_the_first_page(alice_with_45_tickets):
+    first = call("GET", "/orgs/acme/users/alice/tickets", query={"cursor": ""}).body
+
+    assert [t["ticket_id"] for t in first["items"]] == alice_with_45_tickets[::-1][:20]
+
+
+@pytest.mark.parametrize(
+    "path", ["/orgs", "/orgs/acme/users", "/orgs/acme/users/alice/tickets", "/orgs/acme/users/alice?include=tickets"]
+)
+def test_cursors_carry_no_key_attribute(alice_with_45_tickets, path):
+    for i in range(3):
+        create_org(f"org{i}")
+        create_user("acme", f"user{i}")
+    base, _, include = path.partition("?include=")
+
+    cursor = call("GET", base, query={"limit": 1} | ({"include": include} if include else {})).body["next_cursor"]
+
+    shown = base64.urlsafe_b64decode(cursor.split(".")[0] + "==").decode()
+    assert not any(name in shown for name in ("PK", "SK", "GSI1", "ORG#", "USER#", "TICKET#")), shown

@@ -1,5 +1,6 @@
 """Keys, cursors and ids: no AWS, no handler."""
 
+import base64
 import time
 
 import pytest
@@ -51,27 +52,34 @@ def test_new_ulids_are_unique_and_sort_in_creation_order():
 
 
 def test_cursor_round_trips_within_its_scope():
-    key = {"PK": "ORG#acme", "SK": "USER#alice"}
+    token = cursor.encode("users:acme", "alice", SECRET)
 
-    token = cursor.encode("users:acme", key, SECRET)
-
-    assert cursor.decode("users:acme", token, SECRET) == key
+    assert cursor.decode("users:acme", token, SECRET) == "alice"
 
 
-def test_no_last_key_means_no_cursor():
+def test_cursor_shows_no_key_attribute():
+    token = cursor.encode("tickets:acme:alice", "01J0000000000000000000000A", SECRET)
+
+    shown = base64.urlsafe_b64decode(token.split(".")[0] + "==").decode()
+    assert shown == "01J0000000000000000000000A"
+    assert not any(name in shown for name in ("PK", "SK", "GSI1", "ORG#", "USER#", "TICKET#"))
+
+
+def test_no_last_item_means_no_cursor_and_an_empty_cursor_is_the_first_page():
     assert cursor.encode("users:acme", None, SECRET) is None
     assert cursor.decode("users:acme", None, SECRET) is None
+    assert cursor.decode("users:acme", "", SECRET) is None
 
 
 def test_cursor_is_rejected_in_another_scope():
-    token = cursor.encode("users:acme", {"PK": "ORG#acme", "SK": "USER#a"}, SECRET)
+    token = cursor.encode("users:acme", "a", SECRET)
 
     with pytest.raises(InvalidCursor):
         cursor.decode("users:other", token, SECRET)
 
 
 def test_cursor_signed_with_another_secret_is_rejected():
-    token = cursor.encode("orgs", {"GSI1PK": "ORGS"}, b"other-secret")
+    token = cursor.encode("orgs", "acme", b"other-secret")
 
     with pytest.raises(InvalidCursor):
         cursor.decode("orgs", token, SECRET)

@@ -24,12 +24,28 @@ def new_item(item_keys: dict, entity: str, attributes: dict) -> dict:
     return {**item_keys, "entity": entity, **attributes, "created_at": stamp, "updated_at": stamp, "version": 1}
 
 
-def page(scope: str, cursor_token: str | None) -> dict | None:
+def resume_after(scope: str, cursor_token: str | None) -> str | None:
+    """The id of the item a page resumes after; None for the first page."""
     return cursor.decode(scope, cursor_token, config.settings().cursor_secret)
 
 
-def next_cursor(scope: str, last_key: dict | None) -> str | None:
-    return cursor.encode(scope, last_key, config.settings().cursor_secret)
+def next_cursor(scope: str, page: list[dict], id_attribute: str, more: bool) -> str | None:
+    """A cursor after the page's last item, if DynamoDB said there is more."""
+    if not more:
+        return None
+    return cursor.encode(scope, page[-1][id_attribute] if page else "", config.settings().cursor_secret)
+
+
+def parent_first(
+    partition: str, parent: str, missing: NotFound, limit: int, on_index: bool = False, newest_first: bool = False
+) -> tuple[dict, list[dict], bool]:
+    """A parent item and the first ``limit`` items after it in its collection, in one request:
+    the parent sorts first (an org before its users, a user before its tickets newest-first).
+    The parent's absence is ``missing``; the flag says whether more items follow."""
+    found, last = table().query(partition, limit=limit + 1, on_index=on_index, newest_first=newest_first)
+    if not found or found[0]["entity"] != parent:
+        raise missing
+    return found[0], found[1:], last is not None
 
 
 def org_missing(org_id: str) -> NotFound:

@@ -17,12 +17,12 @@ def create_org(body: OrgCreate) -> Org:
 
 
 def list_orgs(limit: int, cursor_token: str | None) -> OrgPage:
-    found, last = items.table().query(
-        keys.ORGS_LISTING, on_index=True, limit=limit, start_key=items.page(keys.orgs_scope(), cursor_token)
-    )
-    return OrgPage(
-        items=[Org.model_validate(item) for item in found], next_cursor=items.next_cursor(keys.orgs_scope(), last)
-    )
+    scope = keys.orgs_scope()
+    after = items.resume_after(scope, cursor_token)
+    start = keys.org_keys(after) if after else None
+    found, last = items.table().query(keys.ORGS_LISTING, on_index=True, limit=limit, start_key=start)
+    orgs = [Org.model_validate(item) for item in found]
+    return OrgPage(items=orgs, next_cursor=items.next_cursor(scope, found, "org_id", last is not None))
 
 
 def get_org(org_id: str) -> Org:
@@ -33,15 +33,19 @@ def get_org(org_id: str) -> Org:
 
 
 def get_org_with_users(org_id: str, limit: int) -> OrgWithUsers:
-    # The org item sorts first in its partition (METADATA# < USER#): one extra item buys it.
-    found, last = items.table().query(keys.org_partition(org_id), limit=limit + 1)
-    if not found or found[0]["entity"] != items.ORG:
-        raise items.org_missing(org_id)
+    org, users, more = first_users(org_id, limit)
     return OrgWithUsers(
-        org=Org.model_validate(found[0]),
-        users=[User.model_validate(item) for item in found[1:] if item["entity"] == items.USER],  # not sweep markers
-        next_cursor=items.next_cursor(keys.users_scope(org_id), last),
+        org=Org.model_validate(org),
+        users=[User.model_validate(item) for item in users],
+        next_cursor=items.next_cursor(keys.users_scope(org_id), users, "user_id", more),
     )
+
+
+def first_users(org_id: str, limit: int) -> tuple[dict, list[dict], bool]:
+    """The org and its first users, in one request: METADATA# sorts before USER# in the partition.
+    Sweep markers of an org being deleted (SWEEP#) sort between them and are left out."""
+    org, rest, more = items.parent_first(keys.org_partition(org_id), items.ORG, items.org_missing(org_id), limit)
+    return org, [item for item in rest if item["entity"] == items.USER], more
 
 
 def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None = None) -> Org:

@@ -2,7 +2,7 @@
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from controlplane import cascade, config, items, keys
+from controlplane import cascade, config, items, keys, organizations, tickets
 from controlplane.auth import Caller, authorize_fields
 from controlplane.directory import SYNCED
 from controlplane.errors import AlreadyExists
@@ -33,10 +33,17 @@ def create_user(org_id: str, body: UserCreate) -> User:
 
 def list_users(org_id: str, limit: int, cursor_token: str | None) -> UserPage:
     scope = keys.users_scope(org_id)
-    found, last = items.table().query(
-        keys.org_partition(org_id), prefix=keys.USER_PREFIX, limit=limit, start_key=items.page(scope, cursor_token)
-    )
-    return UserPage(items=[User.model_validate(item) for item in found], next_cursor=items.next_cursor(scope, last))
+    after = items.resume_after(scope, cursor_token)
+    if after is None:  # the first page comes with the org, so a missing org is a 404
+        _, found, more = organizations.first_users(org_id, limit)
+    else:
+        start = keys.user_key(org_id, after) if after else None
+        found, last = items.table().query(
+            keys.org_partition(org_id), prefix=keys.USER_PREFIX, limit=limit, start_key=start
+        )
+        more = last is not None
+    users = [User.model_validate(item) for item in found]
+    return UserPage(items=users, next_cursor=items.next_cursor(scope, found, "user_id", more))
 
 
 def get_user(org_id: str, user_id: str) -> User:
@@ -47,16 +54,11 @@ def get_user(org_id: str, user_id: str) -> User:
 
 
 def get_user_with_tickets(org_id: str, user_id: str, limit: int) -> UserWithTickets:
-    # On GSI1 the user item sorts after its tickets (USER# > TICKET#), so newest-first puts it first.
-    found, last = items.table().query(
-        keys.user_collection(org_id, user_id), on_index=True, newest_first=True, limit=limit + 1
-    )
-    if not found or found[0]["entity"] != items.USER:
-        raise items.user_missing(org_id, user_id)
+    user, found, more = tickets.first_tickets(org_id, user_id, limit)
     return UserWithTickets(
-        user=User.model_validate(found[0]),
-        tickets=[Ticket.model_validate(item) for item in found[1:]],
-        next_cursor=items.next_cursor(keys.tickets_scope(org_id, user_id), last),
+        user=User.model_validate(user),
+        tickets=[Ticket.model_validate(item) for item in found],
+        next_cursor=items.next_cursor(keys.tickets_scope(org_id, user_id), found, "ticket_id", more),
     )
 
 
