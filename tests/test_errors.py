@@ -2,6 +2,10 @@
 
 import io
 import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from botocore.exceptions import ClientError
@@ -95,3 +99,75 @@ def test_a_transaction_that_loses_a_race_is_retried(table, monkeypatch):
 
     assert reply.status == 201
     assert len(attempts) == 2
+
+
+# Outages: a dependency that is unreachable, hangs or fails on its side is a 503 within 10 s.
+
+
+@pytest.fixture
+def black_hole():
+    """A port that accepts connections and never answers."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+
+@pytest.fixture
+def failing_server():
+    """An endpoint that answers every request 500, as a service failing on its side."""
+
+    class Failing(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(500)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Failing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+def _closed_port() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("outage", ["unreachable", "hanging", "failing"])
+def test_a_dynamodb_outage_is_503_with_retry_after_within_10_seconds(
+    monkeypatch, request, black_hole, failing_server, outage
+):
+    endpoint = {"unreachable": _closed_port(), "hanging": black_hole, "failing": failing_server}[outage]
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", endpoint)
+    config.reset()
+    request.addfinalizer(config.reset)
+    started = time.monotonic()
+
+    reply = call("GET", "/orgs/acme")
+
+    assert reply.status == 503, reply.body
+    assert reply.error_code == "service_unavailable"
+    assert reply.headers["Retry-After"] == "1"
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
+def test_a_cognito_outage_is_503_and_leaves_no_user(table, monkeypatch):
+    create_org("acme")
+    monkeypatch.setenv("USER_POOL_ID", "us-east-1_outage")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER", _closed_port())
+    config.reset()
+
+    reply = call("POST", "/orgs/acme/users", {"user_id": "bob", "name": "Bob", "email": "bob@example.com"})
+
+    assert reply.status == 503, reply.body
+    monkeypatch.delenv("USER_POOL_ID")
+    config.reset()
+    assert call("GET", "/orgs/acme/users/bob").status == 404

@@ -194,11 +194,43 @@ def test_largest_valid_ticket_is_accepted(table):
 
 
 @pytest.mark.parametrize("depth", [1_000, 30_000])
-def test_deeply_nested_json_returns_400_not_500(dynamodb_calls, depth):
+def test_deeply_nested_json_returns_400_that_says_so(dynamodb_calls, depth):
     reply = call("POST", "/orgs", "[" * depth + "]" * depth)
 
-    assert reply.status in (400, 413, 422)
+    assert reply.status == 400
+    assert reply.error_code == "invalid_json"
+    assert "nested too deeply" in reply.body["error"]["message"]
     assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "content_type"),
+    [
+        ("POST", "/orgs", "Application/JSON; charset=utf-8"),
+        ("POST", "/orgs", "application/json;charset=UTF-8"),
+        ("PATCH", "/orgs/acme", "application/merge-patch+json"),
+        ("PATCH", "/orgs/acme", "APPLICATION/JSON"),
+    ],
+)
+def test_json_media_types_are_matched_in_any_case_and_with_parameters(table, method, path, content_type):
+    if method == "PATCH":
+        call("POST", "/orgs", {"org_id": "acme", "name": "Acme"})
+    body = {"org_id": "acme", "name": "Acme"} if method == "POST" else {"name": "Acme Corp"}
+
+    reply = call(method, path, json.dumps(body), headers={"Content-Type": [content_type]})
+
+    assert reply.status == {"POST": 201, "PATCH": 200}[method], reply.body
+
+
+def test_merge_patch_is_only_for_patch(table):
+    reply = call(
+        "POST",
+        "/orgs",
+        '{"org_id": "acme", "name": "Acme"}',
+        headers={"Content-Type": ["application/merge-patch+json"]},
+    )
+
+    assert reply.status == 415
 
 
 @pytest.mark.parametrize(

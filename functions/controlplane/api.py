@@ -32,7 +32,10 @@ from controlplane.errors import (
     NotFound,
     PayloadTooLarge,
     PreconditionFailed,
+    ServiceUnavailable,
+    TooDeep,
     UnsupportedMediaType,
+    is_outage,
 )
 from controlplane.ids import SLUG_PATTERN, ULID_PATTERN
 from controlplane.models import ErrorResponse, Resource
@@ -165,6 +168,10 @@ def create_app() -> APIGatewayRestResolver:
 
     @app.exception_handler(Exception)
     def unexpected(exc: Exception) -> Response:
+        if is_outage(exc):
+            logger.warning("A service we depend on is unavailable", exc_info=exc)
+            outage = ServiceUnavailable("A service this API depends on is unavailable; retry later")
+            return error(outage.status, outage.code, outage.message, headers=outage.headers)
         logger.exception("Unhandled error")
         return error(500, "internal_error", "Something went wrong on our side")
 
@@ -337,13 +344,13 @@ def no_content() -> Response:
 
 
 def _parse_body(raw: str) -> Any:
-    """The resolver's JSON parser, bounded: too big is 413, nested too deep is invalid JSON."""
+    """The resolver's JSON parser, bounded: too big is 413, nested too deep is 400."""
     if len(raw) > MAX_BODY_BYTES:
         raise PayloadTooLarge(f"Request bodies are limited to {MAX_BODY_BYTES // 1024} KiB")
     try:
         return json.loads(raw)
     except RecursionError:
-        raise json.JSONDecodeError("nested too deeply", raw, 0) from None
+        raise TooDeep("The request body is nested too deeply") from None
 
 
 def _request_id(event: dict) -> str:

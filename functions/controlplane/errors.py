@@ -2,6 +2,14 @@
 
 from typing import Any
 
+from botocore.exceptions import (
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
+
 
 class ApiError(Exception):
     status = 500
@@ -17,6 +25,11 @@ class ApiError(Exception):
 class InvalidCursor(ApiError):
     status = 400
     code = "invalid_cursor"
+
+
+class TooDeep(ApiError):
+    status = 400
+    code = "invalid_json"
 
 
 class NotFound(ApiError):
@@ -84,3 +97,22 @@ class UnsupportedMediaType(ApiError):
 class PayloadTooLarge(ApiError):
     status = 413
     code = "payload_too_large"
+
+
+_UNREACHABLE = (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, ConnectionClosedError)
+
+
+def is_outage(error: BaseException | None) -> bool:
+    """An AWS service we depend on is unreachable, timing out or failing on its side (5xx), after
+    the client's own retries: worth a retry later, never a 500. Looks through the errors that
+    libraries raise in its place (e.g. Powertools' idempotency layer)."""
+    while error is not None:
+        if isinstance(error, _UNREACHABLE):
+            return True
+        if (
+            isinstance(error, ClientError)
+            and error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) >= 500
+        ):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
