@@ -7,9 +7,10 @@ Every error leaves as ``{"error": {"code", "message", "request_id"[, "details"]}
 import json
 import os
 import re
+import typing
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, CORSConfig, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
@@ -38,7 +39,7 @@ from controlplane.errors import (
     is_outage,
 )
 from controlplane.ids import SLUG_PATTERN, ULID_PATTERN
-from controlplane.models import ErrorResponse, Resource
+from controlplane.models import ErrorResponse, Page, Resource
 from controlplane.observability import logger, metrics, tracer
 
 OrgIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="Organization slug")]
@@ -56,6 +57,14 @@ IdempotencyKey = Annotated[
         description="Any unique string (e.g. a UUID): a retry with the same key and body gets the first response",
     ),
 ]
+IncludeUsers = Annotated[
+    Literal["users"] | None,
+    Query(description="`users`: the org comes with its first `limit` users, and `next_cursor` goes on from there"),
+]
+IncludeTickets = Annotated[
+    Literal["tickets"] | None,
+    Query(description="`tickets`: the user comes with their newest `limit` tickets; `next_cursor` goes on"),
+]
 IfMatch = Annotated[
     str | None,
     Header(
@@ -63,25 +72,66 @@ IfMatch = Annotated[
     ),
 ]
 
-# Every status an error can have, documented once for every route (see the README's error codes).
-_ERROR_STATUSES = (400, 401, 403, 404, 405, 409, 412, 413, 415, 422, 429, 500, 503)
+_HEADERS: dict[str, dict[str, Any]] = {
+    "ETag": {
+        "description": 'The version of the resource, e.g. `"3"`: send it as If-Match',
+        "schema": {"type": "string"},
+    },
+    "Location": {"description": "The path of the new resource", "schema": {"type": "string"}},
+    "Retry-After": {"description": "Seconds to wait before retrying", "schema": {"type": "integer"}},
+}
 
 
-def responses(successes: dict[int, Any]) -> dict[int, dict]:
-    """The OpenAPI responses of a route: its success statuses (with their body model, or None for
-    no body) and the error contract for every error status."""
-    documented: dict[int, dict] = {
+def responses(route: routes.Route) -> dict[int, dict[str, Any]]:
+    """The OpenAPI responses of a route, from its record: its success statuses with their bodies
+    and headers, and the errors a route of its shape can return, each in the error contract."""
+    documented: dict[int, dict[str, Any]] = {
         status: {
             "description": HTTPStatus(status).phrase,
             "content": {content_types.APPLICATION_JSON: {"model": ErrorResponse}},
         }
-        for status in _ERROR_STATUSES
+        for status in sorted(error_statuses(route))
     }
-    for status, model in successes.items():
+    documented[503]["headers"] = {"Retry-After": {**_HEADERS["Retry-After"], "required": True}}
+    for status, model in route.successes.items():
         documented[status] = {"description": HTTPStatus(status).phrase}
         if model is not None:
             documented[status]["content"] = {content_types.APPLICATION_JSON: {"model": model}}
+        if status == 201:
+            documented[status]["headers"] = {
+                name: {**_HEADERS[name], "required": True} for name in ("Location", "ETag")
+            }
+        elif model is not None and _versioned(model):
+            # Sent with one versioned resource; not with a page, or a resource with its children.
+            documented[status]["headers"] = {"ETag": {**_HEADERS["ETag"], "required": _versioned(model, every=True)}}
     return documented
+
+
+def error_statuses(route: routes.Route) -> set[int]:
+    """What a route of this shape can answer besides success. Every route: no or a bad token (401),
+    not allowed (403), malformed parameters (422), API Gateway's throttling (429), our bug (500),
+    a dependency's outage (503)."""
+    statuses = {401, 403, 422, 429, 500, 503, *route.errors}
+    if "{" in route.path:
+        statuses.add(404)  # a missing org, user or ticket
+    if route.method in ("POST", "PATCH"):
+        statuses |= {400, 413, 415}  # a body that is not JSON, too big, or of another media type
+    if route.method == "POST":
+        statuses.add(409)  # already exists, or the same Idempotency-Key still in flight
+    if route.method in ("PATCH", "DELETE"):
+        statuses.add(412)  # If-Match names an older version
+    if route.model is not None and any(issubclass(m, Page) for m in _models(route.model)):
+        statuses.add(400)  # a cursor that is malformed or of another list
+    return statuses
+
+
+def _models(model: Any) -> tuple[type, ...]:
+    return typing.get_args(model) or (model,)
+
+
+def _versioned(model: Any, every: bool = False) -> bool:
+    found = [issubclass(m, Resource) for m in _models(model)]
+    return all(found) if every else any(found)
 
 
 DEFAULT_LIMIT = 20
@@ -202,7 +252,7 @@ def operation(app: APIGatewayRestResolver, operation_id: str) -> Callable[[Calla
         tags=[route.function],
         operation_id=operation_id,
         status_code=route.status,
-        responses=responses(route.successes),
+        responses=responses(route),
     )
 
 

@@ -6,7 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from controlplane.ids import SLUG_PATTERN, ULID_PATTERN
 
-Slug = Annotated[str, Field(pattern=SLUG_PATTERN, examples=["acme"])]
+OrgId = Annotated[str, Field(pattern=SLUG_PATTERN, examples=["acme"])]
+UserId = Annotated[str, Field(pattern=SLUG_PATTERN, examples=["alice"])]
 TicketId = Annotated[str, Field(pattern=ULID_PATTERN, examples=["01JD3Q0Z6V7S3M8E2K9XWQY4PB"])]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)]
 # email-validator is not in the Powertools layer, so EmailStr is out; this is the pragmatic
@@ -50,7 +51,7 @@ def _unique(tags: list[str] | None) -> list[str] | None:
 
 
 class OrgCreate(Request):
-    org_id: Slug
+    org_id: OrgId
     name: Name
     plan: Plan = "free"
 
@@ -61,7 +62,7 @@ class OrgUpdate(Patch):
 
 
 class UserCreate(Request):
-    user_id: Slug
+    user_id: UserId
     name: Name
     email: Email
     role: Role = "member"
@@ -100,24 +101,24 @@ class Resource(BaseModel):
 
 
 class Org(Resource):
-    org_id: Slug
+    org_id: OrgId
     name: str
     plan: Plan
     deleting_since: Timestamp | None = Field(None, description="Set while the org's cascade delete runs")
 
 
 class User(Resource):
-    org_id: Slug
-    user_id: Slug
+    org_id: OrgId
+    user_id: UserId
     name: str
     email: str
     role: Role
 
 
 class Ticket(Resource):
-    org_id: Slug
+    org_id: OrgId
     ticket_id: TicketId
-    user_id: Slug
+    user_id: UserId
     subject: str
     description: str
     status: Status
@@ -125,11 +126,21 @@ class Ticket(Resource):
     tags: list[str]
 
 
+class Problem(BaseModel):
+    """One thing that failed validation."""
+
+    loc: list[str | int] = Field(
+        description="Where: `body`, `query`, `path` or `header`, then the field", examples=[["body", "name"]]
+    )
+    message: str = Field(examples=["Field required"])
+    type: str = Field(description="pydantic's error type", examples=["missing"])
+
+
 class ErrorBody(BaseModel):
     code: str = Field(examples=["not_found"])
     message: str
     request_id: str
-    details: list[dict] | None = Field(None, description="What failed validation, for validation_error")
+    details: list[Problem] | None = Field(None, description="What failed validation, for validation_error")
 
 
 class ErrorResponse(BaseModel):
@@ -155,7 +166,7 @@ class TicketPage(Page):
 
 
 class DeletionAccepted(BaseModel):
-    org_id: Slug
+    org_id: OrgId
     status: Literal["deleting"] = "deleting"
     message: str = "The delete continues in the background; GET the org until it is 404"
 

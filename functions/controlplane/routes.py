@@ -39,6 +39,7 @@ class Route(NamedTuple):
     model: Any  # the success body's model, or None for no body
     also: tuple[tuple[int, Any], ...] = ()  # other success statuses and their models
     location: str | None = None  # a create's new resource, filled from its fields
+    errors: frozenset[int] = frozenset()  # error statuses beyond those its shape implies (``api``)
 
     def __str__(self) -> str:
         return f"{self.method} {self.path}"

@@ -1,9 +1,6 @@
 """Organizations: the tenants of the control plane."""
 
-from typing import Annotated, Literal
-
 from aws_lambda_powertools.event_handler import Response, content_types
-from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from controlplane import jobs, organizations
 from controlplane.api import (
@@ -11,6 +8,7 @@ from controlplane.api import (
     Cursor,
     IdempotencyKey,
     IfMatch,
+    IncludeUsers,
     Limit,
     OrgIdPath,
     create_app,
@@ -40,7 +38,7 @@ def list_orgs(limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> OrgPage:
 @operation(app, "getOrg")
 def get_org(
     org_id: OrgIdPath,
-    include: Annotated[Literal["users"] | None, Query()] = None,
+    include: IncludeUsers = None,
     limit: Limit = DEFAULT_LIMIT,
 ) -> Response[Org | OrgWithUsers]:
     if include == "users":

@@ -1,9 +1,6 @@
 """Users: the people of an organization."""
 
-from typing import Annotated, Literal
-
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from controlplane import users
 from controlplane.api import (
@@ -11,6 +8,7 @@ from controlplane.api import (
     Cursor,
     IdempotencyKey,
     IfMatch,
+    IncludeTickets,
     Limit,
     OrgIdPath,
     UserIdPath,
@@ -42,7 +40,7 @@ def list_users(org_id: OrgIdPath, limit: Limit = DEFAULT_LIMIT, cursor: Cursor =
 def get_user(
     org_id: OrgIdPath,
     user_id: UserIdPath,
-    include: Annotated[Literal["tickets"] | None, Query()] = None,
+    include: IncludeTickets = None,
     limit: Limit = DEFAULT_LIMIT,
 ) -> Response[User | UserWithTickets]:
     if include == "tickets":
