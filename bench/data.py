@@ -2,15 +2,15 @@
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 
 from boto3.dynamodb.types import TypeSerializer
 
 from bench.harness import TABLE_NAME, call
 from controlplane import keys, tickets
 from controlplane.models import TicketCreate
+from controlplane.table import Table
 
-BATCH_SIZE = 25  # BatchWriteItem's limit
+BATCH_SIZE = 25  # BatchWriteItem's limit: one request per thread's turn
 THREADS = 4
 _BODY = TicketCreate(subject="Benchmark ticket", description="Loaded in bulk by the benchmarks.")
 _serializer = TypeSerializer()
@@ -36,19 +36,13 @@ def seed(client, org_id: str, tickets: dict[str, int]) -> dict[str, list[str]]:
 
 
 def load_tickets(client, org_id: str, user_id: str, count: int, threads: int = THREADS) -> tuple[list[str], float]:
-    """``count`` tickets for a user, written with BatchWriteItem; their ids and the seconds it took."""
+    """``count`` tickets for a user, written with ``Table.put_all``; their ids and the seconds it took."""
     start = time.perf_counter()
     items = [ticket_item(org_id, user_id) for _ in range(count)]
     batches = [items[i : i + BATCH_SIZE] for i in range(0, len(items), BATCH_SIZE)]
     with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(partial(_write, client), batches))
+        list(pool.map(Table(client, TABLE_NAME).put_all, batches))
     return [item["ticket_id"] for item in items], time.perf_counter() - start
-
-
-def _write(client, items: list[dict]) -> None:
-    requests = {TABLE_NAME: [{"PutRequest": {"Item": _serialize(item)}} for item in items]}
-    while requests:
-        requests = client.batch_write_item(RequestItems=requests)["UnprocessedItems"]
 
 
 def _serialize(item: dict) -> dict:

@@ -5,7 +5,6 @@ import uuid
 
 import boto3
 import pytest
-from boto3.dynamodb.types import TypeSerializer
 from botocore.exceptions import ClientError
 
 from controlplane import cascade, config, items, tickets
@@ -25,17 +24,7 @@ def _items_of(table: str, org_id: str) -> list[dict]:
 
 
 def _bulk_tickets(org_id: str, user_id: str, count: int) -> None:
-    serializer = TypeSerializer()
-    client = config.dynamodb()
-    items = [tickets.ticket_item(org_id, user_id, TicketCreate(subject=f"t{i}")) for i in range(count)]
-    for start in range(0, count, 25):
-        batch = [
-            {"PutRequest": {"Item": {k: serializer.serialize(v) for k, v in item.items()}}}
-            for item in items[start : start + 25]
-        ]
-        request = {config.settings().table_name: batch}
-        while request:
-            request = client.batch_write_item(RequestItems=request).get("UnprocessedItems")
+    items.table().put_all([tickets.ticket_item(org_id, user_id, TicketCreate(subject=f"t{i}")) for i in range(count)])
 
 
 @pytest.fixture
