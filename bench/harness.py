@@ -2,23 +2,20 @@
 makes them, and a recorder of what the functions send to DynamoDB."""
 
 import copy
-import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 import boto3
 from botocore import xform_name
 
 from controlplane import config
 from local import ROOT
-from local.apigw import build_event, invoke
+from local.apigw import OPERATOR_CLAIMS, build_event
 from local.dynamodb_local import DynamoDBLocal, client, create_table
 
 TABLE_NAME = "control-plane-bench"
-OPERATOR = {"sub": "bench", "cognito:groups": "operators"}
 
 # As deployed (infra), except: no X-Ray daemon to talk to, and metrics off so that no EMF JSON is
 # printed into the timings (Powertools 3 honours POWERTOOLS_METRICS_DISABLED). LAMBDA_TASK_ROOT as
@@ -65,28 +62,15 @@ def bare_client():
     return boto3.client("dynamodb", config=config.CLIENT_CONFIG)
 
 
-def event(method: str, path: str, query: dict | None = None, body: Any = None, headers: dict | None = None) -> dict:
+def event(method: str, path: str, query: dict | None = None) -> dict:
     """The proxy event API Gateway passes on for an operator's request."""
-    built = build_event(
-        method,
-        path,
-        query={name: [str(value)] for name, value in (query or {}).items()},
-        headers={name: [value] for name, value in (headers or {}).items()},
-        body=None if body is None else json.dumps(body),
-    )
-    built["requestContext"]["authorizer"] = {"claims": OPERATOR}
-    return built
+    return build_event(method, path, query=query, claims=OPERATOR_CLAIMS)
 
 
 def label(method: str, path: str, query: dict | None = None) -> str:
     """A route as the report names it: ``GET /orgs/{org_id}?include=users``."""
     suffix = "?" + "&".join(f"{name}={value}" for name, value in query.items()) if query else ""
     return f"`{method} {path}{suffix}`"
-
-
-def call(method: str, path: str, **kwargs) -> tuple[int, Any]:
-    response = invoke(event(method, path, **kwargs))
-    return response["statusCode"], json.loads(response["body"]) if response.get("body") else None
 
 
 @dataclass

@@ -10,9 +10,8 @@ from pathlib import Path
 
 from controlplane.routes import ROUTES, Route
 from local import ROOT
-from local.apigw import build_event
+from local.apigw import OPERATOR_CLAIMS, build_event
 from local.server import LOCAL_ENV
-from local.tokens import OPERATOR_CLAIMS
 
 EVENTS_DIR = ROOT / "events"
 ENV_FILE = EVENTS_DIR / "env.json"

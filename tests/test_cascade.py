@@ -10,8 +10,7 @@ from botocore.exceptions import ClientError
 from controlplane import cascade, config, items, tickets
 from controlplane.models import TicketCreate
 from controlplane.table import Table
-from local.apigw import LambdaContext, handler_for
-from tests.api import call, create_org, create_ticket, create_user
+from tests.api import call, create_org, create_ticket, create_user, deliver
 
 ORG_USERS = [f"user-{i}" for i in range(10)]
 
@@ -152,22 +151,7 @@ def _drain(queue_url: str) -> None:
     """Play the SQS event source: deliver each message to the organizations function."""
     sqs = boto3.client("sqs")
     while messages := sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=1).get("Messages"):
-        event = {
-            "Records": [
-                {
-                    "messageId": m["MessageId"],
-                    "receiptHandle": m["ReceiptHandle"],
-                    "body": m["Body"],
-                    "attributes": {},
-                    "messageAttributes": {},
-                    "eventSource": "aws:sqs",
-                    "eventSourceARN": "arn:aws:sqs:us-east-1:000000000000:deletions",
-                    "awsRegion": "us-east-1",
-                }
-                for m in messages
-            ]
-        }
-        result = handler_for("organizations")(event, LambdaContext(function_name="organizations"))
+        result = deliver(messages)
         assert result == {"batchItemFailures": []}
         for m in messages:
             sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=m["ReceiptHandle"])
