@@ -11,29 +11,11 @@ import boto3
 from botocore import xform_name
 
 from controlplane import config
-from local import ROOT
+from local import ROOT, environment
 from local.apigw import OPERATOR_CLAIMS, build_event
 from local.dynamodb_local import DynamoDBLocal, client, create_table
 
 TABLE_NAME = "control-plane-bench"
-
-# As deployed (infra), except: no X-Ray daemon to talk to, and metrics off so that no EMF JSON is
-# printed into the timings (Powertools 3 honours POWERTOOLS_METRICS_DISABLED). LAMBDA_TASK_ROOT as
-# Lambda sets it: without it, importing the X-Ray SDK (Powertools' Tracer does, even when disabled)
-# builds a sampler with a botocore client of its own, ~0.4 s that no function pays in Lambda.
-ENVIRONMENT = {
-    "LAMBDA_TASK_ROOT": str(ROOT / "functions"),
-    "AWS_ACCESS_KEY_ID": "bench",
-    "AWS_SECRET_ACCESS_KEY": "bench",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "TABLE_NAME": TABLE_NAME,
-    "CURSOR_SECRET": "bench-cursor-secret",
-    "POWERTOOLS_SERVICE_NAME": "control-plane",
-    "POWERTOOLS_METRICS_NAMESPACE": "ControlPlane",
-    "POWERTOOLS_TRACE_DISABLED": "true",
-    "POWERTOOLS_METRICS_DISABLED": "true",
-    "LOG_LEVEL": "INFO",
-}
 
 
 @dataclass
@@ -48,8 +30,10 @@ class Section:
 @contextmanager
 def dynamodb_local() -> Iterator[DynamoDBLocal]:
     """DynamoDB Local in memory with the table, and the functions' environment pointing at it."""
-    os.environ.pop("POWERTOOLS_DEV", None)
-    os.environ.update(ENVIRONMENT)
+    # As deployed: LOG_LEVEL, and LAMBDA_TASK_ROOT as Lambda sets it: without it, importing the X-Ray
+    # SDK (Powertools' Tracer does, even when disabled) builds a sampler with a botocore client of its
+    # own, ~0.4 s that no function pays in Lambda.
+    environment.isolate(TABLE_NAME=TABLE_NAME, LOG_LEVEL="INFO", LAMBDA_TASK_ROOT=str(ROOT / "functions"))
     with DynamoDBLocal() as server:
         os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = server.endpoint
         config.reset()

@@ -11,7 +11,7 @@ from pathlib import Path
 from controlplane.routes import ROUTES, Route
 from local import ROOT
 from local.apigw import OPERATOR_CLAIMS, build_event
-from local.server import LOCAL_ENV
+from local.environment import LOCAL
 
 EVENTS_DIR = ROOT / "events"
 ENV_FILE = EVENTS_DIR / "env.json"
@@ -26,7 +26,7 @@ BODIES = {
 }
 # sam local invoke runs the function in a container: the host is host.docker.internal there.
 SAM_ENV = {
-    **{name: value for name, value in LOCAL_ENV.items() if not name.startswith("AWS_")},  # sam sets those
+    **{name: value for name, value in LOCAL.items() if not name.startswith("AWS_")},  # sam sets those
     "AWS_ENDPOINT_URL_DYNAMODB": "http://host.docker.internal:8000",
     # Empty values switch off what the deployed stack wires in: Secrets Manager (CURSOR_SECRET is used
     # instead), Cognito sign-ins and the deletions queue (as in make run).

@@ -186,8 +186,8 @@ class Run:
         self.log = tmp_path / f"server-{self.port}.log"
         self.env = {**os.environ, "PORT": str(self.port), "PYTHONUNBUFFERED": "1"}
         self.env |= {"DYNAMODB_PORT": str(free_port()), "DYNAMODB_DATA_DIR": str(data)}
-        self.env.pop("AWS_ENDPOINT_URL_DYNAMODB", None)
-        self.env.pop("TABLE_NAME", None)
+        for name in ("AWS_ENDPOINT_URL_DYNAMODB", "TABLE_NAME", "POWERTOOLS_METRICS_DISABLED"):  # make run's own
+            self.env.pop(name, None)
         self.env |= env
         with self.log.open("w") as log:
             self.process = subprocess.Popen(
