@@ -169,6 +169,19 @@ def dynamodb() -> Iterator[str]:
             yield "moto, in memory (no Java)"
 
 
+@contextmanager
+def in_thread() -> Iterator[str]:
+    """The gateway in a thread of this process, on a free port, over whatever DynamoDB the
+    functions' environment names (the tests'); yields its URL."""
+    httpd = ThreadingHTTPServer((HOST, 0), Gateway)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://{HOST}:{httpd.server_port}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 def main() -> int:
     environment.use_defaults()
     warnings.filterwarnings("ignore", "No application metrics to publish")  # read routes emit no metric
