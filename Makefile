@@ -6,11 +6,20 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 .PHONY: install test lint
 
-install: $(VENV)/.installed node_modules/.installed
+install: $(VENV)/.installed $(VENV)/.functions-path node_modules/.installed
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+# functions/ is the functions' code root, as /var/task is in Lambda (`import controlplane`). This
+# .pth file is the one place that puts it on the import path, for every tool that runs the venv's
+# python: pytest, make run, the benchmarks, cdk synth (app.py). Relative to site-packages, so the
+# venv points into its own checkout.
+$(VENV)/.functions-path: $(VENV)/.installed
+	$(BIN)/python -c 'import os, sysconfig; site = sysconfig.get_paths()["purelib"]; \
+		open(os.path.join(site, "controlplane-functions.pth"), "w").write(os.path.relpath("functions", site) + "\n")'
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -20,7 +29,7 @@ node_modules/.installed: package.json package-lock.json
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pytest
+	$(BIN)/python -m pytest  # not bin/pytest, whose first line names the venv by its path when it was made
 
 lint: install
 	$(BIN)/ruff check --fix .

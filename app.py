@@ -1,12 +1,7 @@
 """The CDK app: one ControlPlane-<stage> stack, checked against the AWS Solutions rules on every synth."""
 
-import sys
-from pathlib import Path
-
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "functions"))  # the functions' asset root, as in Lambda
 
 from infra.config import StageConfig
 from infra.stack import ControlPlaneStack

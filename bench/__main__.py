@@ -71,7 +71,8 @@ def report(args: argparse.Namespace, sections: list[Section], minutes: float) ->
         f"`python -m bench --iterations {args.iterations} --sizes {','.join(map(str, args.sizes))} "
         f"--cold-runs {args.cold_runs}`, {minutes:.1f} minutes. The functions run with the deployed settings "
         "(`LOG_LEVEL=INFO`) and `LAMBDA_TASK_ROOT` set as in Lambda, except `POWERTOOLS_TRACE_DISABLED=true` "
-        "(no X-Ray daemon) and `POWERTOOLS_METRICS_DISABLED=true` (no EMF JSON printed into the timings)."
+        "(no X-Ray daemon), `POWERTOOLS_METRICS_DISABLED=true` (no EMF JSON printed into the timings) and "
+        "`GSI1_SETTLE_SECONDS=0` (DynamoDB Local updates GSI1 synchronously; an org delete need not wait)."
     )
     parts = [
         "# Benchmarks",

@@ -2,27 +2,20 @@
 
 import io
 import json
-import os
-import subprocess
 import tempfile
 import zipfile
 from pathlib import Path
 
 from bench.harness import Section
 from bench.stats import markdown
-from local import ROOT
+from local import cdk_cli
 
 STACK = "ControlPlane-dev"  # what app.py synthesizes without context
 
 
-def synth(outdir: Path) -> dict:
-    """The dev stack's template, synthesized afresh into ``outdir`` (the shared cdk.out is left alone)."""
-    environment = {**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20", "CDK_VALIDATION": "false"}
-    command = [str(ROOT / "node_modules/.bin/cdk"), "synth", "--no-notices", "--quiet", "--output", str(outdir)]
-    result = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=600)
-    if result.returncode:
-        raise RuntimeError(f"cdk synth failed:\n{result.stdout}\n{result.stderr}")
-    return json.loads((outdir / f"{STACK}.template.json").read_text())
+def template(outdir: Path) -> dict:
+    """The dev stack's template, synthesized afresh into ``outdir``."""
+    return json.loads((cdk_cli.synth(outdir) / f"{STACK}.template.json").read_text())
 
 
 def zipped_size(folder: Path) -> int:
@@ -36,8 +29,7 @@ def zipped_size(folder: Path) -> int:
 def run() -> Section:
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-cdk.out-") as outdir:
-        template = synth(Path(outdir))
-        for resource in template["Resources"].values():
+        for resource in template(Path(outdir))["Resources"].values():
             if resource["Type"] != "AWS::Lambda::Function":
                 continue
             folder = Path(outdir) / resource["Metadata"]["aws:asset:path"]

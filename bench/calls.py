@@ -4,10 +4,11 @@ from collections import Counter
 from typing import NamedTuple
 
 from bench import data
-from bench.harness import Section, call, label, recording
+from bench.harness import Section, label, recording
 from bench.stats import markdown, verdict
 from controlplane import config
 from controlplane.routes import ROUTES
+from local.apigw import call
 from local.samples import BODIES
 
 ORG, USER, OTHER_USERS, USER_TICKETS, FILLER_ORGS = "acme", "alice", 24, 25, 20
@@ -95,9 +96,10 @@ def run(client) -> Section:
         for case in cases(ids):
             recorder.clear()
             path = case.path.format(**case.ids)
-            status, body = call(case.method, path, query=case.query, body=case.body, headers=case.headers)
-            if status >= 300:
-                raise RuntimeError(f"{case.method} {path} answered {status}: {body}")
+            reply = call(case.method, path, case.body, query=case.query, headers=case.headers)
+            body = reply.body
+            if reply.status >= 300:
+                raise RuntimeError(f"{case.method} {path} answered {reply.status}: {body}")
             responses = [exchange.response for exchange in recorder.exchanges]
             operations = ", ".join(f"{op} x{n}" if n > 1 else op for op, n in Counter(recorder.sent).items())
             read = returned = returned_api = "—"

@@ -51,7 +51,7 @@ print(time.perf_counter() - start)
 def _child(script: str, *args: str, importtime: bool = False) -> subprocess.CompletedProcess:
     flags = ["-X", "importtime"] if importtime else []
     command = [sys.executable, *flags, "-c", script, *args]
-    # cwd: ``-c`` puts the working directory on sys.path, so ``local`` (which adds functions/) imports.
+    # cwd: ``-c`` puts the working directory on sys.path, so ``local`` imports (functions/ is on the venv's).
     result = subprocess.run(command, cwd=ROOT, env=os.environ, capture_output=True, text=True, timeout=120)
     if result.returncode:
         raise RuntimeError(f"cold start child failed:\n{result.stderr[-3000:]}")

@@ -2,41 +2,20 @@
 makes them, and a recorder of what the functions send to DynamoDB."""
 
 import copy
-import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 import boto3
 from botocore import xform_name
 
 from controlplane import config
-from local import ROOT
-from local.apigw import build_event, invoke
+from local import ROOT, environment
+from local.apigw import OPERATOR_CLAIMS, build_event
 from local.dynamodb_local import DynamoDBLocal, client, create_table
 
 TABLE_NAME = "control-plane-bench"
-OPERATOR = {"sub": "bench", "cognito:groups": "operators"}
-
-# As deployed (infra), except: no X-Ray daemon to talk to, and metrics off so that no EMF JSON is
-# printed into the timings (Powertools 3 honours POWERTOOLS_METRICS_DISABLED). LAMBDA_TASK_ROOT as
-# Lambda sets it: without it, importing the X-Ray SDK (Powertools' Tracer does, even when disabled)
-# builds a sampler with a botocore client of its own, ~0.4 s that no function pays in Lambda.
-ENVIRONMENT = {
-    "LAMBDA_TASK_ROOT": str(ROOT / "functions"),
-    "AWS_ACCESS_KEY_ID": "bench",
-    "AWS_SECRET_ACCESS_KEY": "bench",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "TABLE_NAME": TABLE_NAME,
-    "CURSOR_SECRET": "bench-cursor-secret",
-    "POWERTOOLS_SERVICE_NAME": "control-plane",
-    "POWERTOOLS_METRICS_NAMESPACE": "ControlPlane",
-    "POWERTOOLS_TRACE_DISABLED": "true",
-    "POWERTOOLS_METRICS_DISABLED": "true",
-    "LOG_LEVEL": "INFO",
-}
 
 
 @dataclass
@@ -51,8 +30,10 @@ class Section:
 @contextmanager
 def dynamodb_local() -> Iterator[DynamoDBLocal]:
     """DynamoDB Local in memory with the table, and the functions' environment pointing at it."""
-    os.environ.pop("POWERTOOLS_DEV", None)
-    os.environ.update(ENVIRONMENT)
+    # As deployed: LOG_LEVEL, and LAMBDA_TASK_ROOT as Lambda sets it: without it, importing the X-Ray
+    # SDK (Powertools' Tracer does, even when disabled) builds a sampler with a botocore client of its
+    # own, ~0.4 s that no function pays in Lambda.
+    environment.isolate(TABLE_NAME=TABLE_NAME, LOG_LEVEL="INFO", LAMBDA_TASK_ROOT=str(ROOT / "functions"))
     with DynamoDBLocal() as server:
         os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = server.endpoint
         config.reset()
@@ -65,28 +46,15 @@ def bare_client():
     return boto3.client("dynamodb", config=config.CLIENT_CONFIG)
 
 
-def event(method: str, path: str, query: dict | None = None, body: Any = None, headers: dict | None = None) -> dict:
+def event(method: str, path: str, query: dict | None = None) -> dict:
     """The proxy event API Gateway passes on for an operator's request."""
-    built = build_event(
-        method,
-        path,
-        query={name: [str(value)] for name, value in (query or {}).items()},
-        headers={name: [value] for name, value in (headers or {}).items()},
-        body=None if body is None else json.dumps(body),
-    )
-    built["requestContext"]["authorizer"] = {"claims": OPERATOR}
-    return built
+    return build_event(method, path, query=query, claims=OPERATOR_CLAIMS)
 
 
 def label(method: str, path: str, query: dict | None = None) -> str:
     """A route as the report names it: ``GET /orgs/{org_id}?include=users``."""
     suffix = "?" + "&".join(f"{name}={value}" for name, value in query.items()) if query else ""
     return f"`{method} {path}{suffix}`"
-
-
-def call(method: str, path: str, **kwargs) -> tuple[int, Any]:
-    response = invoke(event(method, path, **kwargs))
-    return response["statusCode"], json.loads(response["body"]) if response.get("body") else None
 
 
 @dataclass

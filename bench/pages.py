@@ -1,10 +1,10 @@
 """3. Flat pages: the first page of a user's tickets costs the same however many tickets there are."""
 
 from bench import data
-from bench.harness import Section, call, event, recording, replay
+from bench.harness import Section, event, recording, replay
 from bench.stats import interleave, markdown, meets, ms, p50_p95, ratio, verdict
 from controlplane import config
-from local.apigw import invoke
+from local.apigw import call, invoke
 
 ORG = "flat"
 PATH = "/orgs/{org_id}/users/{user_id}/tickets"
@@ -21,9 +21,9 @@ def run(client, sizes: list[int], iterations: int) -> Section:
         data.create(f"/orgs/{ORG}/users", {"user_id": user, "name": user, "email": f"{user}@bench.test"})
         loads[size] = data.load_tickets(client, ORG, user, size)[1]
         path = PATH.format(org_id=ORG, user_id=user)
-        status, page = call("GET", path)
-        if status != 200 or len(page["items"]) != min(size, PAGE):
-            raise RuntimeError(f"GET {path} answered {status} with {len(page.get('items', []))} items")
+        reply = call("GET", path)
+        if reply.status != 200 or len(reply.body["items"]) != min(size, PAGE):
+            raise RuntimeError(f"GET {path} answered {reply.status} with {len(reply.body.get('items', []))} items")
         request = event("GET", path)
         with recording(config.dynamodb()) as recorder:
             invoke(request)

@@ -1,5 +1,8 @@
-"""Turn an HTTP request into the API Gateway REST proxy event a deployed function receives, and
-dispatch it to the function that the route table names. Used by the local gateway and the tests.
+"""API Gateway off the cloud, for the local gateway, the tests, the benchmarks and events/: the
+REST proxy event a deployed function receives for an HTTP request, the claims the Cognito authorizer
+passes on for a caller, and the call of the function the route table names.
+
+Kept light (no token library, nothing of the test tools): the benchmarks' cold-start child imports it.
 """
 
 import importlib
@@ -10,9 +13,11 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
 
+from controlplane.auth import OPERATORS_GROUP
 from controlplane.routes import ROUTES, Route
 
 STAGE = "local"
+OPERATOR = "operator"
 
 
 @dataclass
@@ -31,6 +36,23 @@ class LambdaContext:
 
     def get_remaining_time_in_millis(self) -> int:
         return 29_000
+
+
+def claims(role: str, org_id: str | None = None, user_id: str | None = None) -> dict[str, str]:
+    """What the Cognito authorizer passes on in ``requestContext.authorizer.claims`` (every value a
+    string) for an operator's token, or for ``user_id`` of ``org_id`` with ``role``."""
+    if role == OPERATOR:
+        return {"sub": "local-operator", "cognito:username": OPERATOR, "cognito:groups": OPERATORS_GROUP}
+    return {
+        "sub": f"local-{org_id}-{user_id}",
+        "cognito:username": f"{org_id}.{user_id}",
+        "custom:org_id": org_id or "",
+        "custom:user_id": user_id or "",
+        "custom:role": role,
+    }
+
+
+OPERATOR_CLAIMS = claims(OPERATOR)
 
 
 def match(method: str, path: str) -> tuple[Route | None, dict[str, str]]:
@@ -69,22 +91,25 @@ def build_event(
     method: str,
     path: str,
     *,
-    query: dict[str, list[str]] | None = None,
-    headers: dict[str, list[str]] | None = None,
-    body: str | None = None,
+    query: dict[str, Any] | None = None,
+    headers: dict[str, Any] | None = None,
+    body: Any = None,
     request_id: str | None = None,
     claims: dict[str, str] | None = None,
     stage_in_url: bool = True,
 ) -> dict[str, Any]:
     """The REST proxy event (payload 1.0) for one request, as ``sam local generate-event`` shapes it.
 
-    ``claims`` are what the Cognito authorizer passes on for a verified token. ``stage_in_url``:
-    the client called ``/<stage>/orgs`` on the execute-api host; False for a custom domain (and
-    the local server), where the URL is just ``/orgs``.
+    ``query`` and ``headers`` values are a string or a list of them (repeated names). ``body`` is
+    sent as is when it is a string, else as JSON. ``claims`` are what the Cognito authorizer passes
+    on for a verified token (None: no authorizer context). ``stage_in_url``: the client called
+    ``/<stage>/orgs`` on the execute-api host; False for a custom domain (and the local server),
+    where the URL is just ``/orgs``.
     """
     route, params = match(method, path)
-    headers = {name: values for name, values in (headers or {}).items()}
-    query = query or {}
+    headers, query = _multi(headers), _multi(query)
+    if body is not None and not isinstance(body, str):
+        body = json.dumps(body)
     request_id = request_id or str(uuid.uuid4())
     now = datetime.now(UTC)
     event = {
@@ -119,16 +144,27 @@ def build_event(
     return event
 
 
+def _multi(values: dict[str, Any] | None) -> dict[str, list[str]]:
+    return {
+        name: [str(v) for v in value] if isinstance(value, list) else [str(value)]
+        for name, value in (values or {}).items()
+    }
+
+
 def handler_for(function: str):
     return importlib.import_module(f"{function}.handler").lambda_handler
+
+
+def run(function: str, event: dict[str, Any]) -> Any:
+    """Invoke a function's ``lambda_handler`` with any event (an SQS batch, say), as Lambda would."""
+    return handler_for(function)(event, LambdaContext(function_name=function))
 
 
 def invoke(event: dict[str, Any]) -> dict[str, Any]:
     """Dispatch an event to its function, as API Gateway would; unknown paths go to the first function
     so the answer is the handlers' own JSON 404 (in the cloud, API Gateway's gateway response)."""
     route, _ = match(event["httpMethod"], event["path"])
-    function = route.function if route else _function_for_path(event["path"])
-    return handler_for(function)(event, LambdaContext(function_name=function))
+    return run(route.function if route else _function_for_path(event["path"]), event)
 
 
 def _function_for_path(path: str) -> str:
@@ -136,7 +172,24 @@ def _function_for_path(path: str) -> str:
     return next((r.function for r in ROUTES if r.path == resource), ROUTES[0].function)
 
 
-def request(method: str, path: str, body: Any = None, **kwargs) -> dict[str, Any]:
-    """Convenience for tests and scripts: JSON-encode ``body`` and invoke."""
-    raw = body if isinstance(body, str) or body is None else json.dumps(body)
-    return invoke(build_event(method, path, body=raw, **kwargs))
+@dataclass
+class Reply:
+    """A proxy response, read as a client reads it: status, headers (the last of each), JSON body."""
+
+    status: int
+    headers: dict[str, str]
+    body: Any
+
+    @property
+    def error_code(self) -> str | None:
+        return (self.body or {}).get("error", {}).get("code") if isinstance(self.body, dict) else None
+
+
+def call(method: str, path: str, body: Any = None, *, caller: dict | None = OPERATOR_CLAIMS, **options) -> Reply:
+    """One request through its function, as ``caller`` (claims; None for no token): an operator
+    unless told. ``options`` are ``build_event``'s (query, headers, request_id...)."""
+    response = invoke(build_event(method, path, body=body, claims=caller, **options))
+    headers = {name: values[-1] for name, values in (response.get("multiValueHeaders") or {}).items()}
+    headers.update(response.get("headers") or {})
+    raw = response.get("body")
+    return Reply(response["statusCode"], headers, json.loads(raw) if raw else None)

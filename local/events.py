@@ -10,24 +10,16 @@ from pathlib import Path
 
 from controlplane.routes import ROUTES, Route
 from local import ROOT
-from local.apigw import build_event
-from local.server import LOCAL_ENV
-from local.tokens import OPERATOR_CLAIMS
+from local.apigw import OPERATOR_CLAIMS, build_event
+from local.environment import LOCAL
+from local.samples import BODIES
 
 EVENTS_DIR = ROOT / "events"
 ENV_FILE = EVENTS_DIR / "env.json"
-IDS = {"org_id": "acme", "user_id": "alice", "ticket_id": "01JD3Q0Z6V7S3M8E2K9XWQY4PB"}
-BODIES = {
-    ("POST", "/orgs"): {"org_id": "acme", "name": "Acme", "plan": "pro"},
-    ("PATCH", "/orgs/{org_id}"): {"name": "Acme Inc."},
-    ("POST", "/orgs/{org_id}/users"): {"user_id": "alice", "name": "Alice", "email": "alice@acme.example"},
-    ("PATCH", "/orgs/{org_id}/users/{user_id}"): {"role": "admin"},
-    ("POST", "/orgs/{org_id}/users/{user_id}/tickets"): {"subject": "Printer on fire", "priority": "urgent"},
-    ("PATCH", "/orgs/{org_id}/tickets/{ticket_id}"): {"status": "solved"},
-}
+IDS = {"org_id": "newco", "user_id": "carol", "ticket_id": "01JD3Q0Z6V7S3M8E2K9XWQY4PB"}  # what BODIES create
 # sam local invoke runs the function in a container: the host is host.docker.internal there.
 SAM_ENV = {
-    **{name: value for name, value in LOCAL_ENV.items() if not name.startswith("AWS_")},  # sam sets those
+    **{name: value for name, value in LOCAL.items() if not name.startswith("AWS_")},  # sam sets those
     "AWS_ENDPOINT_URL_DYNAMODB": "http://host.docker.internal:8000",
     # Empty values switch off what the deployed stack wires in: Secrets Manager (CURSOR_SECRET is used
     # instead), Cognito sign-ins and the deletions queue (as in make run).

@@ -1,7 +1,10 @@
-"""One OpenAPI document for the whole API, merged from the three functions' Powertools resolvers.
+"""One OpenAPI document for the whole API, merged from the three functions' Powertools resolvers by
+Powertools' ``OpenAPIMerge``.
 
-Each resolver knows only its own routes; the API is their union. A schema name that two functions
-define differently would make the merged document lie, so that is an error, not a silent pick.
+Each resolver knows only its own routes; the API is their union. OpenAPIMerge refuses a method and
+path that two functions both describe (``on_conflict="error"``), but merges components with a plain
+``dict.update``: a schema name two functions define differently would silently take the last one,
+so tests/test_openapi.py checks that every function defines each shared schema the same way.
 The document is committed as docs/openapi.json (``python -m local.openapi`` writes it); a test
 fails when it drifts from the code.
 """
@@ -11,11 +14,12 @@ import json
 import re
 from functools import cache
 
+from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
+
 from controlplane.routes import FUNCTIONS
 from local import ROOT
 
 COMMITTED = ROOT / "docs" / "openapi.json"
-
 TITLE = "Control plane API"
 VERSION = "1"
 DESCRIPTION = (
@@ -23,6 +27,13 @@ DESCRIPTION = (
     '`{"error": {"code", "message", "request_id"[, "details"]}}`. A method a path does not offer '
     "is 405 with an `Allow` header naming those it does; a path the API does not have is 404."
 )
+METHOD_NOT_ALLOWED = {
+    "description": "The path does not offer this method",
+    "headers": {
+        "Allow": {"description": "The methods the path offers", "required": True, "schema": {"type": "string"}}
+    },
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}},
+}
 BEARER = {
     "type": "http",
     "scheme": "bearer",
@@ -31,57 +42,44 @@ BEARER = {
 }
 
 
-@cache
-def document() -> dict:
-    merged: dict = {
-        "openapi": None,
-        "info": {"title": TITLE, "version": VERSION, "description": DESCRIPTION},
-        "servers": [{"url": "/"}],
-        "paths": {},
-        "components": {"schemas": {}, "securitySchemes": {"bearer": BEARER}},
-        "security": [{"bearer": []}],
+def parts() -> dict[str, dict]:
+    """Each function's own document, as JSON (its resolver's, imported as Lambda would import it)."""
+    return {
+        function: json.loads(importlib.import_module(f"{function}.handler").app.get_openapi_json_schema())
+        for function in FUNCTIONS
     }
-    for function in FUNCTIONS:
-        app = importlib.import_module(f"{function}.handler").app
-        part = json.loads(app.get_openapi_json_schema(title=TITLE, version=VERSION))
-        merged["openapi"] = part["openapi"]
-        for path, operations in part["paths"].items():
-            merged["paths"].setdefault(path, {}).update(operations)
-        schemas = merged["components"]["schemas"]
-        for name, schema in part.get("components", {}).get("schemas", {}).items():
-            if schemas.setdefault(name, schema) != schema:
-                raise ValueError(f"{function} defines schema {name} differently from another function")
-    for operations in merged["paths"].values():
+
+
+def merged(documents: list[dict]) -> dict:
+    # Documents, not discover(): that would import the handler files a second time, under module
+    # names of its own, and the functions' state with them.
+    merge = OpenAPIMerge(
+        title=TITLE, version=VERSION, description=DESCRIPTION, security=[{"bearer": []}], on_conflict="error"
+    )
+    for part in documents:
+        merge.add_schema(part)
+    # As a document too: the security_schemes argument would put a model into a dict of JSON.
+    merge.add_schema({"components": {"securitySchemes": {"bearer": BEARER}}})
+    document = merge.get_openapi_schema()
+    for operations in document["paths"].values():
         for operation in operations.values():
             operation["responses"].get("204", {}).pop("content", None)  # Powertools gives it the return type
-    merged["components"]["responses"] = {"MethodNotAllowed": METHOD_NOT_ALLOWED}
-    _drop_unused_schemas(merged)
-    return merged
-
-
-METHOD_NOT_ALLOWED = {
-    "description": "The path does not offer this method",
-    "headers": {
-        "Allow": {"description": "The methods the path offers", "required": True, "schema": {"type": "string"}}
-    },
-    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}},
-}
+    document["components"]["responses"] = {"MethodNotAllowed": METHOD_NOT_ALLOWED}
+    _drop_unused_schemas(document)
+    return document
 
 
 def _drop_unused_schemas(document: dict) -> None:
     """Powertools always defines its own validation error schemas; ours replace them."""
     schemas = document["components"]["schemas"]
-    while True:
-        text = json.dumps({key: value for key, value in document.items() if key != "components"})
-        text += json.dumps({name: schema for name, schema in schemas.items()}) + json.dumps(
-            document["components"]["responses"]
-        )
-        used = set(re.findall(r"#/components/schemas/([\w.-]+)", text))
-        unused = set(schemas) - used
-        if not unused:
-            return
+    while unused := set(schemas) - set(re.findall(r"#/components/schemas/([\w.-]+)", json.dumps(document))):
         for name in unused:
             del schemas[name]
+
+
+@cache
+def document() -> dict:
+    return merged(list(parts().values()))
 
 
 def render() -> str:

@@ -1,5 +1,5 @@
 """A valid request body for each route that takes one, naming nothing a fixture creates
-(org ``newco``, user ``carol``); the tests and the benchmarks send these."""
+(org ``newco``, user ``carol``); the tests, the benchmarks and the events/ files send these."""
 
 BODIES: dict[tuple[str, str], dict] = {
     ("POST", "/orgs"): {"org_id": "newco", "name": "NewCo"},

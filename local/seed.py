@@ -11,6 +11,8 @@ import random
 import sys
 import urllib.error
 import urllib.request
+from email.message import Message
+from typing import Any
 
 from local import tokens
 
@@ -28,24 +30,28 @@ SUBJECTS = [
 TAGS = ["billing", "auth", "performance", "ui", "api", "vip"]
 
 
+def fetch(url: str, method: str = "GET", body: Any = None, headers: dict | None = None) -> tuple[int, Message, Any]:
+    """One HTTP request, answered with any status: (status, headers, parsed JSON or the raw bytes)."""
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {"Content-Type": "application/json", **(headers or {})} if data else headers or {}
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            status, answer_headers, raw = response.status, response.headers, response.read()
+    except urllib.error.HTTPError as error:
+        status, answer_headers, raw = error.code, error.headers, error.read()
+    is_json = (answer_headers.get("Content-Type") or "").startswith("application/json")
+    return status, answer_headers, json.loads(raw) if is_json and raw else raw
+
+
 class Api:
     def __init__(self, url: str, token: str):
         self.url = url.rstrip("/")
-        self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-
-    def call(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict | None]:
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.url + path, data=data, method=method, headers=self.headers)
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                status, raw = response.status, response.read()
-        except urllib.error.HTTPError as error:
-            status, raw = error.code, error.read()
-        return status, json.loads(raw) if raw else None
+        self.headers = {"Authorization": f"Bearer {token}"}
 
     def create(self, path: str, body: dict) -> bool:
         """POST; True if created, False if it already existed; anything else is an error."""
-        status, answer = self.call("POST", path, body)
+        status, _, answer = fetch(self.url + path, "POST", body, self.headers)
         if status not in (201, 409):
             raise RuntimeError(f"POST {path} answered {status}: {answer}")
         return status == 201

@@ -7,7 +7,7 @@ document at /openapi.json and Swagger UI at /docs until Ctrl-C or SIGTERM, then 
 started.
 
 Settings (environment): PORT (3000), DYNAMODB_PORT (8000), DYNAMODB_DATA_DIR (.local/dynamodb),
-plus the functions' own variables, which default to the LOCAL_ENV values below.
+plus the functions' own variables, which default to the values of ``local.environment.LOCAL``.
 """
 
 import base64
@@ -32,23 +32,10 @@ from aws_lambda_powertools.event_handler.openapi import swagger_ui
 from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
 
 from controlplane import config
-from local import ROOT, apigw, openapi, tokens
+from local import ROOT, apigw, environment, openapi, tokens
 from local.dynamodb_local import DynamoDBLocal, JavaNotFound, PortInUse, ensure_table
 
 HOST = "127.0.0.1"
-LOCAL_ENV = {
-    "TABLE_NAME": "control-plane-local",
-    "CURSOR_SECRET": "local-development-cursor-secret",
-    "AWS_ACCESS_KEY_ID": "local",
-    "AWS_SECRET_ACCESS_KEY": "local",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "POWERTOOLS_SERVICE_NAME": "control-plane",
-    "POWERTOOLS_METRICS_NAMESPACE": "ControlPlane",
-    "POWERTOOLS_TRACE_DISABLED": "true",
-    "POWERTOOLS_METRICS_DISABLED": "true",  # else every create prints an EMF blob between the request lines
-    "LOG_LEVEL": "WARNING",  # the handlers' warnings and errors; LOG_LEVEL=INFO shows more
-    "GSI1_SETTLE_SECONDS": "0",  # DynamoDB Local and moto update GSI1 synchronously: org deletes need not wait
-}
 DOCS_ASSETS = {
     "/docs/swagger-ui-bundle.min.js": "text/javascript",
     "/docs/swagger-ui.min.css": "text/css",
@@ -182,9 +169,21 @@ def dynamodb() -> Iterator[str]:
             yield "moto, in memory (no Java)"
 
 
+@contextmanager
+def in_thread() -> Iterator[str]:
+    """The gateway in a thread of this process, on a free port, over whatever DynamoDB the
+    functions' environment names (the tests'); yields its URL."""
+    httpd = ThreadingHTTPServer((HOST, 0), Gateway)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://{HOST}:{httpd.server_port}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 def main() -> int:
-    for name, value in LOCAL_ENV.items():
-        os.environ.setdefault(name, value)
+    environment.use_defaults()
     warnings.filterwarnings("ignore", "No application metrics to publish")  # read routes emit no metric
     port = int(os.environ.get("PORT", "3000"))
     try:

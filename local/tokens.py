@@ -17,11 +17,11 @@ from joserfc.errors import JoseError
 from joserfc.jwk import OctKey
 from joserfc.jwt import JWTClaimsRegistry
 
-from controlplane.auth import ADMIN, MEMBER, OPERATORS_GROUP
+from controlplane.auth import ADMIN, MEMBER
+from local.apigw import OPERATOR, claims
 
 ISSUER = "control-plane-local"
 LIFETIME_SECONDS = 12 * 60 * 60
-OPERATOR = "operator"
 _DEVELOPMENT_KEY = "local-development-key-never-use-in-the-cloud"
 _CLAIMS = JWTClaimsRegistry(
     iss={"essential": True, "value": ISSUER},
@@ -35,24 +35,10 @@ def _key() -> OctKey:
     return OctKey.import_key(os.environ.get("LOCAL_TOKEN_KEY", _DEVELOPMENT_KEY))
 
 
-# Who a token names, as the authorizer passes it on (every claim a string).
-OPERATOR_CLAIMS = {"sub": "local-operator", "cognito:username": OPERATOR, "cognito:groups": OPERATORS_GROUP}
-
-
-def user_claims(org_id: str, user_id: str, role: str) -> dict[str, str]:
-    return {
-        "sub": f"local-{org_id}-{user_id}",
-        "cognito:username": f"{org_id}.{user_id}",
-        "custom:org_id": org_id,
-        "custom:user_id": user_id,
-        "custom:role": role,
-    }
-
-
 def issue(role: str, org_id: str | None = None, user_id: str | None = None, lifetime: int = LIFETIME_SECONDS) -> str:
     """An ID token for an operator, or for ``user_id`` of ``org_id`` with ``role``."""
     now = int(time.time())
-    who = OPERATOR_CLAIMS if role == OPERATOR else user_claims(org_id, user_id, role)
+    who = claims(role, org_id, user_id)
     return jwt.encode(
         {"alg": "HS256"}, {"iss": ISSUER, "token_use": "id", "iat": now, "exp": now + lifetime, **who}, _key()
     )

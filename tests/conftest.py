@@ -1,4 +1,3 @@
-import os
 import uuid
 
 import boto3
@@ -9,25 +8,12 @@ from moto import mock_aws
 
 from controlplane import config
 from controlplane.schema import TABLE_SCHEMA
-from local import dynamodb_local
+from local import dynamodb_local, environment
 
 TABLE_NAME = "control-plane-test"
 
-os.environ.update(
-    AWS_ACCESS_KEY_ID="testing",
-    AWS_SECRET_ACCESS_KEY="testing",
-    AWS_SESSION_TOKEN="testing",
-    AWS_DEFAULT_REGION="us-east-1",
-    TABLE_NAME=TABLE_NAME,
-    CURSOR_SECRET="test-cursor-secret",
-    POWERTOOLS_SERVICE_NAME="control-plane",
-    POWERTOOLS_METRICS_NAMESPACE="ControlPlane",
-    POWERTOOLS_TRACE_DISABLED="true",
-    POWERTOOLS_DEV="false",
-    LOG_LEVEL="WARNING",
-    GSI1_SETTLE_SECONDS="0",  # moto's and DynamoDB Local's GSIs are updated synchronously
-)
-os.environ.pop("AWS_ENDPOINT_URL_DYNAMODB", None)
+# Metrics on, unlike make run: the handlers' EMF output is built (and must not fail) in every test.
+environment.isolate(TABLE_NAME=TABLE_NAME, POWERTOOLS_METRICS_DISABLED="false")
 
 
 @pytest.fixture(scope="session")

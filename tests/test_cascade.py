@@ -5,14 +5,12 @@ import uuid
 
 import boto3
 import pytest
-from boto3.dynamodb.types import TypeSerializer
 from botocore.exceptions import ClientError
 
 from controlplane import cascade, config, items, tickets
 from controlplane.models import TicketCreate
 from controlplane.table import Table
-from local.apigw import LambdaContext, handler_for
-from tests.api import call, create_org, create_ticket, create_user
+from tests.api import call, create_org, create_ticket, create_user, deliver
 
 ORG_USERS = [f"user-{i}" for i in range(10)]
 
@@ -25,17 +23,7 @@ def _items_of(table: str, org_id: str) -> list[dict]:
 
 
 def _bulk_tickets(org_id: str, user_id: str, count: int) -> None:
-    serializer = TypeSerializer()
-    client = config.dynamodb()
-    items = [tickets.ticket_item(org_id, user_id, TicketCreate(subject=f"t{i}")) for i in range(count)]
-    for start in range(0, count, 25):
-        batch = [
-            {"PutRequest": {"Item": {k: serializer.serialize(v) for k, v in item.items()}}}
-            for item in items[start : start + 25]
-        ]
-        request = {config.settings().table_name: batch}
-        while request:
-            request = client.batch_write_item(RequestItems=request).get("UnprocessedItems")
+    items.table().put_all([tickets.ticket_item(org_id, user_id, TicketCreate(subject=f"t{i}")) for i in range(count)])
 
 
 @pytest.fixture
@@ -163,22 +151,7 @@ def _drain(queue_url: str) -> None:
     """Play the SQS event source: deliver each message to the organizations function."""
     sqs = boto3.client("sqs")
     while messages := sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=1).get("Messages"):
-        event = {
-            "Records": [
-                {
-                    "messageId": m["MessageId"],
-                    "receiptHandle": m["ReceiptHandle"],
-                    "body": m["Body"],
-                    "attributes": {},
-                    "messageAttributes": {},
-                    "eventSource": "aws:sqs",
-                    "eventSourceARN": "arn:aws:sqs:us-east-1:000000000000:deletions",
-                    "awsRegion": "us-east-1",
-                }
-                for m in messages
-            ]
-        }
-        result = handler_for("organizations")(event, LambdaContext(function_name="organizations"))
+        result = deliver(messages)
         assert result == {"batchItemFailures": []}
         for m in messages:
             sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=m["ReceiptHandle"])

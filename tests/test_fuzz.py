@@ -4,9 +4,6 @@ Fixed seed and a bounded number of examples per operation, so the run is repeata
 Every response must be non-5xx and conform to the document (status, content type, body schema).
 """
 
-import threading
-from http.server import ThreadingHTTPServer
-
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, seed, settings
@@ -26,11 +23,8 @@ CHECKS = [
 @pytest.fixture
 def gateway(table):
     """make run's gateway, in a thread, over this test's table."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), server.Gateway)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_port}"
-    httpd.shutdown()
-    httpd.server_close()
+    with server.in_thread() as url:
+        yield url
 
 
 @schema.parametrize()

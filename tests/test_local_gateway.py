@@ -7,42 +7,24 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
-from http.server import ThreadingHTTPServer
 
 import pytest
 
 from local import ROOT, apigw, openapi, server, tokens
 from local.dynamodb_local import JavaNotFound, free_port
+from local.seed import fetch
 
 OPERATOR = {"Authorization": f"Bearer {tokens.issue(tokens.OPERATOR)}"}
-
-
-def fetch(url: str, method: str = "GET", body=None, headers: dict | None = None):
-    """(status, headers, parsed JSON or raw bytes), for any status."""
-    data = json.dumps(body).encode() if body is not None else None
-    headers = {"Content-Type": "application/json", **(headers or {})} if data else headers or {}
-    request = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            status, answer_headers, raw = response.status, response.headers, response.read()
-    except urllib.error.HTTPError as error:
-        status, answer_headers, raw = error.code, error.headers, error.read()
-    is_json = (answer_headers.get("Content-Type") or "").startswith("application/json")
-    return status, answer_headers, json.loads(raw) if is_json and raw else raw
 
 
 @pytest.fixture
 def gateway():
     """The gateway in a thread of this process, on a free port."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), server.Gateway)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_port}"
-    httpd.shutdown()
-    httpd.server_close()
+    with server.in_thread() as url:
+        yield url
 
 
 @pytest.fixture
@@ -186,8 +168,8 @@ class Run:
         self.log = tmp_path / f"server-{self.port}.log"
         self.env = {**os.environ, "PORT": str(self.port), "PYTHONUNBUFFERED": "1"}
         self.env |= {"DYNAMODB_PORT": str(free_port()), "DYNAMODB_DATA_DIR": str(data)}
-        self.env.pop("AWS_ENDPOINT_URL_DYNAMODB", None)
-        self.env.pop("TABLE_NAME", None)
+        for name in ("AWS_ENDPOINT_URL_DYNAMODB", "TABLE_NAME", "POWERTOOLS_METRICS_DISABLED"):  # make run's own
+            self.env.pop(name, None)
         self.env |= env
         with self.log.open("w") as log:
             self.process = subprocess.Popen(

@@ -11,7 +11,6 @@ Callers pass validated ids only (see ``ids``); a ``#`` in an id would let one ke
 
 from controlplane.schema import GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY
 
-KEY_ATTRIBUTES = (PARTITION_KEY, SORT_KEY, GSI1_PARTITION_KEY, GSI1_SORT_KEY)
 ORGS_LISTING = "ORGS"
 USER_PREFIX = "USER#"
 TICKET_PREFIX = "TICKET#"

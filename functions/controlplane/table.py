@@ -271,17 +271,23 @@ class Table:
                 return
 
     @tracer.capture_method
+    def put_all(self, items: list[Item]) -> None:
+        """Write items whatever is there (bulk loads: the benchmarks, the tests), in batches."""
+        self._write_all([{"PutRequest": {"Item": _to_dynamo(item)}} for item in items])
+
+    @tracer.capture_method
     def delete_all(self, items: list[Item]) -> None:
-        """Delete items in batches of 25, retrying what DynamoDB left unprocessed, with backoff."""
-        keys = [base_key(item) for item in items]
-        for start in range(0, len(keys), _BATCH_SIZE):
-            requests = {
-                self.name: [{"DeleteRequest": {"Key": _to_dynamo(key)}} for key in keys[start : start + _BATCH_SIZE]]
-            }
+        self._write_all([{"DeleteRequest": {"Key": _to_dynamo(base_key(item))}} for item in items])
+
+    def _write_all(self, requests: list[dict]) -> None:
+        """BatchWriteItem in batches of 25. DynamoDB may leave part of a batch unprocessed (throttled)
+        without an error: that part is sent again with backoff, a bounded number of times."""
+        for start in range(0, len(requests), _BATCH_SIZE):
+            pending = {self.name: requests[start : start + _BATCH_SIZE]}
             for attempt in range(_BATCH_ATTEMPTS):
                 with _translate():
-                    requests = self.client.batch_write_item(RequestItems=requests).get("UnprocessedItems")
-                if not requests:
+                    pending = self.client.batch_write_item(RequestItems=pending).get("UnprocessedItems")
+                if not pending:
                     break
                 time.sleep(min(0.05 * 2**attempt, 2))
             else:

@@ -1,8 +1,6 @@
 """Infrastructure fixtures: the app synthesized once per session, in-process and by the CDK CLI."""
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import aws_cdk as cdk
@@ -12,8 +10,8 @@ from aws_cdk.assertions import Template
 from controlplane.routes import FUNCTIONS
 from infra.config import StageConfig
 from infra.stack import ControlPlaneStack
+from local import ROOT, cdk_cli
 
-ROOT = Path(__file__).resolve().parents[2]
 CDK_CONTEXT = json.loads((ROOT / "cdk.json").read_text())["context"]  # the feature flags the CLI uses
 
 CONFIGS = {
@@ -62,16 +60,4 @@ def functions(dev) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def cli_assembly(tmp_path_factory) -> Path:
     """The cloud assembly `make synth` writes: the CLI adds the asset metadata SAM CLI reads."""
-    outdir = tmp_path_factory.mktemp("cli-cdk.out")
-    environment = {
-        **os.environ,
-        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
-        "CDK_DISABLE_CLI_TELEMETRY": "true",
-        # The in-process synth above already ran CDK's built-in template validation (~15 s); the
-        # cdk-nag plugin that app.py registers still runs.
-        "CDK_VALIDATION": "false",
-    }
-    command = [str(ROOT / "node_modules/.bin/cdk"), "synth", "--no-notices", "--quiet", "--output", str(outdir)]
-    result = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, f"cdk synth failed:\n{result.stdout}\n{result.stderr}"
-    return outdir
+    return cdk_cli.synth(tmp_path_factory.mktemp("cli-cdk.out"))

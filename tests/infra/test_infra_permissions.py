@@ -13,8 +13,7 @@ import pytest
 
 from controlplane import cascade, config, jobs
 from controlplane.routes import ORGANIZATIONS, ROUTES
-from local.apigw import LambdaContext, handler_for
-from tests.api import call, create_org, create_ticket, create_user
+from tests.api import call, create_org, create_ticket, create_user, deliver
 
 pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito and SQS exist on moto only
 
@@ -163,17 +162,7 @@ def test_a_delete_finished_from_the_queue_sends_only_what_the_organizations_func
     aws_requests.clear()
 
     # When the event source delivers the message to the organizations function
-    record = {
-        "messageId": message["MessageId"],
-        "receiptHandle": message["ReceiptHandle"],
-        "body": message["Body"],
-        "attributes": {},
-        "messageAttributes": {},
-        "eventSource": "aws:sqs",
-        "eventSourceARN": "arn:aws:sqs:us-east-1:000000000000:deletions",
-        "awsRegion": "us-east-1",
-    }
-    result = handler_for(ORGANIZATIONS)({"Records": [record]}, LambdaContext(function_name=ORGANIZATIONS))
+    result = deliver([message])
     consumed = list(aws_requests)
 
     # Then the delete finished, and the request and the consumer sent only what the function may send
