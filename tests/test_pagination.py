@@ -42,7 +42,7 @@ def test_include_tickets_first_page_continues_on_the_ticket_list(alice_with_45_t
 
 
 def test_45_users_come_in_pages_of_20_20_5_without_gaps(table):
-    create_org("acme")
+    create_org("acme", plan="pro")
     user_ids = sorted(f"user-{i:02d}" for i in range(45))
     for user_id in user_ids:
         create_user("acme", user_id)
@@ -54,7 +54,7 @@ def test_45_users_come_in_pages_of_20_20_5_without_gaps(table):
 
 
 def test_include_users_first_page_continues_on_the_user_list(table):
-    create_org("acme")
+    create_org("acme", plan="pro")
     user_ids = sorted(f"user-{i:02d}" for i in range(30))
     for user_id in user_ids:
         create_user("acme", user_id)

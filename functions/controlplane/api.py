@@ -53,9 +53,33 @@ IfMatch = Annotated[
 _ERROR_STATUSES = (400, 401, 403, 404, 405, 409, 412, 413, 415, 422, 429, 500, 503)
 
 
-def responses(successes: dict[int, Any]) -> dict[int, dict]:
+def _error_example(code: str, message: str, details: Any = None) -> dict:
+    body = {"code": code, "message": message, "request_id": "c6af9ac6-7b61-11e6-9a41-93e8deadbeef"}
+    return {"error": body | ({"details": details} if details is not None else {})}
+
+
+# The 409s a write that takes a seat can answer, for routes that name them in their documentation.
+QUOTA_CONFLICTS = {
+    409: {
+        "quota_exceeded": {
+            "summary": "The org's plan has no seat left (or, on a plan change, fewer seats than users)",
+            "value": _error_example(
+                "quota_exceeded",
+                "The free plan allows 5 users and the organization has 5",
+                {"quota": "users", "limit": 5, "used": 5, "plan": "free"},
+            ),
+        },
+        "already_exists": {
+            "summary": "The resource already exists",
+            "value": _error_example("already_exists", "User alice already exists in organization acme"),
+        },
+    }
+}
+
+
+def responses(successes: dict[int, Any], error_examples: dict[int, dict] | None = None) -> dict[int, dict]:
     """The OpenAPI responses of a route: its success statuses (with their body model, or None for
-    no body) and the error contract for every error status."""
+    no body), the error contract for every error status, and examples of particular errors."""
     documented: dict[int, dict] = {
         status: {
             "description": HTTPStatus(status).phrase,
@@ -63,6 +87,8 @@ def responses(successes: dict[int, Any]) -> dict[int, dict]:
         }
         for status in _ERROR_STATUSES
     }
+    for status, examples in (error_examples or {}).items():
+        documented[status]["content"][content_types.APPLICATION_JSON]["examples"] = examples
     for status, model in successes.items():
         documented[status] = {"description": HTTPStatus(status).phrase}
         if model is not None:
@@ -122,7 +148,7 @@ def create_app() -> APIGatewayRestResolver:
 
     @app.exception_handler(ApiError)
     def api_error(exc: ApiError) -> Response:
-        return error(exc.status, exc.code, exc.message, headers=exc.headers)
+        return error(exc.status, exc.code, exc.message, exc.details, exc.headers)
 
     @app.exception_handler(RequestValidationError)
     def invalid_request(exc: RequestValidationError) -> Response:

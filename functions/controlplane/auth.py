@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from controlplane.errors import Forbidden, Unauthorized
 
 OPERATORS_GROUP = "operators"
-ADMIN, MEMBER = "admin", "member"
+ADMIN, MEMBER, ANYONE = "admin", "member", "anyone"
 
 # Who besides operators may call each route, inside their own org:
 #   "admin"  - an org admin          "member" - any member
 #   "self"   - a member whose user_id is the path's user_id
 #   "owner"  - a member, on tickets they own (checked by the data layer's condition)
+#   "anyone" - any signed-in caller, in any org or none (routes with no org in their path)
 # A route with no entry here is for operators only.
 POLICY: dict[tuple[str, str], frozenset[str]] = {
     ("POST", "/orgs"): frozenset(),
@@ -25,6 +26,7 @@ POLICY: dict[tuple[str, str], frozenset[str]] = {
     ("GET", "/orgs/{org_id}"): frozenset({"admin", "member"}),
     ("PATCH", "/orgs/{org_id}"): frozenset({"admin"}),
     ("DELETE", "/orgs/{org_id}"): frozenset(),
+    ("GET", "/plans"): frozenset({ANYONE}),
     ("POST", "/orgs/{org_id}/users"): frozenset({"admin"}),
     ("GET", "/orgs/{org_id}/users"): frozenset({"admin", "member"}),
     ("GET", "/orgs/{org_id}/users/{user_id}"): frozenset({"admin", "self"}),
@@ -83,6 +85,8 @@ def authorize(caller: Caller, method: str, resource: str, path_ids: dict[str, st
     if caller.operator or (method, resource) not in POLICY:
         return
     allowed = POLICY[(method, resource)]
+    if ANYONE in allowed:
+        return
     if not caller.org_id or path_ids.get("org_id") != caller.org_id:
         raise Forbidden("You may not access this organization")
     if caller.role == ADMIN and ADMIN in allowed:

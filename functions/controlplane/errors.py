@@ -5,10 +5,11 @@ class ApiError(Exception):
     status = 500
     code = "internal_error"
 
-    def __init__(self, message: str, headers: dict[str, str] | None = None):
+    def __init__(self, message: str, headers: dict[str, str] | None = None, details: dict | None = None):
         super().__init__(message)
         self.message = message
         self.headers = headers or {}
+        self.details = details
 
 
 class InvalidCursor(ApiError):
@@ -54,6 +55,19 @@ class Forbidden(ApiError):
 class Conflict(ApiError):
     status = 409
     code = "conflict"
+
+
+class QuotaExceeded(ApiError):
+    """The org's plan allows fewer than the request needs; ``details`` says which quota and by how much."""
+
+    status = 409
+    code = "quota_exceeded"
+
+    def __init__(self, quota: str, limit: int, used: int, plan: str):
+        super().__init__(
+            f"The {plan} plan allows {limit} {quota} and the organization has {used}",
+            details={"quota": quota, "limit": limit, "used": used, "plan": plan},
+        )
 
 
 class IdempotencyKeyReused(ApiError):

@@ -25,6 +25,7 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/orgs/{org_id}", ORGANIZATIONS),
     Route("PATCH", "/orgs/{org_id}", ORGANIZATIONS),
     Route("DELETE", "/orgs/{org_id}", ORGANIZATIONS),
+    Route("GET", "/plans", ORGANIZATIONS),
     Route("POST", "/orgs/{org_id}/users", USERS),
     Route("GET", "/orgs/{org_id}/users", USERS),
     Route("GET", "/orgs/{org_id}/users/{user_id}", USERS),

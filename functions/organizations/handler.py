@@ -9,6 +9,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from controlplane import jobs, organizations
 from controlplane.api import (
     DEFAULT_LIMIT,
+    QUOTA_CONFLICTS,
     Cursor,
     IdempotencyKey,
     IfMatch,
@@ -22,7 +23,7 @@ from controlplane.api import (
     responses,
     with_etag,
 )
-from controlplane.models import DeletionAccepted, Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers
+from controlplane.models import DeletionAccepted, Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers, PlanList
 from controlplane.observability import logger, metrics, tracer
 
 app = create_app()
@@ -56,7 +57,12 @@ def get_org(
     return with_etag(organizations.get_org(org_id))
 
 
-@app.patch("/orgs/<org_id>", summary="Update an organization", tags=["organizations"], responses=responses({200: Org}))
+@app.patch(
+    "/orgs/<org_id>",
+    summary="Update an organization; a new plan must have a seat for every user",
+    tags=["organizations"],
+    responses=responses({200: Org}, QUOTA_CONFLICTS),
+)
 def update_org(org_id: OrgIdPath, body: OrgUpdate, if_match: IfMatch = None) -> Response[Org]:
     return with_etag(organizations.update_org(org_id, body, current_caller(app), expected_version(if_match)))
 
@@ -71,6 +77,11 @@ def delete_org(org_id: OrgIdPath, if_match: IfMatch = None) -> Response[Deletion
     if jobs.delete_org(org_id, expected_version(if_match), app.lambda_context):
         return no_content()
     return Response(202, content_types.APPLICATION_JSON, DeletionAccepted(org_id=org_id))
+
+
+@app.get("/plans", summary="List the plans and what each allows", tags=["plans"], responses=responses({200: PlanList}))
+def list_plans() -> PlanList:
+    return organizations.list_plans()
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)

@@ -9,6 +9,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from controlplane import users
 from controlplane.api import (
     DEFAULT_LIMIT,
+    QUOTA_CONFLICTS,
     Cursor,
     IdempotencyKey,
     IfMatch,
@@ -29,7 +30,12 @@ from controlplane.observability import logger, metrics, tracer
 app = create_app()
 
 
-@app.post("/orgs/<org_id>/users", summary="Create a user", tags=["users"], responses=responses({201: User}))
+@app.post(
+    "/orgs/<org_id>/users",
+    summary="Create a user; takes one of the org's seats",
+    tags=["users"],
+    responses=responses({201: User}, QUOTA_CONFLICTS),
+)
 def create_user(org_id: OrgIdPath, body: UserCreate, idempotency_key: IdempotencyKey = None) -> Response[User]:
     return create_once(
         app,
