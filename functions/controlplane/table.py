@@ -370,6 +370,49 @@ class Table:
         last = response.get("LastEvaluatedKey")
         return [_from_dynamo(item) for item in response["Items"]], _from_dynamo(last) if last else None
 
+    @tracer.capture_method
+    def count(self, partition: str, prefix: str) -> int:
+        """How many items of a partition have a sort key starting with ``prefix``; every page,
+        strongly consistent (the user-count migration counts what is there, not what was)."""
+        total, start_key = 0, None
+        while True:
+            request = {
+                "TableName": self.name,
+                "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :prefix)",
+                "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#sk": SORT_KEY},
+                "ExpressionAttributeValues": _to_dynamo({":pk": partition, ":prefix": prefix}),
+                "Select": "COUNT",
+                "ConsistentRead": True,
+            }
+            if start_key:
+                request["ExclusiveStartKey"] = start_key
+            with _translate():
+                response = self.client.query(**request)
+            total += response["Count"]
+            start_key = response.get("LastEvaluatedKey")
+            if not start_key:
+                return total
+
+    @tracer.capture_method
+    def start_counter(self, key: Key, counter: Counter, count: int, limit: int) -> bool:
+        """Give an item that has no ``counter`` yet its count, and its limit unless it has one; False
+        (nothing written) if the item is gone or already counted, so running it again is safe."""
+        try:
+            with _translate():
+                self.client.update_item(
+                    TableName=self.name,
+                    Key=_to_dynamo(key),
+                    UpdateExpression="SET #count = :count, #limit = if_not_exists(#limit, :limit)",
+                    ConditionExpression="attribute_exists(#pk) AND attribute_not_exists(#count)",
+                    ExpressionAttributeNames={"#pk": PARTITION_KEY, "#count": counter.count, "#limit": counter.limit},
+                    ExpressionAttributeValues=_to_dynamo({":count": count, ":limit": limit}),
+                )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
     def query_all(self, partition: str, **options) -> Iterator[list[Item]]:
         """Every page of a partition, for the cascade deletes."""
         start_key = None
