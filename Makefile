@@ -74,3 +74,10 @@ synth: install
 .PHONY: bench
 bench: install
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# One-off, after deploying seat counts: count the users of every org stored without user_count.
+# make migrate-user-counts TABLE=<the stack's TableName>; for make run's table, also
+# AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:8000 and TABLE=control-plane-local. Safe to run again.
+.PHONY: migrate-user-counts
+migrate-user-counts: install
+	$(BIN)/python -m local.migrate_user_counts --table $(TABLE)

@@ -52,7 +52,7 @@ class Api:
     def create(self, path: str, body: dict) -> bool:
         """POST; True if created, False if it already existed; anything else is an error."""
         status, _, answer = fetch(self.url + path, "POST", body, self.headers)
-        if status not in (201, 409):
+        if status != 201 and (answer or {}).get("error", {}).get("code") != "already_exists":
             raise RuntimeError(f"POST {path} answered {status}: {answer}")
         return status == 201
 

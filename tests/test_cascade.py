@@ -41,9 +41,9 @@ def acme(table):
 
 @pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 def test_org_with_10_users_and_10000_tickets_leaves_nothing_behind(table):
-    create_org("acme")
+    create_org("acme", plan="pro")
     for user_id in ORG_USERS:
-        create_user("acme", user_id)
+        assert create_user("acme", user_id).status == 201
         _bulk_tickets("acme", user_id, 1_000)
 
     reply = call("DELETE", "/orgs/acme")

@@ -121,7 +121,7 @@ def test_failed_sign_in_deletion_leaves_the_user_whole(pool, monkeypatch):
 def test_delete_interrupted_after_the_sign_in_completes_when_retried(pool, monkeypatch):
     create_user("acme", "alice")
     with monkeypatch.context() as patch:
-        _fail(patch, config.dynamodb(), "delete_item")
+        _fail(patch, config.dynamodb(), "transact_write_items")  # the final step: user and seat
         assert call("DELETE", "/orgs/acme/users/alice").status == 500
 
     assert call("DELETE", "/orgs/acme/users/alice").status == 204

@@ -44,7 +44,7 @@ def test_include_tickets_first_page_continues_on_the_ticket_list(alice_with_45_t
 
 
 def test_45_users_come_in_pages_of_20_20_5_without_gaps(table):
-    create_org("acme")
+    create_org("acme", plan="pro")
     user_ids = sorted(f"user-{i:02d}" for i in range(45))
     for user_id in user_ids:
         create_user("acme", user_id)
@@ -56,7 +56,7 @@ def test_45_users_come_in_pages_of_20_20_5_without_gaps(table):
 
 
 def test_include_users_first_page_continues_on_the_user_list(table):
-    create_org("acme")
+    create_org("acme", plan="pro")
     user_ids = sorted(f"user-{i:02d}" for i in range(30))
     for user_id in user_ids:
         create_user("acme", user_id)
@@ -189,4 +189,4 @@ def test_cursors_carry_no_key_attribute(alice_with_45_tickets, path):
     cursor = call("GET", base, query={"limit": 1} | ({"include": include} if include else {})).body["next_cursor"]
 
     shown = base64.urlsafe_b64decode(cursor.split(".")[0] + "==").decode()
-    assert not any(name in shown for name in ("PK", "SK", "GSI1", "ORG#", "USER#", "TICKET#")), shown
+    assert "#" not in shown and "{" not in shown, shown  # an id, not a key

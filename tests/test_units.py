@@ -62,7 +62,7 @@ def test_cursor_shows_no_key_attribute():
 
     shown = base64.urlsafe_b64decode(token.split(".")[0] + "==").decode()
     assert shown == "01J0000000000000000000000A"
-    assert not any(name in shown for name in ("PK", "SK", "GSI1", "ORG#", "USER#", "TICKET#"))
+    assert "#" not in shown and "{" not in shown
 
 
 def test_no_last_item_means_no_cursor_and_an_empty_cursor_is_the_first_page():

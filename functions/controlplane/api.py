@@ -82,6 +82,28 @@ _HEADERS: dict[str, dict[str, Any]] = {
 }
 
 
+def _error_example(code: str, message: str, details: Any = None) -> dict:
+    body = {"code": code, "message": message, "request_id": "c6af9ac6-7b61-11e6-9a41-93e8deadbeef"}
+    return {"error": body | ({"details": details} if details is not None else {})}
+
+
+# The 409s of a write that takes or resizes an org's seats.
+QUOTA_CONFLICTS = {
+    "quota_exceeded": {
+        "summary": "The org's plan has no seat left (or, on a plan change, fewer seats than users)",
+        "value": _error_example(
+            "quota_exceeded",
+            "The free plan allows 5 users and the organization has 5",
+            {"quota": "users", "limit": 5, "used": 5, "plan": "free"},
+        ),
+    },
+    "already_exists": {
+        "summary": "The resource already exists",
+        "value": _error_example("already_exists", "User alice already exists in organization acme"),
+    },
+}
+
+
 def responses(route: routes.Route) -> dict[int, dict[str, Any]]:
     """The OpenAPI responses of a route, from its record: its success statuses with their bodies
     and headers, and the errors a route of its shape can return, each in the error contract."""
@@ -93,6 +115,8 @@ def responses(route: routes.Route) -> dict[int, dict[str, Any]]:
         for status in sorted(error_statuses(route))
     }
     documented[503]["headers"] = {"Retry-After": {**_HEADERS["Retry-After"], "required": True}}
+    if route.seats:
+        documented[409]["content"][content_types.APPLICATION_JSON]["examples"] = QUOTA_CONFLICTS
     for status, model in route.successes.items():
         documented[status] = {"description": HTTPStatus(status).phrase}
         if model is not None:
@@ -111,13 +135,13 @@ def error_statuses(route: routes.Route) -> set[int]:
     """What a route of this shape can answer besides success. Every route: no or a bad token (401),
     not allowed (403), malformed parameters (422), API Gateway's throttling (429), our bug (500),
     a dependency's outage (503)."""
-    statuses = {401, 403, 422, 429, 500, 503, *route.errors}
+    statuses = {401, 403, 422, 429, 500, 503}
     if "{" in route.path:
         statuses.add(404)  # a missing org, user or ticket
     if route.method in ("POST", "PATCH"):
         statuses |= {400, 413, 415}  # a body that is not JSON, too big, or of another media type
-    if route.method == "POST":
-        statuses.add(409)  # already exists, or the same Idempotency-Key still in flight
+    if route.method == "POST" or route.seats:
+        statuses.add(409)  # already exists, the same Idempotency-Key still in flight, no seat left
     if route.method in ("PATCH", "DELETE"):
         statuses.add(412)  # If-Match names an older version
     if route.model is not None and any(issubclass(m, Page) for m in _models(route.model)):

@@ -19,7 +19,8 @@ ADMIN, MEMBER = "admin", "member"
 #   ADMIN  - an org admin            MEMBER - any member
 #   SELF   - a member whose user_id is the path's user_id
 #   OWNER  - a member, on tickets they own (checked by the data layer's condition)
-SELF, OWNER = "self", "owner"
+#   ANYONE - any signed-in caller, in any org or none (for routes with no org in their path)
+SELF, OWNER, ANYONE = "self", "owner", "anyone"
 
 # Fields of a PATCH that only some callers may change.
 FIELD_RULES = {"plan": frozenset[str](), "role": frozenset({ADMIN})}
@@ -68,6 +69,8 @@ def authorize(caller: Caller, allow: frozenset[str] | None, path_ids: dict[str, 
         return
     if not allow:
         raise Forbidden("Only operators may do this")
+    if ANYONE in allow:
+        return
     if not caller.org_id or path_ids.get("org_id") != caller.org_id:
         raise Forbidden("You may not access this organization")
     if caller.role == ADMIN and ADMIN in allow:

@@ -77,6 +77,19 @@ class Conflict(ApiError):
     code = "conflict"
 
 
+class QuotaExceeded(ApiError):
+    """The org's plan allows fewer than the request needs; ``details`` says which quota and by how much."""
+
+    status = 409
+    code = "quota_exceeded"
+
+    def __init__(self, quota: str, limit: int, used: int, plan: str):
+        super().__init__(
+            f"The {plan} plan allows {limit} {quota} and the organization has {used}",
+            details={"quota": quota, "limit": limit, "used": used, "plan": plan},
+        )
+
+
 class IdempotencyKeyReused(ApiError):
     status = 422
     code = "idempotency_key_reused"

@@ -4,6 +4,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from controlplane import plans
 from controlplane.ids import SLUG_PATTERN, ULID_PATTERN
 
 OrgId = Annotated[str, Field(pattern=SLUG_PATTERN, examples=["acme"])]
@@ -17,7 +18,7 @@ Subject = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, 
 Description = Annotated[str, Field(max_length=10_000)]
 Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=32)]
 Tags = Annotated[list[Tag], Field(max_length=20)]
-Plan = Literal["free", "pro", "enterprise"]
+Plan = Literal[tuple(plans.CATALOGUE)]  # type: ignore[valid-type]  # the catalogue is the one list
 Role = Literal["admin", "member"]
 Status = Literal["open", "pending", "solved", "closed"]
 Priority = Literal["low", "normal", "high", "urgent"]
@@ -53,7 +54,7 @@ def _unique(tags: list[str] | None) -> list[str] | None:
 class OrgCreate(Request):
     org_id: OrgId
     name: Name
-    plan: Plan = "free"
+    plan: Plan = plans.DEFAULT_PLAN
 
 
 class OrgUpdate(Patch):
@@ -100,11 +101,40 @@ class Resource(BaseModel):
     version: int
 
 
+class Limits(BaseModel):
+    users: int = Field(description="Seats: how many users the org may have", examples=[5])
+
+
+class Usage(BaseModel):
+    users: int | None = Field(
+        description="Users the org has; null only for an org stored before seats were counted, until the "
+        "user-count migration counts them",
+        examples=[3],
+    )
+
+
 class Org(Resource):
     org_id: OrgId
     name: str
     plan: Plan
     deleting_since: Timestamp | None = Field(None, description="Set while the org's cascade delete runs")
+    usage: Usage
+    limits: Limits
+
+    @classmethod
+    def from_item(cls, item: dict) -> "Org":
+        """The stored org, with its bookkeeping (``user_count``, ``user_limit``) shown as usage and limits."""
+        limit = item.get(plans.USER_LIMIT, plans.limit(item["plan"]))
+        return cls.model_validate({**item, "usage": {"users": item.get(plans.USER_COUNT)}, "limits": {"users": limit}})
+
+
+class PlanOffer(BaseModel):
+    plan: Plan
+    limits: Limits
+
+
+class PlanList(BaseModel):
+    items: list[PlanOffer]
 
 
 class User(Resource):
@@ -136,11 +166,20 @@ class Problem(BaseModel):
     type: str = Field(description="pydantic's error type", examples=["missing"])
 
 
+class QuotaDetails(BaseModel):
+    quota: str = Field(description="What ran out", examples=["users"])
+    limit: int
+    used: int
+    plan: str
+
+
 class ErrorBody(BaseModel):
     code: str = Field(examples=["not_found"])
     message: str
     request_id: str
-    details: list[Problem] | None = Field(None, description="What failed validation, for validation_error")
+    details: list[Problem] | QuotaDetails | None = Field(
+        None, description="What failed validation (for validation_error), or the quota (for quota_exceeded)"
+    )
 
 
 class ErrorResponse(BaseModel):

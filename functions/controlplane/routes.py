@@ -9,12 +9,13 @@ here is refused to everyone but operators. Paths use API Gateway's ``{param}`` s
 
 from typing import Any, NamedTuple
 
-from controlplane.auth import ADMIN, MEMBER, OWNER, SELF
+from controlplane.auth import ADMIN, ANYONE, MEMBER, OWNER, SELF
 from controlplane.models import (
     DeletionAccepted,
     Org,
     OrgPage,
     OrgWithUsers,
+    PlanList,
     Ticket,
     TicketPage,
     User,
@@ -39,7 +40,7 @@ class Route(NamedTuple):
     model: Any  # the success body's model, or None for no body
     also: tuple[tuple[int, Any], ...] = ()  # other success statuses and their models
     location: str | None = None  # a create's new resource, filled from its fields
-    errors: frozenset[int] = frozenset()  # error statuses beyond those its shape implies (``api``)
+    seats: bool = False  # takes or resizes an org's seats, so may answer 409 quota_exceeded
 
     def __str__(self) -> str:
         return f"{self.method} {self.path}"
@@ -62,6 +63,7 @@ _ADMIN = frozenset({ADMIN})
 _ADMIN_OR_SELF = frozenset({ADMIN, SELF})
 _ADMIN_OR_OWNER = frozenset({ADMIN, OWNER})
 _OPERATORS = frozenset[str]()
+_ANYONE = frozenset({ANYONE})
 
 # fmt: off
 ROUTES: tuple[Route, ...] = (
@@ -70,10 +72,13 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/orgs", ORGANIZATIONS, _OPERATORS, "listOrgs", "List organizations", 200, OrgPage),
     Route("GET", _ORG, ORGANIZATIONS, _ANY_MEMBER, "getOrg", "Get an organization, optionally with its first users",
           200, Org | OrgWithUsers),
-    Route("PATCH", _ORG, ORGANIZATIONS, _ADMIN, "updateOrg", "Update an organization", 200, Org),
+    Route("PATCH", _ORG, ORGANIZATIONS, _ADMIN, "updateOrg",
+          "Update an organization; a new plan must have a seat for every user", 200, Org, seats=True),
     Route("DELETE", _ORG, ORGANIZATIONS, _OPERATORS, "deleteOrg",
           "Delete an organization with all its users and tickets", 204, None, ((202, DeletionAccepted),)),
-    Route("POST", f"{_ORG}/users", USERS, _ADMIN, "createUser", "Create a user", 201, User, location=_USER),
+    Route("GET", "/plans", ORGANIZATIONS, _ANYONE, "listPlans", "List the plans and what each allows", 200, PlanList),
+    Route("POST", f"{_ORG}/users", USERS, _ADMIN, "createUser", "Create a user; takes one of the org's seats", 201,
+          User, location=_USER, seats=True),
     Route("GET", f"{_ORG}/users", USERS, _ANY_MEMBER, "listUsers", "List the users of an organization", 200,
           UserPage),
     Route("GET", _USER, USERS, _ADMIN_OR_SELF, "getUser", "Get a user, optionally with their newest tickets", 200,

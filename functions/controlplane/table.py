@@ -6,7 +6,7 @@ the domain error to raise when a condition fails, so DynamoDB's error codes neve
 
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -45,13 +45,46 @@ def _serialized(request: dict) -> dict:
     return request
 
 
+Refusal = ApiError | Callable[[Item], ApiError]
+
+
+def _refusal(error: Refusal, stored: Item) -> ApiError:
+    return error if isinstance(error, ApiError) else error(stored)
+
+
 @dataclass(frozen=True)
 class Expect:
-    """A write condition beyond existence: the stored ``attribute`` must equal ``value``, else ``error``."""
+    """A write condition beyond existence: the stored ``attribute`` must equal ``value`` (or, with
+    ``at_most``, be at most ``value`` where it is stored at all), else ``error``: an error, or a
+    function of the stored item that makes one (to say by how much it failed)."""
 
     attribute: str
     value: object
-    error: ApiError
+    error: Refusal
+    at_most: bool = False
+
+    def met_by(self, stored: Item) -> bool:
+        if self.at_most:
+            return self.attribute not in stored or stored[self.attribute] <= self.value
+        return stored.get(self.attribute) == self.value
+
+    def clause(self, name: str, value: str) -> str:
+        return f"(attribute_not_exists({name}) OR {name} <= {value})" if self.at_most else f"{name} = {value}"
+
+
+@dataclass(frozen=True)
+class Counter:
+    """A count of a parent item's children, kept on the parent beside the limit it may not pass."""
+
+    count: str
+    limit: str
+
+
+def _refused(missing: ApiError, expects: tuple[Expect, ...], stored: Item | None) -> ApiError:
+    """Why a write whose condition failed was refused: the first expectation the stored item
+    fails, else ``missing`` (no item, or none returned)."""
+    failed = (_refusal(e.error, stored) for e in expects if stored and not e.met_by(stored))
+    return next(failed, missing)
 
 
 class _Cancelled(Exception):
@@ -62,28 +95,30 @@ class _Cancelled(Exception):
 def _translate(
     condition_failed: ApiError | None = None,
     expects: tuple[Expect, ...] = (),
-    cancelled: tuple[ApiError | None, ...] = (),
+    cancelled: tuple[ApiError | Callable[[Item | None], ApiError] | None, ...] = (),
 ):
     """Turn DynamoDB's error codes into domain errors; anything unexpected propagates.
 
     - ConditionalCheckFailed: ``condition_failed`` (the item is missing, or already exists), unless
       DynamoDB returned the item (``ReturnValuesOnConditionCheckFailure``) and it fails one of
       ``expects``: then that expectation's error.
-    - TransactionCanceled: the error of the first action whose condition failed, in order.
+    - TransactionCanceled: the error of the first action whose condition failed, in order; a
+      function gets the item DynamoDB returned for it (``ReturnValuesOnConditionCheckFailure``), or
+      None when there is none.
     """
     try:
         yield
     except ClientError as error:
         code = error.response["Error"]["Code"]
         if code == "ConditionalCheckFailedException" and condition_failed:
-            stored = _from_dynamo(error.response.get("Item") or {})
-            failed = (e.error for e in expects if stored and stored.get(e.attribute) != e.value)
-            raise next(failed, condition_failed) from None
+            raise _refused(condition_failed, expects, _from_dynamo(error.response.get("Item") or {})) from None
         if code == "TransactionCanceledException" and cancelled:
-            reasons = [reason.get("Code") for reason in error.response.get("CancellationReasons", [])]
-            for reason, domain_error in zip(reasons, cancelled, strict=False):
-                if reason == "ConditionalCheckFailed" and domain_error:
-                    raise domain_error from None
+            details = error.response.get("CancellationReasons", [])
+            reasons = [reason.get("Code") for reason in details]
+            for reason, refusal in zip(details, cancelled, strict=False):
+                if reason.get("Code") == "ConditionalCheckFailed" and refusal:
+                    stored = _from_dynamo(reason["Item"]) if "Item" in reason else None
+                    raise (refusal if isinstance(refusal, ApiError) else refusal(stored)) from None
             if "TransactionConflict" in reasons:
                 raise _Cancelled() from None
             if set(reasons) & {"ThrottlingError", "ProvisionedThroughputExceeded"}:
@@ -101,7 +136,7 @@ def _condition(expects: tuple[Expect, ...]) -> dict:
     for i, expect in enumerate(expects):
         names[f"#e{i}"] = expect.attribute
         values[f":e{i}"] = expect.value
-        clauses.append(f"#e{i} = :e{i}")
+        clauses.append(expect.clause(f"#e{i}", f":e{i}"))
     request = {"ConditionExpression": " AND ".join(clauses), "ExpressionAttributeNames": names}
     if expects:
         request["ExpressionAttributeValues"] = values
@@ -160,11 +195,7 @@ class Table:
         self, parent: Key, item: Item, parent_missing: ApiError, exists: ApiError, parent_unmarked: str | None = None
     ) -> None:
         """Create ``item`` only if ``parent`` exists (and does not carry the mark ``parent_unmarked``)
-        and ``item`` does not, in one transaction.
-
-        Concurrent transactions on the same item cancel each other (TransactionConflict) and
-        botocore does not retry that; we do, so a race ends in one 201 and 409s, not 503s.
-        """
+        and ``item`` does not, in one transaction."""
         names = {"#pk": PARTITION_KEY}
         parent_check = {
             "TableName": self.name,
@@ -186,9 +217,87 @@ class Table:
                 }
             },
         ]
+        self._transact(request, (parent_missing, exists))
+
+    @tracer.capture_method
+    def put_counted(
+        self,
+        parent: Key,
+        item: Item,
+        counter: Counter,
+        exists: ApiError,
+        parent_refused: Callable[[Item | None], ApiError],
+        parent_unmarked: str | None = None,
+    ) -> None:
+        """Create ``item`` and add 1 to ``parent``'s ``counter``, in one transaction, only if the item
+        does not exist yet and the parent exists (without the mark ``parent_unmarked``) with its
+        count below its limit. A refused parent is passed to ``parent_refused`` (None if missing),
+        which names the error; a parent without a count is refused too (it was never counted)."""
+        names = {"#pk": PARTITION_KEY, "#count": counter.count, "#limit": counter.limit}
+        condition = "attribute_exists(#pk) AND #count < #limit"
+        if parent_unmarked:
+            condition += " AND attribute_not_exists(#mark)"
+            names["#mark"] = parent_unmarked
+        request = [
+            {  # first: an existing item is 409 already_exists, whatever the parent's count
+                "Put": {
+                    "TableName": self.name,
+                    "Item": _to_dynamo(item),
+                    "ConditionExpression": "attribute_not_exists(#pk)",
+                    "ExpressionAttributeNames": {"#pk": PARTITION_KEY},
+                }
+            },
+            {
+                "Update": {
+                    "TableName": self.name,
+                    "Key": _to_dynamo(parent),
+                    "UpdateExpression": "ADD #count :one",
+                    "ConditionExpression": condition,
+                    "ExpressionAttributeNames": names,
+                    "ExpressionAttributeValues": _to_dynamo({":one": 1}),
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                }
+            },
+        ]
+        self._transact(request, (exists, parent_refused))
+
+    @tracer.capture_method
+    def delete_counted(
+        self,
+        key: Key,
+        parent: Key,
+        counter: Counter,
+        missing: ApiError,
+        parent_refused: Callable[[Item | None], ApiError],
+        expects: tuple[Expect, ...] = (),
+    ) -> None:
+        """Delete the item at ``key`` (if it exists and meets ``expects``) and subtract 1 from
+        ``parent``'s ``counter``, in one transaction; a parent without a count refuses."""
+        condition = _serialized(_condition(expects))
+        condition["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        request = [
+            {"Delete": {"TableName": self.name, "Key": _to_dynamo(key), **condition}},
+            {
+                "Update": {
+                    "TableName": self.name,
+                    "Key": _to_dynamo(parent),
+                    "UpdateExpression": "ADD #count :minus_one",
+                    "ConditionExpression": "attribute_exists(#count)",
+                    "ExpressionAttributeNames": {"#count": counter.count},
+                    "ExpressionAttributeValues": _to_dynamo({":minus_one": -1}),
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                }
+            },
+        ]
+        self._transact(request, (lambda stored: _refused(missing, expects, stored), parent_refused))
+
+    def _transact(self, request: list[dict], cancelled: tuple) -> None:
+        """TransactWriteItems. Concurrent transactions on the same item cancel each other
+        (TransactionConflict) and botocore does not retry that; we do, a few times with jittered
+        backoff, so a race ends in one success and 409s, not 503s."""
         for attempt in range(_CONFLICT_ATTEMPTS):
             try:
-                with _translate(cancelled=(parent_missing, exists)):
+                with _translate(cancelled=cancelled):
                     self.client.transact_write_items(TransactItems=request)
                 return
             except _Cancelled:
@@ -260,6 +369,49 @@ class Table:
             response = self.client.query(**request)
         last = response.get("LastEvaluatedKey")
         return [_from_dynamo(item) for item in response["Items"]], _from_dynamo(last) if last else None
+
+    @tracer.capture_method
+    def count(self, partition: str, prefix: str) -> int:
+        """How many items of a partition have a sort key starting with ``prefix``; every page,
+        strongly consistent (the user-count migration counts what is there, not what was)."""
+        total, start_key = 0, None
+        while True:
+            request = {
+                "TableName": self.name,
+                "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :prefix)",
+                "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#sk": SORT_KEY},
+                "ExpressionAttributeValues": _to_dynamo({":pk": partition, ":prefix": prefix}),
+                "Select": "COUNT",
+                "ConsistentRead": True,
+            }
+            if start_key:
+                request["ExclusiveStartKey"] = start_key
+            with _translate():
+                response = self.client.query(**request)
+            total += response["Count"]
+            start_key = response.get("LastEvaluatedKey")
+            if not start_key:
+                return total
+
+    @tracer.capture_method
+    def start_counter(self, key: Key, counter: Counter, count: int, limit: int) -> bool:
+        """Give an item that has no ``counter`` yet its count, and its limit unless it has one; False
+        (nothing written) if the item is gone or already counted, so running it again is safe."""
+        try:
+            with _translate():
+                self.client.update_item(
+                    TableName=self.name,
+                    Key=_to_dynamo(key),
+                    UpdateExpression="SET #count = :count, #limit = if_not_exists(#limit, :limit)",
+                    ConditionExpression="attribute_exists(#pk) AND attribute_not_exists(#count)",
+                    ExpressionAttributeNames={"#pk": PARTITION_KEY, "#count": counter.count, "#limit": counter.limit},
+                    ExpressionAttributeValues=_to_dynamo({":count": count, ":limit": limit}),
+                )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     def query_all(self, partition: str, **options) -> Iterator[list[Item]]:
         """Every page of a partition, for the cascade deletes."""

@@ -2,30 +2,67 @@
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from controlplane import cascade, config, items, keys, organizations, tickets
+from controlplane import cascade, config, items, keys, organizations, plans, tickets
 from controlplane.auth import Caller, authorize_fields
 from controlplane.directory import SYNCED
-from controlplane.errors import AlreadyExists
+from controlplane.errors import AlreadyExists, ApiError, QuotaExceeded, ServiceUnavailable
 from controlplane.models import Ticket, User, UserCreate, UserPage, UserUpdate, UserWithTickets
-from controlplane.observability import metrics
+from controlplane.observability import logger, metrics
+from controlplane.table import Counter, Expect
+
+SEATS = Counter(plans.USER_COUNT, plans.USER_LIMIT)
+
+
+def _not_counted(org_id: str) -> ServiceUnavailable:
+    """An org stored before seats were counted: no user joins or leaves it until the migration has
+    counted them, or the count would start wrong and stay wrong."""
+    logger.warning("Organization has no user_count: run the user-count migration", org_id=org_id)
+    return ServiceUnavailable(f"Organization {org_id}'s seats are being counted; retry shortly", retry_after=30)
+
+
+def _seat_refused(org_id: str):
+    """Why the org refused a new user, from the org item the failed transaction returned."""
+
+    def refused(org: dict | None) -> ApiError:
+        if org is None or items.DELETING in org:  # an org being deleted takes no one new
+            return items.org_missing(org_id)
+        if plans.USER_COUNT not in org:
+            return _not_counted(org_id)
+        return QuotaExceeded("users", int(org[plans.USER_LIMIT]), int(org[plans.USER_COUNT]), org["plan"])
+
+    return refused
+
+
+def _remove(org_id: str, user_id: str, expects: tuple[Expect, ...] = ()) -> None:
+    """Delete the user's item and give their seat back, in one transaction."""
+    missing = items.user_missing(org_id, user_id)
+    items.table().delete_counted(
+        keys.user_key(org_id, user_id),
+        keys.org_key(org_id),
+        SEATS,
+        missing,
+        lambda org: missing if org is None else _not_counted(org_id),
+        expects,
+    )
 
 
 def create_user(org_id: str, body: UserCreate) -> User:
     item = items.new_item(keys.user_keys(org_id, body.user_id), items.USER, {"org_id": org_id, **body.model_dump()})
-    table = items.table()
-    table.put_child(
+    items.table().put_counted(
         keys.org_key(org_id),
         item,
-        parent_missing=items.org_missing(org_id),
+        SEATS,
         exists=AlreadyExists(f"User {body.user_id} already exists in organization {org_id}"),
+        parent_refused=_seat_refused(org_id),
         parent_unmarked=items.DELETING,
     )
-    # The table decides 404/409 first; only then the sign-in. If that fails, the user goes too.
+    # The table decides 404/409 first; only then the sign-in. If that fails, the user (and their
+    # seat) goes too.
     if directory := config.directory():
         try:
             directory.create(org_id, body.user_id, body.email, body.role)
         except Exception:
-            table.delete(keys.user_key(org_id, body.user_id), items.user_missing(org_id, body.user_id))
+            _remove(org_id, body.user_id)
             raise
     metrics.add_metric(name="UserCreated", unit=MetricUnit.Count, value=1)
     return User.model_validate(item)
@@ -96,4 +133,4 @@ def delete_user(org_id: str, user_id: str, version: int | None = None) -> None:
         items.check_version(user, version)
     cascade.remove_sign_in(org_id, user_id)
     cascade.delete_tickets_of(table, org_id, user_id)
-    table.delete(keys.user_key(org_id, user_id), items.user_missing(org_id, user_id), items.version_is(version))
+    _remove(org_id, user_id, items.version_is(version))

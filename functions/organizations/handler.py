@@ -20,7 +20,7 @@ from controlplane.api import (
     operation,
     with_etag,
 )
-from controlplane.models import DeletionAccepted, Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers
+from controlplane.models import DeletionAccepted, Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers, PlanList
 
 app = create_app()
 
@@ -56,6 +56,11 @@ def delete_org(org_id: OrgIdPath, if_match: IfMatch = None) -> Response[Deletion
     if jobs.delete_org(org_id, expected_version(if_match), app.lambda_context):
         return no_content()
     return Response(202, content_types.APPLICATION_JSON, DeletionAccepted(org_id=org_id))
+
+
+@operation(app, "listPlans")
+def list_plans() -> PlanList:
+    return organizations.list_plans()
 
 
 lambda_handler = entry_point(app, on_records=jobs.handle_queue)  # records: the deletions queue

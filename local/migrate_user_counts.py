@@ -1,0 +1,69 @@
+"""One-off migration: give every organization stored before seats were counted its ``user_count``
+(and the ``user_limit`` of its plan).
+
+``make migrate-user-counts TABLE=<table>`` (``python -m local.migrate_user_counts --table <table>``)
+runs it with your AWS credentials against any table; locally, point it at DynamoDB Local with
+``AWS_ENDPOINT_URL_DYNAMODB``. Run it right after deploying the code that counts seats: until an org
+is counted its user creates and deletes answer 503 (a count that started wrong would stay wrong), so
+its users cannot change while they are counted. It is safe to run again and to interrupt: an org that
+has a count is left alone, whatever this run or the API wrote first.
+
+Per org (GSI1 ``ORGS``, every page): one Query ``Select=COUNT`` of its ``USER#`` items (every page,
+strongly consistent), then one UpdateItem on condition ``attribute_not_exists(user_count)``.
+"""
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+
+import boto3
+
+from controlplane import config, keys, plans
+from controlplane.table import Table
+from controlplane.users import SEATS
+
+
+@dataclass
+class Report:
+    counted: dict[str, int] = field(default_factory=dict)  # org_id -> users, for the orgs this run counted
+    already: list[str] = field(default_factory=list)  # had a count (or went) before this run wrote one
+    over_limit: dict[str, tuple[int, int]] = field(default_factory=dict)  # org_id -> (users, limit)
+
+
+def migrate(table: Table, echo=print) -> Report:
+    report = Report()
+    for orgs in table.query_all(keys.ORGS_LISTING, on_index=True):
+        for org in orgs:
+            org_id = org["org_id"]
+            if plans.USER_COUNT in org:
+                report.already.append(org_id)
+                continue
+            users = table.count(keys.org_partition(org_id), keys.USER_PREFIX)
+            limit = int(org.get(plans.USER_LIMIT, plans.limit(org["plan"])))
+            if not table.start_counter(keys.org_key(org_id), SEATS, users, plans.limit(org["plan"])):
+                report.already.append(org_id)
+                continue
+            report.counted[org_id] = users
+            echo(f"{org_id}: {users} of {limit} seats")
+            if users > limit:
+                # Counted as they are: no one is removed, and no one joins until enough have left.
+                report.over_limit[org_id] = (users, limit)
+                echo(f"{org_id}: over its {org['plan']} plan's limit; new users are refused until it is under")
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", required=True, help="the table (the stack's TableName output)")
+    args = parser.parse_args(argv)
+    report = migrate(Table(boto3.client("dynamodb", config=config.CLIENT_CONFIG), args.table))
+    print(
+        f"Counted {len(report.counted)} organizations; {len(report.already)} had a count already; "
+        f"{len(report.over_limit)} over their limit.",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
