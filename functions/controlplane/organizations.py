@@ -9,8 +9,8 @@ from controlplane.models import Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers
 from controlplane.observability import metrics
 
 
-def create_org(body: OrgCreate) -> Org:
-    item = items.new_item(keys.org_keys(body.org_id), items.ORG, body.model_dump())
+def create_org(body: OrgCreate, caller: Caller) -> Org:
+    item = items.new_item(keys.org_keys(body.org_id), items.ORG, body.model_dump(), caller.subject)
     items.table().put_new(item, exists=AlreadyExists(f"Organization {body.org_id} already exists"))
     metrics.add_metric(name="OrganizationCreated", unit=MetricUnit.Count, value=1)
     return Org.model_validate(item)
@@ -48,6 +48,10 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
     changes = body.changes()
     authorize_fields(caller, set(changes))
     item = items.table().update(
-        keys.org_key(org_id), changes, items.now(), items.org_missing(org_id), items.version_is(version)
+        keys.org_key(org_id),
+        items.written_by(changes, caller.subject),
+        items.now(),
+        items.org_missing(org_id),
+        items.version_is(version),
     )
     return Org.model_validate(item)

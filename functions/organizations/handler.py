@@ -31,7 +31,11 @@ app = create_app()
 @app.post("/orgs", summary="Create an organization", tags=["organizations"], responses=responses({201: Org}))
 def create_org(body: OrgCreate, idempotency_key: IdempotencyKey = None) -> Response[Org]:
     return create_once(
-        app, idempotency_key, body, lambda: organizations.create_org(body), lambda org: f"/orgs/{org.org_id}"
+        app,
+        idempotency_key,
+        body,
+        lambda: organizations.create_org(body, current_caller(app)),
+        lambda org: f"/orgs/{org.org_id}",
     )
 
 
@@ -68,7 +72,7 @@ def update_org(org_id: OrgIdPath, body: OrgUpdate, if_match: IfMatch = None) -> 
     responses=responses({204: None, 202: DeletionAccepted}),
 )
 def delete_org(org_id: OrgIdPath, if_match: IfMatch = None) -> Response[DeletionAccepted | None]:
-    if jobs.delete_org(org_id, expected_version(if_match), app.lambda_context):
+    if jobs.delete_org(org_id, expected_version(if_match), app.lambda_context, current_caller(app)):
         return no_content()
     return Response(202, content_types.APPLICATION_JSON, DeletionAccepted(org_id=org_id))
 

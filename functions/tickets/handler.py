@@ -40,7 +40,7 @@ def create_ticket(
         app,
         idempotency_key,
         body,
-        lambda: tickets.create_ticket(org_id, user_id, body),
+        lambda: tickets.create_ticket(org_id, user_id, body, current_caller(app)),
         lambda ticket: f"/orgs/{org_id}/tickets/{ticket.ticket_id}",
     )
 

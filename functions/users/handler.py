@@ -35,7 +35,7 @@ def create_user(org_id: OrgIdPath, body: UserCreate, idempotency_key: Idempotenc
         app,
         idempotency_key,
         body,
-        lambda: users.create_user(org_id, body),
+        lambda: users.create_user(org_id, body, current_caller(app)),
         lambda user: f"/orgs/{org_id}/users/{user.user_id}",
     )
 
