@@ -34,6 +34,8 @@ from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate
 from controlplane import config
 from local import ROOT, apigw, openapi, tokens
 from local.dynamodb_local import DynamoDBLocal, JavaNotFound, PortInUse, ensure_table
+from local.sink import EVENTS_FILE, Sink
+from local.stream import Feeder, StreamReader
 
 HOST = "127.0.0.1"
 LOCAL_ENV = {
@@ -48,7 +50,9 @@ LOCAL_ENV = {
     "POWERTOOLS_METRICS_DISABLED": "true",  # else every create prints an EMF blob between the request lines
     "LOG_LEVEL": "WARNING",  # the handlers' warnings and errors; LOG_LEVEL=INFO shows more
     "GSI1_SETTLE_SECONDS": "0",  # DynamoDB Local and moto update GSI1 synchronously: org deletes need not wait
+    "EVENT_BUS_NAME": "controlplane-local",
 }
+STREAM_POLL_SECONDS = 0.5
 DOCS_ASSETS = {
     "/docs/swagger-ui-bundle.min.js": "text/javascript",
     "/docs/swagger-ui.min.css": "text/css",
@@ -182,6 +186,33 @@ def dynamodb() -> Iterator[str]:
             yield "moto, in memory (no Java)"
 
 
+def publish_lifecycle_events(stop: threading.Event) -> None:
+    """What Lambda's event source mapping does in the cloud: the table's stream into the events
+    function, in process; its bus is the local sink. Changes made while the server runs are published."""
+    import boto3
+    from events.handler import lambda_handler
+
+    config.use_bus(SINK)
+    table = config.dynamodb().describe_table(TableName=config.settings().table_name)["Table"]
+    streams = boto3.client("dynamodbstreams", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
+    reader = StreamReader(streams, table["LatestStreamArn"], from_start=False)
+
+    def drop(records: list[dict]) -> None:
+        log(f"events: gave up on stream record {records[0]['eventID']} (in the cloud: the on-failure queue)")
+
+    feeder = Feeder(lambda_handler, apigw.LambdaContext("events"), on_drop=drop)
+    while not stop.wait(STREAM_POLL_SECONDS):
+        try:
+            records = reader.read()
+            with _one_at_a_time:
+                feeder.feed(records)
+        except Exception:  # keep publishing after a hiccup, as Lambda would retry
+            traceback.print_exc()
+
+
+SINK = Sink(log=log)
+
+
 def main() -> int:
     for name, value in LOCAL_ENV.items():
         os.environ.setdefault(name, value)
@@ -205,9 +236,12 @@ def main() -> int:
             table = config.settings().table_name
             created = ensure_table(config.dynamodb(), table)
             openapi.document()  # imports the three functions now, not on the first request
+            stop = threading.Event()
+            threading.Thread(target=publish_lifecycle_events, args=(stop,), daemon=True).start()
             log(
                 f"DynamoDB: {where}; table {table}{' (created)' if created else ''}\n"
                 f"API on http://{HOST}:{port}  (Swagger UI /docs, OpenAPI /openapi.json)\n"
+                f"Lifecycle events: one line each below, and in {EVENTS_FILE.relative_to(ROOT)}\n"
                 "Tokens: make token ROLE=operator, or make token ORG=acme USER=alice ROLE=admin. Ctrl-C stops."
             )
             server.serve_forever()

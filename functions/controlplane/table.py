@@ -39,6 +39,11 @@ def _from_dynamo(item: dict) -> dict:
     return {name: _deserializer.deserialize(value) for name, value in item.items()}
 
 
+def image(raw: dict) -> Item:
+    """An item from a stream record's image (Keys, OldImage, NewImage): DynamoDB's attribute-value form."""
+    return _from_dynamo(raw)
+
+
 def _serialized(request: dict) -> dict:
     if "ExpressionAttributeValues" in request:
         return {**request, "ExpressionAttributeValues": _to_dynamo(request["ExpressionAttributeValues"])}
@@ -115,9 +120,9 @@ class Table:
         self.name = name
 
     @tracer.capture_method
-    def get(self, key: Key) -> Item | None:
+    def get(self, key: Key, consistent: bool = False) -> Item | None:
         with _translate():
-            response = self.client.get_item(TableName=self.name, Key=_to_dynamo(key))
+            response = self.client.get_item(TableName=self.name, Key=_to_dynamo(key), ConsistentRead=consistent)
         return _from_dynamo(response["Item"]) if "Item" in response else None
 
     @tracer.capture_method
