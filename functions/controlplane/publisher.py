@@ -24,7 +24,7 @@ from functools import cache
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from controlplane import config, keys
+from controlplane import config, items, keys
 from controlplane.events import Event, events_for
 from controlplane.observability import logger
 from controlplane.table import Table
@@ -60,7 +60,7 @@ def _table() -> Table:
 def org_being_deleted(org_id: str) -> bool:
     """True once an org's cascade delete has begun (or the org is gone)."""
     org = _table().get(keys.org_key(org_id), consistent=True)
-    return org is None or "deleting_since" in org
+    return org is None or items.DELETING in org
 
 
 def publish(records: list[dict]) -> Outcome:
