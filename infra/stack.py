@@ -88,7 +88,7 @@ class ControlPlaneStack(Stack):
             functions[name] = function
         deletions.attach(functions[ORGANIZATIONS])
 
-        # No cursor secret: the events function reads one item, never a page.
+        # No cursor secret (it reads one item, never a page) and no CORS (it answers no browser).
         LifecycleEvents(
             self,
             "Events",
@@ -96,7 +96,11 @@ class ControlPlaneStack(Stack):
             archive_days=config.events_archive_days,
             data=data,
             layers=[powertools],
-            environment={name: value for name, value in environment.items() if not name.startswith("CURSOR_")},
+            environment={
+                name: value
+                for name, value in environment.items()
+                if name not in ("CURSOR_SECRET_ARN", "CORS_ALLOW_ORIGINS")
+            },
             removal_policy=removal_policy,
         )
 

@@ -50,7 +50,6 @@ LOCAL_ENV = {
     "POWERTOOLS_METRICS_DISABLED": "true",  # else every create prints an EMF blob between the request lines
     "LOG_LEVEL": "WARNING",  # the handlers' warnings and errors; LOG_LEVEL=INFO shows more
     "GSI1_SETTLE_SECONDS": "0",  # DynamoDB Local and moto update GSI1 synchronously: org deletes need not wait
-    "EVENT_BUS_NAME": "controlplane-local",
 }
 STREAM_POLL_SECONDS = 0.5
 DOCS_ASSETS = {
@@ -194,6 +193,7 @@ def publish_lifecycle_events(stop: threading.Event) -> None:
 
     from events.handler import lambda_handler
 
+    os.environ.setdefault("EVENT_BUS_NAME", "controlplane-local")  # the sink's name for the bus
     config.use_bus(SINK)
     table = config.dynamodb().describe_table(TableName=config.settings().table_name)["Table"]
     streams = boto3.client("dynamodbstreams", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))

@@ -91,7 +91,7 @@ def test_events_function_reads_the_stream_with_partial_batch_responses_bisect_an
     assert function["Properties"]["Environment"]["Variables"]["EVENT_BUS_NAME"] == {
         "Ref": _one(dev, "AWS::Events::EventBus")[0]
     }
-    assert "CURSOR_SECRET_ARN" not in function["Properties"]["Environment"]["Variables"]
+    assert "CURSOR_SECRET_ARN" not in function["Properties"]["Environment"]["Variables"]  # never reads it
     alarms = [
         alarm["Properties"]
         for alarm in _of_type(dev, "AWS::CloudWatch::Alarm").values()
