@@ -62,6 +62,16 @@ token: install
 events: install
 	$(BIN)/python -m local.events
 
+# docs/EVENTS.md's JSON Schemas, from the event contract (controlplane/events.py).
+.PHONY: event-docs
+event-docs: install
+	$(BIN)/python -m local.event_docs
+
+# The lifecycle events make run published, as they arrive (one JSON object a line).
+.PHONY: events-log
+events-log:
+	@mkdir -p .local && touch .local/events.jsonl && tail -f .local/events.jsonl
+
 # cdk.out/ControlPlane-$(STAGE).template.json and its assets, offline; fails on unacknowledged
 # cdk-nag findings. Other context: make synth STAGE=prod CDK_ARGS="-c cors_allow_origins=https://x.example"
 STAGE ?= dev

@@ -5,7 +5,13 @@ from dataclasses import dataclass
 
 from constructs import Node
 
-from infra.constants import DEFAULT_THROTTLE_BURST_LIMIT, DEFAULT_THROTTLE_RATE_LIMIT, PROTECTED_STAGES, STACK_NAME
+from infra.constants import (
+    DEFAULT_EVENTS_ARCHIVE_DAYS,
+    DEFAULT_THROTTLE_BURST_LIMIT,
+    DEFAULT_THROTTLE_RATE_LIMIT,
+    PROTECTED_STAGES,
+    STACK_NAME,
+)
 
 _STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9]{0,15}$")  # a valid API Gateway stage and stack name suffix
 
@@ -16,6 +22,7 @@ class StageConfig:
     throttle_rate_limit: float = DEFAULT_THROTTLE_RATE_LIMIT
     throttle_burst_limit: int = DEFAULT_THROTTLE_BURST_LIMIT
     cors_allow_origins: tuple[str, ...] = ()  # none: no CORS preflight
+    events_archive_days: int = DEFAULT_EVENTS_ARCHIVE_DAYS  # retention of the event bus's archive
     # Declare the local-only variables (DynamoDB endpoint, cursor secret) so that `sam local invoke
     # --env-vars` can set them: SAM only overrides variables the template declares. Never deploy this.
     sam_local: bool = False
@@ -23,6 +30,8 @@ class StageConfig:
     def __post_init__(self):
         if not _STAGE_PATTERN.match(self.stage):
             raise ValueError(f"stage {self.stage!r} must match {_STAGE_PATTERN.pattern}")
+        if self.events_archive_days < 1:
+            raise ValueError(f"events_archive_days must be at least 1, not {self.events_archive_days}")
 
     @property
     def stack_name(self) -> str:
@@ -35,7 +44,8 @@ class StageConfig:
     @classmethod
     def from_context(cls, node: Node) -> "StageConfig":
         """Context keys: stage, throttle_rate_limit, throttle_burst_limit, cors_allow_origins (a list
-        in cdk.json, comma-separated on the command line, where every value is a string), sam_local."""
+        in cdk.json, comma-separated on the command line, where every value is a string),
+        events_archive_days, sam_local."""
         defaults = cls()
         origins = node.try_get_context("cors_allow_origins") or ()
         if isinstance(origins, str):
@@ -45,5 +55,6 @@ class StageConfig:
             throttle_rate_limit=float(node.try_get_context("throttle_rate_limit") or defaults.throttle_rate_limit),
             throttle_burst_limit=int(node.try_get_context("throttle_burst_limit") or defaults.throttle_burst_limit),
             cors_allow_origins=tuple(origin.strip() for origin in origins if origin.strip()),
+            events_archive_days=int(node.try_get_context("events_archive_days") or defaults.events_archive_days),
             sam_local=str(node.try_get_context("sam_local")).lower() == "true",
         )

@@ -42,6 +42,17 @@ DELETIONS_VISIBILITY_TIMEOUT = Duration.seconds(6 * TIMEOUT.to_seconds())
 DELETIONS_MAX_RECEIVE_COUNT = 5  # then the message waits in the dead-letter queue for a person
 DEAD_LETTER_RETENTION = Duration.days(14)  # SQS's maximum
 
+# Lifecycle events (controlplane.events): the events function reads the table's stream and publishes
+# to the bus "controlplane-<stage>". It serves no route, so it is not in routes.FUNCTIONS.
+EVENTS_FUNCTION = "events"
+EVENT_BUS_PREFIX = "controlplane"
+DEFAULT_EVENTS_ARCHIVE_DAYS = 30  # how long the bus's archive keeps events for replay
+EVENTS_BATCH_SIZE = 100  # stream records per invocation; PutEvents takes them 10 entries at a time
+EVENTS_RETRY_ATTEMPTS = 10  # then the failed records' position goes to the on-failure queue
+# A record older than this goes to the on-failure queue too. The stream keeps records for 24 hours, so
+# an operator has about 18 hours to replay what the queue names before DynamoDB drops it.
+EVENTS_MAX_RECORD_AGE = Duration.hours(6)
+
 
 def _pinned(package: str) -> str:
     """The version requirements.txt pins ``package`` to: the functions run the layer of that version."""
@@ -66,6 +77,7 @@ DYNAMODB_ACTIONS: dict[str, tuple[str, ...]] = {
     ORGANIZATIONS: (*_READ_WRITE, "dynamodb:BatchWriteItem"),  # cascade delete: mark, sweep markers, batches
     USERS: (*_READ_WRITE, "dynamodb:BatchWriteItem"),  # delete tickets; creates and deletes count seats (Update)
     TICKETS: (*_READ_WRITE, "dynamodb:ConditionCheckItem"),  # create only if the user exists
+    EVENTS_FUNCTION: ("dynamodb:GetItem",),  # is the org of a removed user or ticket being deleted?
 }
 
 # The Cognito actions each function's code performs on the user pool (controlplane.directory).

@@ -1,5 +1,5 @@
 """The control plane's stack: the table, the cursor secret, the user pool, the deletions queue, the three
-functions and the REST API."""
+API functions and the REST API, and the lifecycle events (stream, events function, bus)."""
 
 from aws_cdk import Acknowledgment, CfnOutput, CfnParameter, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_lambda as lambda_
@@ -19,6 +19,7 @@ from infra.constants import (
     SERVICE_NAME,
 )
 from infra.deletions import DeletionsQueue
+from infra.events import LifecycleEvents
 from infra.function import ApiFunction
 from infra.identity import Identity
 from infra.table import ControlPlaneTable
@@ -86,6 +87,22 @@ class ControlPlaneStack(Stack):
                 function.add_environment("USER_POOL_ID", identity.user_pool.user_pool_id)
             functions[name] = function
         deletions.attach(functions[ORGANIZATIONS])
+
+        # No cursor secret (it reads one item, never a page) and no CORS (it answers no browser).
+        LifecycleEvents(
+            self,
+            "Events",
+            stage=config.stage,
+            archive_days=config.events_archive_days,
+            data=data,
+            layers=[powertools],
+            environment={
+                name: value
+                for name, value in environment.items()
+                if name not in ("CURSOR_SECRET_ARN", "CORS_ALLOW_ORIGINS")
+            },
+            removal_policy=removal_policy,
+        )
 
         api = Api(self, "Api", config=config, user_pool=identity.user_pool, removal_policy=removal_policy)
         api.add_routes(functions)

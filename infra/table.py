@@ -35,6 +35,7 @@ class ControlPlaneTable(Construct):
             ),
             encryption=dynamodb.TableEncryption.AWS_MANAGED,  # the aws/dynamodb KMS key, visible in CloudTrail
             time_to_live_attribute=TTL_ATTRIBUTE,
+            stream=dynamodb.StreamViewType[TABLE_SCHEMA["StreamSpecification"]["StreamViewType"]],
             deletion_protection=protected,
             removal_policy=RemovalPolicy.RETAIN if protected else RemovalPolicy.DESTROY,
         )

@@ -83,13 +83,16 @@ def create_table(dynamodb, name: str) -> None:
 
 
 def ensure_table(dynamodb, name: str) -> bool:
-    """Create the table if it is missing; True if it was created."""
+    """Create the table if it is missing; True if it was created. A table made before the lifecycle
+    events (in an older .local/dynamodb) gets its stream turned on."""
     try:
-        dynamodb.describe_table(TableName=name)
-        return False
+        table = dynamodb.describe_table(TableName=name)["Table"]
     except dynamodb.exceptions.ResourceNotFoundException:
         create_table(dynamodb, name)
         return True
+    if not table.get("StreamSpecification", {}).get("StreamEnabled"):
+        dynamodb.update_table(TableName=name, StreamSpecification=TABLE_SCHEMA["StreamSpecification"])
+    return False
 
 
 if sys.platform == "linux":

@@ -34,8 +34,11 @@ from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate
 from controlplane import config
 from local import ROOT, apigw, environment, openapi, tokens
 from local.dynamodb_local import DynamoDBLocal, JavaNotFound, PortInUse, ensure_table
+from local.sink import EVENTS_FILE, Sink
+from local.stream import Feeder, StreamReader
 
 HOST = "127.0.0.1"
+STREAM_POLL_SECONDS = 0.5
 DOCS_ASSETS = {
     "/docs/swagger-ui-bundle.min.js": "text/javascript",
     "/docs/swagger-ui.min.css": "text/css",
@@ -182,6 +185,40 @@ def in_thread() -> Iterator[str]:
         httpd.server_close()
 
 
+def publish_lifecycle_events(stop: threading.Event) -> None:
+    """What Lambda's event source mapping does in the cloud: the table's stream into the events
+    function, in process; its bus is the local sink. Changes made while the server runs are published."""
+    import boto3
+    from botocore.exceptions import ClientError
+
+    from events.handler import lambda_handler
+
+    os.environ.setdefault("EVENT_BUS_NAME", "controlplane-local")  # the sink's name for the bus
+    config.use_bus(SINK)
+    table = config.dynamodb().describe_table(TableName=config.settings().table_name)["Table"]
+    streams = boto3.client("dynamodbstreams", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
+    try:
+        reader = StreamReader(streams, table["LatestStreamArn"], from_start=False)
+    except (KeyError, ClientError) as error:  # moto, the no-Java fallback, has no stream to read
+        log(f"Lifecycle events are off: this DynamoDB has no readable stream ({error!r})")
+        return
+
+    def drop(records: list[dict]) -> None:
+        log(f"events: gave up on stream record {records[0]['eventID']} (in the cloud: the on-failure queue)")
+
+    feeder = Feeder(lambda_handler, apigw.LambdaContext("events"), on_drop=drop)
+    while not stop.wait(STREAM_POLL_SECONDS):
+        try:
+            records = reader.read()
+            with _one_at_a_time:
+                feeder.feed(records)
+        except Exception:  # keep publishing after a hiccup, as Lambda would retry
+            traceback.print_exc()
+
+
+SINK = Sink(log=log)
+
+
 def main() -> int:
     environment.use_defaults()
     warnings.filterwarnings("ignore", "No application metrics to publish")  # read routes emit no metric
@@ -204,9 +241,12 @@ def main() -> int:
             table = config.settings().table_name
             created = ensure_table(config.dynamodb(), table)
             openapi.document()  # imports the three functions now, not on the first request
+            stop = threading.Event()
+            threading.Thread(target=publish_lifecycle_events, args=(stop,), daemon=True).start()
             log(
                 f"DynamoDB: {where}; table {table}{' (created)' if created else ''}\n"
                 f"API on http://{HOST}:{port}  (Swagger UI /docs, OpenAPI /openapi.json)\n"
+                f"Lifecycle events: one line each below, and in {EVENTS_FILE.relative_to(ROOT)}\n"
                 "Tokens: make token ROLE=operator, or make token ORG=acme USER=alice ROLE=admin. Ctrl-C stops."
             )
             server.serve_forever()

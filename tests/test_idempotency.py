@@ -76,9 +76,9 @@ def test_an_in_flight_duplicate_from_the_same_caller_returns_409(acme, monkeypat
     replies = []
     real_create = organizations.create_org
 
-    def create_while_a_retry_arrives(body):
+    def create_while_a_retry_arrives(body, caller):
         replies.append(call("POST", "/orgs", body.model_dump(), headers={"Idempotency-Key": ["k"]}))
-        return real_create(body)
+        return real_create(body, caller)
 
     monkeypatch.setattr(organizations, "create_org", create_while_a_retry_arrives)
 

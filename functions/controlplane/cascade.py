@@ -11,11 +11,17 @@ from controlplane.table import Table
 DELETE_STEP_SECONDS = 5.0
 
 
-def delete_org(org_id: str, version: int | None = None, time_left: Callable[[], float] = lambda: math.inf) -> bool:
+def delete_org(
+    org_id: str,
+    version: int | None = None,
+    time_left: Callable[[], float] = lambda: math.inf,
+    actor: str | None = None,
+) -> bool:
     """Delete an org with all its users and tickets; True when done, False when ``time_left`` (in
     seconds) ran short and the caller must continue later. Every step can be run again.
 
-    1. Mark the org ``deleting_since``: no user can be added from then on.
+    1. Mark the org ``deleting_since`` (and ``deleted_by``, the ``actor``): no user can be added from
+       then on.
     2. Per user: leave a sweep marker, delete their sign-in and their item (no ticket can be added
        from then on), then the tickets GSI1 shows.
     3. Per marker, once GSI1 has had ``gsi1_settle_seconds`` (GSI1 is updated asynchronously) to show
@@ -23,7 +29,14 @@ def delete_org(org_id: str, version: int | None = None, time_left: Callable[[], 
     4. Delete the org's idempotency records, then the org.
     """
     table = items.table()
-    table.mark(keys.org_key(org_id), items.DELETING, items.now(), items.org_missing(org_id), items.version_is(version))
+    table.mark(
+        keys.org_key(org_id),
+        items.DELETING,
+        items.now(),
+        items.org_missing(org_id),
+        items.version_is(version),
+        alongside={items.DELETED_BY: actor} if actor else None,
+    )
     for users in table.query_all(keys.org_partition(org_id), prefix=keys.USER_PREFIX):
         for user in users:
             if time_left() < DELETE_STEP_SECONDS:

@@ -79,7 +79,27 @@ def dynamodb():
     return boto3.client("dynamodb", config=CLIENT_CONFIG)
 
 
+_bus = None  # what eventbridge() returns instead of a client: the local run's sink, a test's recorder
+
+
+def use_bus(bus) -> None:
+    """Publish to ``bus`` (anything with ``put_events``) instead of EventBridge; None undoes it."""
+    global _bus
+    _bus = bus
+
+
+def eventbridge():
+    """The EventBridge client the events function publishes with."""
+    return _bus or _eventbridge()
+
+
+@cache
+def _eventbridge():
+    return boto3.client("events", config=CLIENT_CONFIG)
+
+
 def reset() -> None:
     settings.cache_clear()
     dynamodb.cache_clear()
     directory.cache_clear()
+    _eventbridge.cache_clear()

@@ -9,6 +9,9 @@ from controlplane.table import Expect, Table
 
 ORG, USER, TICKET, SWEEP = "org", "user", "ticket", "sweep"  # the ``entity`` attribute of each item
 DELETING = "deleting_since"  # set on an org whose cascade delete has begun
+# Who wrote an item last, and who started an org's delete: the ``sub`` of the caller, so that the
+# lifecycle events (controlplane.events) can name their actor. Never part of a response.
+CREATED_BY, UPDATED_BY, DELETED_BY = "created_by", "updated_by", "deleted_by"
 
 
 def table() -> Table:
@@ -19,9 +22,17 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def new_item(item_keys: dict, entity: str, attributes: dict) -> dict:
+def new_item(item_keys: dict, entity: str, attributes: dict, actor: str | None = None) -> dict:
     stamp = now()
-    return {**item_keys, "entity": entity, **attributes, "created_at": stamp, "updated_at": stamp, "version": 1}
+    item = {**item_keys, "entity": entity, **attributes, "created_at": stamp, "updated_at": stamp, "version": 1}
+    if actor:
+        item |= {CREATED_BY: actor, UPDATED_BY: actor}
+    return item
+
+
+def written_by(changes: dict, actor: str) -> dict:
+    """A client's changes plus who made them, as one UpdateItem writes them."""
+    return {**changes, UPDATED_BY: actor}
 
 
 def resume_after(scope: str, cursor_token: str | None) -> str | None:

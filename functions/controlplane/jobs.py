@@ -21,16 +21,21 @@ from controlplane.errors import NotFound
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+    from controlplane.auth import Caller
+
 # API Gateway gives up on an integration after 29 s.
 REQUEST_SECONDS = 29.0
 
 
-def delete_org(org_id: str, version: int | None, lambda_context) -> bool:
+def delete_org(org_id: str, version: int | None, lambda_context, caller: Caller | None = None) -> bool:
     """True when the org is gone; False when the rest was queued."""
+    actor = caller.subject if caller else None
     if not config.settings().deletions_queue_url:
-        return cascade.delete_org(org_id, version)
+        return cascade.delete_org(org_id, version, actor=actor)
     deadline = time.monotonic() + REQUEST_SECONDS
-    done = cascade.delete_org(org_id, version, lambda: min(deadline - time.monotonic(), _remaining(lambda_context)))
+    done = cascade.delete_org(
+        org_id, version, lambda: min(deadline - time.monotonic(), _remaining(lambda_context)), actor=actor
+    )
     if not done:
         _enqueue(org_id)
     return done

@@ -1,6 +1,6 @@
 """Request bodies and response bodies. Stored items are dicts built by the resource modules."""
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
@@ -99,6 +99,11 @@ class Resource(BaseModel):
     created_at: Timestamp
     updated_at: Timestamp
     version: int
+
+    @classmethod
+    def from_item(cls, item: dict) -> Self:
+        """The API representation of a stored item."""
+        return cls.model_validate(item)
 
 
 class Limits(BaseModel):

@@ -15,9 +15,9 @@ def list_plans() -> PlanList:
     return PlanList(items=[PlanOffer(plan=plan, limits=Limits(**limits)) for plan, limits in plans.CATALOGUE.items()])
 
 
-def create_org(body: OrgCreate) -> Org:
+def create_org(body: OrgCreate, caller: Caller) -> Org:
     seats = {plans.USER_COUNT: 0, plans.USER_LIMIT: plans.limit(body.plan)}
-    item = items.new_item(keys.org_keys(body.org_id), items.ORG, {**body.model_dump(), **seats})
+    item = items.new_item(keys.org_keys(body.org_id), items.ORG, {**body.model_dump(), **seats}, caller.subject)
     items.table().put_new(item, exists=AlreadyExists(f"Organization {body.org_id} already exists"))
     metrics.add_metric(name="OrganizationCreated", unit=MetricUnit.Count, value=1)
     return Org.from_item(item)
@@ -65,7 +65,9 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
         limit = plans.limit(changes["plan"])
         changes[plans.USER_LIMIT] = limit
         expects += (Expect(plans.USER_COUNT, limit, _downgrade_refused(changes["plan"], limit), at_most=True),)
-    item = items.table().update(keys.org_key(org_id), changes, items.now(), items.org_missing(org_id), expects)
+    item = items.table().update(
+        keys.org_key(org_id), items.written_by(changes, caller.subject), items.now(), items.org_missing(org_id), expects
+    )
     return Org.from_item(item)
 
 

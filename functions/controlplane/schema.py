@@ -31,4 +31,6 @@ TABLE_SCHEMA: dict = {
         }
     ],
     "BillingMode": "PAY_PER_REQUEST",
+    # Every change, with the item before and after it, for the lifecycle events (controlplane.events).
+    "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
 }

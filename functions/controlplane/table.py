@@ -39,6 +39,11 @@ def _from_dynamo(item: dict) -> dict:
     return {name: _deserializer.deserialize(value) for name, value in item.items()}
 
 
+def image(raw: dict) -> Item:
+    """An item from a stream record's image (Keys, OldImage, NewImage): DynamoDB's attribute-value form."""
+    return _from_dynamo(raw)
+
+
 def _serialized(request: dict) -> dict:
     if "ExpressionAttributeValues" in request:
         return {**request, "ExpressionAttributeValues": _to_dynamo(request["ExpressionAttributeValues"])}
@@ -150,9 +155,9 @@ class Table:
         self.name = name
 
     @tracer.capture_method
-    def get(self, key: Key) -> Item | None:
+    def get(self, key: Key, consistent: bool = False) -> Item | None:
         with _translate():
-            response = self.client.get_item(TableName=self.name, Key=_to_dynamo(key))
+            response = self.client.get_item(TableName=self.name, Key=_to_dynamo(key), ConsistentRead=consistent)
         return _from_dynamo(response["Item"]) if "Item" in response else None
 
     @tracer.capture_method
@@ -173,18 +178,28 @@ class Table:
 
     @tracer.capture_method
     def mark(
-        self, key: Key, attribute: str, value: object, missing: ApiError, expects: tuple[Expect, ...] = ()
+        self,
+        key: Key,
+        attribute: str,
+        value: object,
+        missing: ApiError,
+        expects: tuple[Expect, ...] = (),
+        alongside: dict | None = None,
     ) -> Item:
-        """Set ``attribute`` once (a second call keeps the first value); no version bump: a mark is
-        the server's bookkeeping, not a client's change."""
+        """Set ``attribute`` (and the ``alongside`` attributes) once: a second call keeps the first
+        values. No version bump: a mark is the server's bookkeeping, not a client's change."""
+        marks = {attribute: value, **(alongside or {})}
         condition = _condition(expects)
-        condition["ExpressionAttributeNames"]["#mark"] = attribute
-        condition["ExpressionAttributeValues"] = condition.get("ExpressionAttributeValues", {}) | {":mark": value}
+        condition["ExpressionAttributeNames"] |= {f"#m{i}": name for i, name in enumerate(marks)}
+        condition["ExpressionAttributeValues"] = condition.get("ExpressionAttributeValues", {}) | {
+            f":m{i}": mark for i, mark in enumerate(marks.values())
+        }
+        assignments = ", ".join(f"#m{i} = if_not_exists(#m{i}, :m{i})" for i in range(len(marks)))
         with _translate(missing, expects):
             response = self.client.update_item(
                 TableName=self.name,
                 Key=_to_dynamo(key),
-                UpdateExpression="SET #mark = if_not_exists(#mark, :mark)",
+                UpdateExpression=f"SET {assignments}",
                 ReturnValues="ALL_NEW",
                 **_serialized(condition),
             )

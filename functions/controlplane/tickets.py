@@ -11,15 +11,15 @@ from controlplane.observability import metrics
 from controlplane.table import Expect
 
 
-def ticket_item(org_id: str, user_id: str, body: TicketCreate) -> dict:
+def ticket_item(org_id: str, user_id: str, body: TicketCreate, actor: str | None = None) -> dict:
     """The stored item of a new ticket (also what the benchmarks bulk-load)."""
     ticket_id = new_ulid()
     attributes = {"org_id": org_id, "ticket_id": ticket_id, "user_id": user_id, **body.model_dump()}
-    return items.new_item(keys.ticket_keys(org_id, user_id, ticket_id), items.TICKET, attributes)
+    return items.new_item(keys.ticket_keys(org_id, user_id, ticket_id), items.TICKET, attributes, actor)
 
 
-def create_ticket(org_id: str, user_id: str, body: TicketCreate) -> Ticket:
-    item = ticket_item(org_id, user_id, body)
+def create_ticket(org_id: str, user_id: str, body: TicketCreate, caller: Caller) -> Ticket:
+    item = ticket_item(org_id, user_id, body, caller.subject)
     ticket_id = item["ticket_id"]
     items.table().put_child(
         keys.user_key(org_id, user_id),
@@ -84,7 +84,7 @@ def update_ticket(
 ) -> Ticket:
     item = items.table().update(
         keys.ticket_key(org_id, ticket_id),
-        body.changes(),
+        items.written_by(body.changes(), caller.subject),
         items.now(),
         items.ticket_missing(org_id, ticket_id),
         _ticket_expects(caller, ticket_id, version),

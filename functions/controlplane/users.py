@@ -46,8 +46,9 @@ def _remove(org_id: str, user_id: str, expects: tuple[Expect, ...] = ()) -> None
     )
 
 
-def create_user(org_id: str, body: UserCreate) -> User:
-    item = items.new_item(keys.user_keys(org_id, body.user_id), items.USER, {"org_id": org_id, **body.model_dump()})
+def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
+    attributes = {"org_id": org_id, **body.model_dump()}
+    item = items.new_item(keys.user_keys(org_id, body.user_id), items.USER, attributes, caller.subject)
     items.table().put_counted(
         keys.org_key(org_id),
         item,
@@ -103,11 +104,12 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
     changes = body.changes()
     authorize_fields(caller, set(changes))
     missing = items.user_missing(org_id, user_id)
+    written = items.written_by(changes, caller.subject)
     synced = {SYNCED[field]: value for field, value in changes.items() if field in SYNCED}
     directory = config.directory() if synced else None
     if directory is None:
         item = items.table().update(
-            keys.user_key(org_id, user_id), changes, items.now(), missing, items.version_is(version)
+            keys.user_key(org_id, user_id), written, items.now(), missing, items.version_is(version)
         )
         return User.model_validate(item)
     # The role a token carries is the one that authorizes: change the sign-in first, and put it
@@ -116,7 +118,7 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
     directory.set_attributes(org_id, user_id, synced)
     try:
         item = items.table().update(
-            keys.user_key(org_id, user_id), changes, items.now(), missing, items.version_is(version)
+            keys.user_key(org_id, user_id), written, items.now(), missing, items.version_is(version)
         )
     except Exception:
         directory.set_attributes(org_id, user_id, {name: stored[name] for name in synced if name in stored})

@@ -27,7 +27,7 @@ app = create_app()
 
 @operation(app, "createOrg")
 def create_org(body: OrgCreate, idempotency_key: IdempotencyKey = None) -> Response[Org]:
-    return create_once(app, idempotency_key, body, lambda: organizations.create_org(body))
+    return create_once(app, idempotency_key, body, lambda: organizations.create_org(body, current_caller(app)))
 
 
 @operation(app, "listOrgs")
@@ -53,7 +53,7 @@ def update_org(org_id: OrgIdPath, body: OrgUpdate, if_match: IfMatch = None) -> 
 
 @operation(app, "deleteOrg")
 def delete_org(org_id: OrgIdPath, if_match: IfMatch = None) -> Response[DeletionAccepted | None]:
-    if jobs.delete_org(org_id, expected_version(if_match), app.lambda_context):
+    if jobs.delete_org(org_id, expected_version(if_match), app.lambda_context, current_caller(app)):
         return no_content()
     return Response(202, content_types.APPLICATION_JSON, DeletionAccepted(org_id=org_id))
 

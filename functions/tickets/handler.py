@@ -30,7 +30,9 @@ app = create_app()
 def create_ticket(
     org_id: OrgIdPath, user_id: UserIdPath, body: TicketCreate, idempotency_key: IdempotencyKey = None
 ) -> Response[Ticket]:
-    return create_once(app, idempotency_key, body, lambda: tickets.create_ticket(org_id, user_id, body))
+    return create_once(
+        app, idempotency_key, body, lambda: tickets.create_ticket(org_id, user_id, body, current_caller(app))
+    )
 
 
 @operation(app, "listTickets")

@@ -28,7 +28,7 @@ app = create_app()
 
 @operation(app, "createUser")
 def create_user(org_id: OrgIdPath, body: UserCreate, idempotency_key: IdempotencyKey = None) -> Response[User]:
-    return create_once(app, idempotency_key, body, lambda: users.create_user(org_id, body))
+    return create_once(app, idempotency_key, body, lambda: users.create_user(org_id, body, current_caller(app)))
 
 
 @operation(app, "listUsers")

@@ -8,7 +8,8 @@ def _queues(template: dict) -> tuple[str, dict, str, dict]:
     """(id, properties) of the deletions queue and of its dead-letter queue."""
     queues = {k: r["Properties"] for k, r in template["Resources"].items() if r["Type"] == "AWS::SQS::Queue"}
     [queue_id] = [k for k, properties in queues.items() if "RedrivePolicy" in properties]
-    [dead_letters_id] = [k for k in queues if k != queue_id]
+    dead_letters_arn = queues[queue_id]["RedrivePolicy"]["deadLetterTargetArn"]
+    [dead_letters_id] = [k for k in queues if dead_letters_arn == {"Fn::GetAtt": [k, "Arn"]}]
     return queue_id, queues[queue_id], dead_letters_id, queues[dead_letters_id]
 
 
@@ -49,7 +50,11 @@ def test_both_queues_are_encrypted_and_refuse_requests_without_tls(dev):
 def test_organizations_function_consumes_the_queue_one_message_at_a_time_reporting_failures(dev, functions):
     queue_id, _, _, _ = _queues(dev)
 
-    [mapping] = _of_type(dev, "AWS::Lambda::EventSourceMapping")
+    [mapping] = [
+        mapping
+        for mapping in _of_type(dev, "AWS::Lambda::EventSourceMapping")
+        if mapping["EventSourceArn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+    ]
 
     assert mapping["EventSourceArn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
     assert mapping["FunctionName"] == {"Ref": functions["organizations"]}
@@ -60,7 +65,11 @@ def test_organizations_function_consumes_the_queue_one_message_at_a_time_reporti
 def test_an_alarm_goes_off_when_a_message_reaches_the_dead_letter_queue(dev):
     _, _, dead_letters_id, _ = _queues(dev)
 
-    [alarm] = _of_type(dev, "AWS::CloudWatch::Alarm")
+    [alarm] = [
+        alarm
+        for alarm in _of_type(dev, "AWS::CloudWatch::Alarm")
+        if {"Fn::GetAtt": [dead_letters_id, "QueueName"]} in [d["Value"] for d in alarm["Dimensions"]]
+    ]
 
     assert (alarm["Namespace"], alarm["MetricName"]) == ("AWS/SQS", "ApproximateNumberOfMessagesVisible")
     assert alarm["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dead_letters_id, "QueueName"]}}]

@@ -203,10 +203,12 @@ def test_only_a_sam_local_synth_declares_the_local_variables_for_env_vars_to_set
 def test_configured_cors_origins_reach_every_function(templates):
     cors = templates["cors"].to_json()
 
-    variables = [
-        resource["Properties"]["Environment"]["Variables"]
+    variables = {
+        resource["Properties"]["Handler"]: resource["Properties"]["Environment"]["Variables"]
         for resource in cors["Resources"].values()
         if resource["Type"] == "AWS::Lambda::Function"
-    ]
-    assert len(variables) == 3
-    assert all(v["CORS_ALLOW_ORIGINS"] == "https://app.example.com" for v in variables)
+    }
+    api_functions = [variables.pop(f"{name}.handler.lambda_handler") for name in FUNCTIONS]
+    assert all(v["CORS_ALLOW_ORIGINS"] == "https://app.example.com" for v in api_functions)
+    assert "CORS_ALLOW_ORIGINS" not in variables.pop("events.handler.lambda_handler")  # it answers no browser
+    assert variables == {}

@@ -26,6 +26,8 @@ def test_table_keys_and_indexes_equal_the_shared_schema(dev):
     assert _by_name(properties["AttributeDefinitions"]) == _by_name(TABLE_SCHEMA["AttributeDefinitions"])
     assert properties["GlobalSecondaryIndexes"] == TABLE_SCHEMA["GlobalSecondaryIndexes"]
     assert properties["BillingMode"] == TABLE_SCHEMA["BillingMode"] == "PAY_PER_REQUEST"
+    assert properties["StreamSpecification"] == {"StreamViewType": "NEW_AND_OLD_IMAGES"}
+    assert TABLE_SCHEMA["StreamSpecification"]["StreamViewType"] == "NEW_AND_OLD_IMAGES"
 
 
 def test_table_is_encrypted_recoverable_and_expires_items(dev):
@@ -53,7 +55,7 @@ def test_dev_table_is_deleted_with_its_stack(dev):
 def test_prod_log_groups_are_retained_and_expire(prod):
     log_groups = [r for r in prod["Resources"].values() if r["Type"] == "AWS::Logs::LogGroup"]
 
-    assert len(log_groups) == 4  # three functions and the API's access logs
+    assert len(log_groups) == 5  # three API functions, the events function and the API's access logs
     assert all(group["DeletionPolicy"] == "Retain" for group in log_groups)
     assert all(group["Properties"]["RetentionInDays"] == 30 for group in log_groups)
 

@@ -1,0 +1,29 @@
+"""Lifecycle events: the table's stream in, the control plane's EventBridge bus out.
+
+The contract is controlplane.events; how a batch is published, in order and each record once, is
+controlplane.publisher. Powertools' batch processor turns the outcome into the partial batch
+response (ReportBatchItemFailures).
+"""
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
+
+from controlplane import publisher
+from controlplane.observability import logger, metrics, tracer
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict, context) -> dict:
+    outcome = publisher.publish(event["Records"])
+    metrics.add_metric(name="EventsPublished", unit=MetricUnit.Count, value=outcome.published)
+
+    def confirm(record: DynamoDBRecord) -> None:
+        if record.dynamodb.sequence_number in outcome.failed:
+            raise publisher.NotPublished(record.event_id)
+
+    # Reported, not raised, when every record failed: Lambda then retries from the first one all the same.
+    processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
+    return process_partial_response(event=event, record_handler=confirm, processor=processor, context=context)

@@ -1,0 +1,104 @@
+"""Lifecycle events: the table's stream, the events function, the bus ``controlplane-<stage>`` and its
+archive, and the on-failure queue with its alarm (controlplane.events has the contract)."""
+
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_events as events
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as event_sources
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from controlplane.events import SOURCE
+from infra.constants import (
+    DEAD_LETTER_RETENTION,
+    DYNAMODB_ACTIONS,
+    EVENT_BUS_PREFIX,
+    EVENTS_BATCH_SIZE,
+    EVENTS_FUNCTION,
+    EVENTS_MAX_RECORD_AGE,
+    EVENTS_RETRY_ATTEMPTS,
+)
+from infra.function import ApiFunction
+from infra.table import ControlPlaneTable
+
+
+class LifecycleEvents(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        stage: str,
+        archive_days: int,
+        data: ControlPlaneTable,
+        layers: list[lambda_.ILayerVersion],
+        environment: dict[str, str],
+        removal_policy: RemovalPolicy,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.bus = events.EventBus(self, "Bus", event_bus_name=f"{EVENT_BUS_PREFIX}-{stage}")
+        self.bus.archive(
+            "Archive",
+            description="Every lifecycle event, for replay",
+            event_pattern=events.EventPattern(source=[SOURCE]),
+            retention=Duration.days(archive_days),
+        )
+        self.failures = sqs.Queue(
+            self,
+            "Failures",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=DEAD_LETTER_RETENTION,
+            removal_policy=removal_policy,
+        )
+        Validations.of(self.failures).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-SQS3",
+                reason="This queue is itself the dead end: Lambda's on-failure destination for stream records "
+                "that could not be published. It holds their position in the stream, for a person to replay.",
+            )
+        )
+        cloudwatch.Alarm(
+            self,
+            "FailuresAlarm",
+            alarm_description="Lifecycle events could not be published: the application plane missed changes. "
+            "The message names the stream records; publish them again before the stream drops them (24 h).",
+            metric=self.failures.metric_approximate_number_of_messages_visible(
+                period=Duration.minutes(5), statistic=cloudwatch.Stats.MAXIMUM
+            ),
+            threshold=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+
+        self.function = ApiFunction(
+            self,
+            "Function",
+            name=EVENTS_FUNCTION,
+            layers=layers,
+            environment={**environment, "EVENT_BUS_NAME": self.bus.event_bus_name},
+            removal_policy=removal_policy,
+        ).function
+        self.function.add_event_source(
+            event_sources.DynamoEventSource(
+                data.table,
+                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+                batch_size=EVENTS_BATCH_SIZE,
+                bisect_batch_on_error=True,
+                retry_attempts=EVENTS_RETRY_ATTEMPTS,
+                max_record_age=EVENTS_MAX_RECORD_AGE,
+                report_batch_item_failures=True,
+                on_failure=event_sources.SqsDlq(self.failures),
+            )
+        )
+        Validations.of(self.function).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-IAM5[Resource::*]",
+                reason="dynamodb:ListStreams takes no resource; the stream's own actions are granted on this "
+                "table's stream only. Active tracing's X-Ray actions take no resource either.",
+            )
+        )
+        self.bus.grant_put_events_to(self.function)
+        data.grant(self.function, *DYNAMODB_ACTIONS[EVENTS_FUNCTION])

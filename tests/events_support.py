@@ -1,0 +1,55 @@
+"""Read the test table's stream and run it through the events function, as Lambda would."""
+
+import json
+import os
+from dataclasses import dataclass, field
+
+import boto3
+
+from controlplane import config, publisher
+from local.apigw import LambdaContext
+from local.stream import Feeder, StreamReader
+
+BUS = "controlplane-test"
+
+
+@dataclass
+class RecordingBus:
+    """A stand-in for EventBridge's PutEvents: keeps what it accepted; ``refuse`` decides per entry."""
+
+    refuse: object = None  # callable(entry, call number) -> error code or None
+    calls: list[list[dict]] = field(default_factory=list)
+    accepted: list[dict] = field(default_factory=list)
+
+    def put_events(self, Entries):
+        self.calls.append(Entries)
+        results = []
+        for entry in Entries:
+            code = self.refuse(entry, len(self.calls)) if self.refuse else None
+            if code:
+                results.append({"ErrorCode": code, "ErrorMessage": "refused by the test"})
+            else:
+                self.accepted.append(entry)
+                results.append({"EventId": str(len(self.accepted))})
+        return {"FailedEntryCount": sum("ErrorCode" in r for r in results), "Entries": results}
+
+    def events(self) -> list[tuple[str, dict]]:
+        return [(entry["DetailType"], json.loads(entry["Detail"])) for entry in self.accepted]
+
+
+def stream_reader(table_name: str) -> StreamReader:
+    description = config.dynamodb().describe_table(TableName=table_name)["Table"]
+    streams = boto3.client("dynamodbstreams", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
+    return StreamReader(streams, description["LatestStreamArn"])
+
+
+def handler():
+    publisher.bus_name.cache_clear()
+    publisher._table.cache_clear()
+    from events.handler import lambda_handler
+
+    return lambda_handler
+
+
+def feeder(**options) -> Feeder:
+    return Feeder(handler(), LambdaContext("events"), **options)
