@@ -4,11 +4,9 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from http.server import ThreadingHTTPServer
@@ -17,6 +15,7 @@ import pytest
 
 from local import ROOT, apigw, openapi, server, tokens
 from local.dynamodb_local import JavaNotFound, free_port
+from local.process import ServerProcess
 
 OPERATOR = {"Authorization": f"Bearer {tokens.issue(tokens.OPERATOR)}"}
 
@@ -177,48 +176,17 @@ def test_docs_serve_swagger_ui_with_its_assets_from_this_machine(gateway):
 # `make run` and `make seed`, as processes, on their own DynamoDB Local
 
 
-class Run:
+class Run(ServerProcess):
     """``python -m local.server`` on free ports, with its DynamoDB Local data in ``data``."""
 
     def __init__(self, tmp_path, data, **env):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = tmp_path / f"server-{self.port}.log"
-        self.env = {**os.environ, "PORT": str(self.port), "PYTHONUNBUFFERED": "1"}
-        self.env |= {"DYNAMODB_PORT": str(free_port()), "DYNAMODB_DATA_DIR": str(data)}
-        self.env.pop("AWS_ENDPOINT_URL_DYNAMODB", None)
-        self.env.pop("TABLE_NAME", None)
-        self.env |= env
-        with self.log.open("w") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "local.server"], cwd=ROOT, env=self.env, stdout=log, stderr=log
-            )
-        deadline = time.monotonic() + 90
-        while self.process.poll() is None and time.monotonic() < deadline:
-            try:
-                fetch(f"{self.url}/openapi.json")
-                break
-            except urllib.error.URLError:
-                time.sleep(0.2)
-        else:
-            self.stop()
-            pytest.fail(f"the local server did not come up:\n{self.log.read_text()}")
-
-    def output(self) -> str:
-        return self.log.read_text()
+        try:
+            super().__init__(tmp_path / f"server-{free_port()}.log", data, **env)
+        except RuntimeError as error:
+            pytest.fail(str(error))
 
     def java_pid(self) -> int:
         return int(re.search(r"DynamoDB Local on \S+ \(pid (\d+)\)", self.output())[1])
-
-    def stop(self) -> int:
-        """Ctrl-C, as a terminal sends it."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-        try:
-            return self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            raise
 
 
 def _is_running(pid: int) -> bool:
