@@ -1,5 +1,6 @@
 """The local gateway (``make run``) and the seed (``make seed``), over real HTTP."""
 
+import http.client
 import json
 import os
 import re
@@ -286,3 +287,18 @@ def test_run_without_java_falls_back_to_moto_and_says_so(tmp_path):
         assert "DynamoDB: moto, in memory" in no_java.output()
     finally:
         assert no_java.stop() == 0
+
+
+def test_a_refused_request_with_a_body_leaves_the_kept_alive_connection_usable(gateway, lambda_sees):
+    connection = http.client.HTTPConnection(gateway.removeprefix("http://"), timeout=10)
+    body = json.dumps({"org_id": "acme", "name": "Acme"})
+
+    connection.request("POST", "/orgs", body, {"Content-Type": "application/json"})  # no token
+    refused = connection.getresponse()
+    refused.read()
+    connection.request("GET", "/orgs", headers=OPERATOR)
+    answered = connection.getresponse()
+
+    assert (refused.status, answered.status) == (401, 202)
+    assert len(lambda_sees) == 1
+    connection.close()
