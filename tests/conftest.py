@@ -1,5 +1,7 @@
 import os
+import threading
 import uuid
+from http.server import ThreadingHTTPServer
 
 import boto3
 import botocore.loaders
@@ -9,7 +11,7 @@ from moto import mock_aws
 
 from controlplane import config
 from controlplane.schema import TABLE_SCHEMA
-from local import dynamodb_local
+from local import dynamodb_local, server
 
 TABLE_NAME = "control-plane-test"
 
@@ -104,3 +106,14 @@ def dynamodb_calls(table):
 
     config.dynamodb().meta.events.register("before-send.dynamodb", record)
     return calls
+
+
+@pytest.fixture
+def gateway():
+    """The local gateway (make run's) in a thread of this process, on a free port; the functions
+    behind it use whatever table the test set up."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), server.Gateway)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_port}"
+    httpd.shutdown()
+    httpd.server_close()

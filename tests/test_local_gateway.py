@@ -7,14 +7,12 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 import urllib.error
 import urllib.request
-from http.server import ThreadingHTTPServer
 
 import pytest
 
-from local import ROOT, apigw, openapi, server, tokens
+from local import ROOT, apigw, openapi, tokens
 from local.dynamodb_local import JavaNotFound, free_port
 from local.process import ServerProcess
 
@@ -33,16 +31,6 @@ def fetch(url: str, method: str = "GET", body=None, headers: dict | None = None)
         status, answer_headers, raw = error.code, error.headers, error.read()
     is_json = (answer_headers.get("Content-Type") or "").startswith("application/json")
     return status, answer_headers, json.loads(raw) if is_json and raw else raw
-
-
-@pytest.fixture
-def gateway():
-    """The gateway in a thread of this process, on a free port."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), server.Gateway)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_port}"
-    httpd.shutdown()
-    httpd.server_close()
 
 
 @pytest.fixture
