@@ -62,8 +62,6 @@ STAGE ?= dev
 synth: install
 	node_modules/.bin/cdk synth --no-notices --quiet -c stage=$(STAGE) $(CDK_ARGS)
 
-# docs/BENCHMARKS.md: requests per call, handler overhead, flat pages, cold start, asset size, on
-# DynamoDB Local (several minutes; not part of make test). A smoke run: make bench BENCH_ARGS=--quick
 # The HTTP-level suite, written with the client: every route and the isolation rules. Without API_URL
 # it starts the local gateway itself (make test runs it so); against a deployment:
 # make e2e API_URL=<the stack's ApiUrl> TOKEN=<an operator's ID token> [USER_POOL_ID=... USER_POOL_CLIENT_ID=...]
@@ -75,6 +73,8 @@ e2e: export E2E_USER_POOL_CLIENT_ID := $(USER_POOL_CLIENT_ID)
 e2e: install
 	$(BIN)/pytest -p no:cacheprovider e2e
 
+# docs/BENCHMARKS.md: requests per call, handler overhead, flat pages, cold start, asset size, on
+# DynamoDB Local (several minutes; not part of make test). A smoke run: make bench BENCH_ARGS=--quick
 .PHONY: bench
 bench: install
 	$(BIN)/python -m bench $(BENCH_ARGS)
