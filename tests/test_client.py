@@ -207,3 +207,33 @@ def test_an_error_carries_the_request_id_the_gateway_sent(table, api):
 
     assert missing.value.request_id == api.last_response.headers["x-amzn-RequestId"]
     assert missing.value.message and missing.value.body == api.last_response.text
+
+
+class Flaky(Scripted):
+    """Drops the first connection, then answers."""
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if not self.requests:
+            self.requests.append(request)
+            raise httpx.ConnectError("connection reset", request=request)
+        return super().__call__(request)
+
+
+def test_a_lost_connection_is_retried_for_reads_and_keyed_creates_with_the_same_key():
+    reads, creates = Flaky(httpx.Response(200, json=ORG)), Flaky(httpx.Response(201, json=ORG))
+
+    reads.client().get_org("acme")
+    creates.client().create_org("acme", name="Acme")
+
+    assert len(reads.requests) == 2
+    first, second = creates.keys()
+    assert first and first == second
+
+
+def test_a_lost_connection_is_not_retried_for_an_update():
+    api = Flaky(httpx.Response(200, json=ORG))
+
+    with pytest.raises(httpx.ConnectError):
+        api.client().update_org("acme", name="X")
+
+    assert len(api.requests) == 1
