@@ -8,9 +8,11 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 install: $(VENV)/.installed $(VENV)/.functions-path node_modules/.installed
 
-$(VENV)/.installed: requirements.txt
+# The project itself goes in editable, for .venv/bin/cpctl; its dependencies are requirements.txt's pins.
+$(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
 # functions/ is the functions' code root, as /var/task is in Lambda (`import controlplane`). This
@@ -78,6 +80,17 @@ STAGE ?= dev
 .PHONY: synth
 synth: install
 	node_modules/.bin/cdk synth --no-notices --quiet -c stage=$(STAGE) $(CDK_ARGS)
+
+# The HTTP-level suite, written with the client: every route and the isolation rules. Without API_URL
+# it starts the local gateway itself (make test runs it so); against a deployment:
+# make e2e API_URL=<the stack's ApiUrl> TOKEN=<an operator's ID token> [USER_POOL_ID=... USER_POOL_CLIENT_ID=...]
+.PHONY: e2e
+e2e: export E2E_API_URL := $(API_URL)
+e2e: export E2E_TOKEN := $(TOKEN)
+e2e: export E2E_USER_POOL_ID := $(USER_POOL_ID)
+e2e: export E2E_USER_POOL_CLIENT_ID := $(USER_POOL_CLIENT_ID)
+e2e: install
+	$(BIN)/pytest -p no:cacheprovider e2e
 
 # docs/BENCHMARKS.md: requests per call, handler overhead, flat pages, cold start, asset size, on
 # DynamoDB Local (several minutes; not part of make test). A smoke run: make bench BENCH_ARGS=--quick

@@ -86,6 +86,9 @@ class Gateway(BaseHTTPRequestHandler):
     def proxy(self, path: str, query: str) -> tuple[int, list[tuple[str, str]], bytes]:
         """What API Gateway does: authorizer, proxy event, Lambda, response mapping."""
         route, _ = apigw.match(self.command, path)
+        # Read the body even when refusing: left unread, it would be parsed as the connection's next request.
+        length = int(self.headers.get("Content-Length") or 0)
+        raw_body = self.rfile.read(length) if length else b""
         claims = self.authorizer_claims()
         if route and claims is None:
             # The Cognito authorizer answers a missing or bad token itself, with the stack's
@@ -97,7 +100,6 @@ class Gateway(BaseHTTPRequestHandler):
                 [("Content-Type", JSON), ("x-amzn-RequestId", request_id)],
                 json.dumps({"error": error}).encode(),
             )
-        length = int(self.headers.get("Content-Length") or 0)
         headers: dict[str, list[str]] = {}
         for name, value in self.headers.items():
             headers.setdefault(name, []).append(value)
@@ -106,7 +108,7 @@ class Gateway(BaseHTTPRequestHandler):
             path,
             query=parse_qs(query, keep_blank_values=True),
             headers=headers,
-            body=self.rfile.read(length).decode(errors="replace") if length else None,
+            body=raw_body.decode(errors="replace") if raw_body else None,
             claims=claims,
             stage_in_url=False,
         )

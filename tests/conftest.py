@@ -8,7 +8,7 @@ from moto import mock_aws
 
 from controlplane import config
 from controlplane.schema import TABLE_SCHEMA
-from local import dynamodb_local, environment
+from local import dynamodb_local, environment, server
 
 TABLE_NAME = "control-plane-test"
 
@@ -90,3 +90,11 @@ def dynamodb_calls(table):
 
     config.dynamodb().meta.events.register("before-send.dynamodb", record)
     return calls
+
+
+@pytest.fixture
+def gateway():
+    """The local gateway (make run's) in a thread of this process, on a free port; the functions
+    behind it use whatever table the test set up."""
+    with server.in_thread() as url:
+        yield url

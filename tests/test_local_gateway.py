@@ -1,30 +1,21 @@
 """The local gateway (``make run``) and the seed (``make seed``), over real HTTP."""
 
+import http.client
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 
 import pytest
 
-from local import ROOT, apigw, openapi, server, tokens
+from local import ROOT, apigw, openapi, tokens
 from local.dynamodb_local import JavaNotFound, free_port
+from local.process import ServerProcess
 from local.seed import fetch
 
 OPERATOR = {"Authorization": f"Bearer {tokens.issue(tokens.OPERATOR)}"}
-
-
-@pytest.fixture
-def gateway():
-    """The gateway in a thread of this process, on a free port."""
-    with server.in_thread() as url:
-        yield url
 
 
 @pytest.fixture
@@ -159,48 +150,17 @@ def test_docs_serve_swagger_ui_with_its_assets_from_this_machine(gateway):
 # `make run` and `make seed`, as processes, on their own DynamoDB Local
 
 
-class Run:
+class Run(ServerProcess):
     """``python -m local.server`` on free ports, with its DynamoDB Local data in ``data``."""
 
     def __init__(self, tmp_path, data, **env):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = tmp_path / f"server-{self.port}.log"
-        self.env = {**os.environ, "PORT": str(self.port), "PYTHONUNBUFFERED": "1"}
-        self.env |= {"DYNAMODB_PORT": str(free_port()), "DYNAMODB_DATA_DIR": str(data)}
-        for name in ("AWS_ENDPOINT_URL_DYNAMODB", "TABLE_NAME", "POWERTOOLS_METRICS_DISABLED"):  # make run's own
-            self.env.pop(name, None)
-        self.env |= env
-        with self.log.open("w") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "local.server"], cwd=ROOT, env=self.env, stdout=log, stderr=log
-            )
-        deadline = time.monotonic() + 90
-        while self.process.poll() is None and time.monotonic() < deadline:
-            try:
-                fetch(f"{self.url}/openapi.json")
-                break
-            except urllib.error.URLError:
-                time.sleep(0.2)
-        else:
-            self.stop()
-            pytest.fail(f"the local server did not come up:\n{self.log.read_text()}")
-
-    def output(self) -> str:
-        return self.log.read_text()
+        try:
+            super().__init__(tmp_path / f"server-{free_port()}.log", data, **env)
+        except RuntimeError as error:
+            pytest.fail(str(error))
 
     def java_pid(self) -> int:
         return int(re.search(r"DynamoDB Local on \S+ \(pid (\d+)\)", self.output())[1])
-
-    def stop(self) -> int:
-        """Ctrl-C, as a terminal sends it."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-        try:
-            return self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            raise
 
 
 def _is_running(pid: int) -> bool:
@@ -300,3 +260,18 @@ def test_run_without_java_falls_back_to_moto_and_says_so(tmp_path):
         assert "DynamoDB: moto, in memory" in no_java.output()
     finally:
         assert no_java.stop() == 0
+
+
+def test_a_refused_request_with_a_body_leaves_the_kept_alive_connection_usable(gateway, lambda_sees):
+    connection = http.client.HTTPConnection(gateway.removeprefix("http://"), timeout=10)
+    body = json.dumps({"org_id": "acme", "name": "Acme"})
+
+    connection.request("POST", "/orgs", body, {"Content-Type": "application/json"})  # no token
+    refused = connection.getresponse()
+    refused.read()
+    connection.request("GET", "/orgs", headers=OPERATOR)
+    answered = connection.getresponse()
+
+    assert (refused.status, answered.status) == (401, 202)
+    assert len(lambda_sees) == 1
+    connection.close()

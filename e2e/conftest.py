@@ -1,0 +1,148 @@
+"""The end-to-end suite's target: a deployment, or the local gateway started here.
+
+    make e2e                                  # starts `make run`'s server on free ports, on its own DynamoDB Local
+    make e2e API_URL=https://... TOKEN=...    # a deployment; TOKEN is an operator's ID token
+
+Against a deployment the suite works in two orgs of its own with random ids (``e2e-<hex>``), creates
+their users through the API and deletes both orgs at the end. The isolation checks that act as an
+org admin or member need those users' ID tokens: with USER_POOL_ID and USER_POOL_CLIENT_ID (the
+stack's outputs) and AWS credentials allowed ``cognito-idp:AdminSetUserPassword`` and
+``AdminInitiateAuth``, the suite sets each new user a random password and signs them in;
+without them those checks are skipped, with the reason. Locally every check runs.
+"""
+
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from cpctl.client import Client, NotFound
+from cpctl.login import cognito_token
+from local import tokens
+from local.process import ServerProcess
+
+TokenFor = Callable[[str, str, str], str | None]  # (org_id, user_id, role) -> an ID token, or None
+
+
+@dataclass
+class Target:
+    url: str
+    operator_token: str
+    token_for: TokenFor
+    no_user_tokens: str = ""  # why member and admin tokens are unavailable, if they are
+
+    def client(self, token: str | None, seen: set[tuple[str, str]] | None = None) -> Client:
+        """A client as the caller ``token`` names; ``seen`` collects the routes it called."""
+        record = (lambda route, _: seen.add(route)) if seen is not None else None
+        return Client(self.url, token, on_response=record)
+
+
+def _cognito(pool: str, client_id: str) -> TokenFor:
+    import boto3
+
+    cognito = boto3.client("cognito-idp", region_name=pool.split("_", 1)[0])
+
+    def token_for(org_id: str, user_id: str, role: str) -> str:
+        username, password = f"{org_id}.{user_id}", secrets.token_urlsafe(24) + "aA1!"
+        cognito.admin_set_user_password(UserPoolId=pool, Username=username, Password=password, Permanent=True)
+        return cognito_token(username, password, client_id, pool, cognito=cognito)
+
+    return token_for
+
+
+@pytest.fixture(scope="session")
+def target(tmp_path_factory) -> Iterator[Target]:
+    url = os.environ.get("E2E_API_URL")
+    if url:
+        token = os.environ.get("E2E_TOKEN")
+        if not token:
+            pytest.exit("make e2e API_URL=... needs TOKEN=<an operator's ID token>", returncode=2)
+        pool, client_id = os.environ.get("E2E_USER_POOL_ID"), os.environ.get("E2E_USER_POOL_CLIENT_ID")
+        if pool and client_id:
+            yield Target(url, token, _cognito(pool, client_id))
+        else:
+            reason = "needs USER_POOL_ID and USER_POOL_CLIENT_ID (and AWS credentials) to sign in org users"
+            yield Target(url, token, lambda *_: None, no_user_tokens=reason)
+        return
+    folder = tmp_path_factory.mktemp("e2e-server")
+    try:
+        server = ServerProcess(folder / "server.log", folder / "dynamodb")
+    except RuntimeError as error:
+        pytest.fail(str(error))
+    try:
+        yield Target(server.url, tokens.issue(tokens.OPERATOR), lambda org, user, role: tokens.issue(role, org, user))
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def operator(target) -> Iterator[Client]:
+    with target.client(target.operator_token) as client:
+        yield client
+
+
+def new_id(prefix: str = "e2e") -> str:
+    return f"{prefix}-{secrets.token_hex(4)}"
+
+
+def delete_org(client: Client, org_id: str, timeout: float = 120.0) -> None:
+    """Delete the org and wait until it is gone (a large one finishes in the background)."""
+    try:
+        accepted = client.delete_org(org_id)
+    except NotFound:
+        return
+    deadline = time.monotonic() + timeout
+    while accepted is not None and time.monotonic() < deadline:
+        try:
+            client.get_org(org_id)
+        except NotFound:
+            return
+        time.sleep(2)
+
+
+@dataclass
+class Tenants:
+    """Org A (admin ``root``, members ``alice`` and ``amy``, a ticket each) and org B (admin ``bob``,
+    one ticket); a Client per caller, None where no token can be had."""
+
+    a: str
+    b: str
+    tickets: dict[str, str]
+    callers: dict[str, Client | None]
+
+
+@pytest.fixture(scope="session")
+def tenants(target, operator) -> Iterator[Tenants]:
+    a, b = new_id(), new_id()
+    created = []
+    try:
+        for org_id in (a, b):
+            operator.create_org(org_id, name=f"E2E {org_id}")
+            created.append(org_id)
+        people = [(a, "root", "admin"), (a, "alice", "member"), (a, "amy", "member"), (b, "bob", "admin")]
+        for org_id, user_id, role in people:
+            operator.create_user(org_id, user_id, name=user_id.title(), email=f"{user_id}@{org_id}.example", role=role)
+        operator.create_ticket(b, "bob", "bolt secret")
+        tickets = {user: operator.create_ticket(a, user, f"{user}'s ticket").ticket_id for user in ("alice", "amy")}
+
+        def client(org_id: str, user_id: str, role: str) -> Client | None:
+            token = target.token_for(org_id, user_id, role)
+            return target.client(token) if token else None
+
+        callers = {
+            "operator": operator,
+            "admin_a": client(a, "root", "admin"),
+            "member_a": client(a, "alice", "member"),
+            "admin_b": client(b, "bob", "admin"),
+            "no_token": target.client(None),
+        }
+        yield Tenants(a, b, tickets, callers)
+        for caller in callers.values():
+            if caller is not None and caller is not operator:
+                caller.close()
+    finally:
+        for org_id in created:
+            delete_org(operator, org_id)

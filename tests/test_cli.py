@@ -1,0 +1,220 @@
+"""cpctl through Typer's CliRunner, against the local gateway with the functions on DynamoDB Local."""
+
+import json
+import stat
+
+import boto3
+import httpx
+import pytest
+from moto import mock_aws
+from typer.testing import CliRunner
+
+from cpctl import login
+from cpctl.cli import app
+from local import tokens
+
+pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def config_dir(tmp_path, monkeypatch):
+    """A token file of the test's own; and no token or URL from the environment."""
+    monkeypatch.setenv("CPCTL_CONFIG_DIR", str(tmp_path / "cpctl"))
+    # The functions run in this process: their metrics (printed) would land in cpctl's captured stdout.
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    monkeypatch.delenv("CONTROLPLANE_TOKEN", raising=False)
+    monkeypatch.delenv("CONTROLPLANE_URL", raising=False)
+    return tmp_path / "cpctl"
+
+
+@pytest.fixture
+def cpctl(gateway):
+    """Run ``cpctl --url <gateway> ARGS`` as an operator unless ``token=`` says otherwise."""
+    runner = CliRunner()
+
+    def run(*args: str, token: str | None = tokens.issue(tokens.OPERATOR)):
+        options = ["--url", gateway] + (["--token", token] if token else [])
+        return runner.invoke(app, [*options, *args])
+
+    return run
+
+
+def raw(gateway: str, path: str) -> httpx.Response:
+    return httpx.get(gateway + path, headers={"Authorization": tokens.issue(tokens.OPERATOR)})
+
+
+def test_json_output_is_exactly_the_apis_body(table, gateway, cpctl):
+    assert cpctl("orgs", "create", "acme", "--name", "Acme", "--plan", "pro").exit_code == 0
+
+    shown = cpctl("--output", "json", "orgs", "get", "acme")
+
+    assert shown.exit_code == 0
+    assert shown.stdout == raw(gateway, "/orgs/acme").text + "\n"
+    assert json.loads(shown.stdout)["plan"] == "pro"
+
+
+def test_table_output_shows_the_fields(table, cpctl):
+    cpctl("orgs", "create", "acme", "--name", "Acme Corp")
+
+    shown = cpctl("orgs", "get", "acme")
+
+    assert shown.exit_code == 0
+    assert "Acme Corp" in shown.stdout and "free" in shown.stdout
+
+
+def test_the_api_refusing_is_exit_1_with_the_error_code_on_stderr(table, cpctl):
+    missing = cpctl("orgs", "get", "nowhere")
+    refused = cpctl("orgs", "list", token=tokens.issue("member", "acme", "alice"))
+
+    assert (missing.exit_code, missing.stdout) == (1, "")
+    assert "not_found" in missing.stderr
+    assert refused.exit_code == 1 and "forbidden" in refused.stderr
+
+
+def test_in_json_mode_the_refusal_is_the_apis_error_body_on_stderr(table, cpctl):
+    missing = cpctl("-o", "json", "orgs", "get", "nowhere")
+
+    assert missing.exit_code == 1
+    # (The in-process gateway logs its request line on stderr first.)
+    assert json.loads(missing.stderr.splitlines()[-1])["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["orgs", "create", "acme"],  # no --name
+        ["orgs", "create", "acme", "--name", "Acme", "--plan", "gold"],
+        ["orgs", "frobnicate"],
+        ["users", "create", "acme", "bob", "--name", "Bob", "--email", "not-an-email"],  # the API's model refuses
+        ["orgs", "create", "Not A Slug", "--name", "X"],
+        ["orgs", "update", "acme"],  # a PATCH needs a field
+        ["--output", "yaml", "orgs", "list"],
+    ],
+    ids=["missing-option", "bad-choice", "no-command", "bad-email", "bad-id", "empty-patch", "bad-output"],
+)
+def test_usage_errors_are_exit_2_and_send_nothing(table, gateway, cpctl, args):
+    result = cpctl(*args)
+
+    assert result.exit_code == 2, result.output
+    assert raw(gateway, "/orgs").json()["items"] == []
+
+
+def test_no_token_anywhere_is_a_usage_error(table, cpctl):
+    result = cpctl("orgs", "list", token=None)
+
+    assert result.exit_code == 2
+    assert "cpctl login" in result.stderr
+
+
+def test_login_local_stores_a_private_token_that_later_commands_use(table, cpctl, config_dir):
+    cpctl("orgs", "create", "acme", "--name", "Acme")
+    cpctl("users", "create", "acme", "alice", "--name", "Alice", "--email", "alice@acme.example", "--role", "admin")
+
+    signed_in = cpctl("login", "--local", "--org", "acme", "--user", "alice", "--role", "admin", token=None)
+    renamed = cpctl("orgs", "update", "acme", "--name", "Acme Inc", token=None)
+    listing = cpctl("orgs", "list", token=None)  # an admin may not list orgs
+
+    assert signed_in.exit_code == 0
+    token_file = config_dir / "token"
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    assert tokens.verify(token_file.read_text().strip())["custom:role"] == "admin"
+    assert renamed.exit_code == 0 and "Acme Inc" in renamed.stdout
+    assert listing.exit_code == 1 and "forbidden" in listing.stderr
+    assert cpctl("logout", token=None).exit_code == 0
+    assert not token_file.exists()
+
+
+def test_login_local_as_a_member_needs_org_and_user(table, cpctl, config_dir):
+    result = cpctl("login", "--local", "--role", "member", token=None)
+
+    assert result.exit_code == 2
+    assert not (config_dir / "token").exists()
+
+
+def test_list_all_follows_every_page_in_a_table_and_as_one_api_body_per_line(table, cpctl):
+    cpctl("orgs", "create", "acme", "--name", "Acme")
+    cpctl("users", "create", "acme", "bob", "--name", "Bob", "--email", "bob@acme.example")
+    for i in range(7):
+        assert cpctl("tickets", "open", "acme", "bob", "--subject", f"T{i}", "--tag", "a", "--tag", "b").exit_code == 0
+
+    one_page = cpctl("-o", "json", "tickets", "list", "acme", "bob", "--limit", "3")
+    every_page = cpctl("-o", "json", "tickets", "list", "acme", "bob", "--limit", "3", "--all")
+    table_view = cpctl("tickets", "list", "acme", "bob", "--limit", "3", "--all")
+
+    assert len(json.loads(one_page.stdout)["items"]) == 3
+    pages = [json.loads(line) for line in every_page.stdout.splitlines()]
+    assert [len(page["items"]) for page in pages] == [3, 3, 1]
+    assert pages[-1]["next_cursor"] is None
+    subjects = [ticket["subject"] for page in pages for ticket in page["items"]]
+    assert subjects == [f"T{i}" for i in reversed(range(7))]
+    assert table_view.exit_code == 0 and all(f"T{i}" in table_view.stdout for i in range(7))
+
+
+def test_every_command_group_works_end_to_end(table, cpctl):
+    assert cpctl("orgs", "create", "acme", "--name", "Acme").exit_code == 0
+    assert cpctl("users", "create", "acme", "bob", "--name", "Bob", "--email", "bob@acme.example").exit_code == 0
+    opened = cpctl("-o", "json", "tickets", "open", "acme", "bob", "--subject", "Help", "--priority", "high")
+    ticket_id = json.loads(opened.stdout)["ticket_id"]
+
+    stale = cpctl("tickets", "update", "acme", ticket_id, "--status", "solved", "--if-match", '"7"')
+    solved = cpctl("-o", "json", "tickets", "update", "acme", ticket_id, "--status", "solved", "--if-match", '"1"')
+    with_tickets = cpctl("-o", "json", "users", "get", "acme", "bob", "--include-tickets")
+    with_users = cpctl("-o", "json", "orgs", "get", "acme", "--include-users")
+    users = cpctl("users", "list", "acme")
+
+    assert stale.exit_code == 1 and "precondition_failed" in stale.stderr
+    assert json.loads(solved.stdout)["status"] == "solved"
+    assert [t["ticket_id"] for t in json.loads(with_tickets.stdout)["tickets"]] == [ticket_id]
+    assert [u["user_id"] for u in json.loads(with_users.stdout)["users"]] == ["bob"]
+    assert "bob@acme.example" in users.stdout
+    assert cpctl("users", "update", "acme", "bob", "--role", "admin").exit_code == 0
+    assert cpctl("tickets", "get", "acme", ticket_id).exit_code == 0
+    assert cpctl("tickets", "delete", "acme", ticket_id).exit_code == 0
+    assert cpctl("tickets", "get", "acme", ticket_id).exit_code == 1
+    assert cpctl("users", "delete", "acme", "bob").exit_code == 0
+    deleted = cpctl("-o", "json", "orgs", "delete", "acme")
+    assert (deleted.exit_code, deleted.stdout) == (0, "")  # 204: no body, nothing printed
+    assert cpctl("orgs", "get", "acme").exit_code == 1
+
+
+@pytest.fixture
+def user_pool(monkeypatch):
+    """A Cognito pool on moto with an app client that allows both password flows."""
+    with mock_aws():
+        cognito = boto3.client("cognito-idp", region_name="us-east-1")
+        pool = cognito.create_user_pool(PoolName="test")["UserPool"]["Id"]
+        client_id = cognito.create_user_pool_client(
+            UserPoolId=pool,
+            ClientName="cli",
+            ExplicitAuthFlows=[
+                "ALLOW_ADMIN_USER_PASSWORD_AUTH",
+                "ALLOW_USER_PASSWORD_AUTH",
+                "ALLOW_REFRESH_TOKEN_AUTH",
+            ],
+        )["UserPoolClient"]["ClientId"]
+        cognito.admin_create_user(UserPoolId=pool, Username="ops-alice", TemporaryPassword="Temporary-1")
+        yield pool, client_id
+
+
+def _claims(token: str) -> dict:
+    import base64
+
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+def test_cognito_login_answers_the_first_new_password_and_stores_the_id_token(table, cpctl, user_pool, config_dir):
+    pool, client_id = user_pool
+    args = ["login", "--username", "ops-alice", "--client-id", client_id, "--user-pool-id", pool]
+
+    first = cpctl(*args, "--password", "Temporary-1", token=None)
+    signed_in = cpctl(*args, "--password", "Temporary-1", "--new-password", "Permanent-Pass-2", token=None)
+    again = login.cognito_token("ops-alice", "Permanent-Pass-2", client_id)  # USER_PASSWORD_AUTH, no pool id
+    wrong = cpctl(*args, "--password", "wrong", token=None)
+
+    assert first.exit_code == 1 and "NEW_PASSWORD_REQUIRED" in first.stderr
+    assert signed_in.exit_code == 0
+    stored = (config_dir / "token").read_text().strip()
+    assert (_claims(stored)["cognito:username"], _claims(stored)["token_use"]) == ("ops-alice", "id")
+    assert _claims(again)["cognito:username"] == "ops-alice"
+    assert wrong.exit_code == 1 and "NotAuthorizedException" in wrong.stderr
