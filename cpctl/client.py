@@ -38,6 +38,7 @@ from controlplane.models import (
     OrgUpdate,
     OrgWithUsers,
     Page,
+    PlanList,
     Resource,
     Ticket,
     TicketCreate,
@@ -110,6 +111,10 @@ class Conflict(ApiError):
     """A request with the same Idempotency-Key is still in progress."""
 
 
+class QuotaExceeded(ApiError):
+    """The org's plan has no seat left (``details`` says which quota, its limit and the use)."""
+
+
 class PreconditionFailed(ApiError):
     """The If-Match version is not the current one: read the resource again."""
 
@@ -152,6 +157,7 @@ ERRORS: dict[str, type[ApiError]] = {
     "method_not_allowed": MethodNotAllowed,
     "already_exists": AlreadyExists,
     "conflict": Conflict,
+    "quota_exceeded": QuotaExceeded,
     "precondition_failed": PreconditionFailed,
     "payload_too_large": PayloadTooLarge,
     "unsupported_media_type": UnsupportedMediaType,
@@ -186,6 +192,7 @@ GET_ORGS = _route("GET", "/orgs")
 GET_ORG = _route("GET", "/orgs/{org_id}")
 PATCH_ORG = _route("PATCH", "/orgs/{org_id}")
 DELETE_ORG = _route("DELETE", "/orgs/{org_id}")
+GET_PLANS = _route("GET", "/plans")
 POST_USERS = _route("POST", "/orgs/{org_id}/users")
 GET_USERS = _route("GET", "/orgs/{org_id}/users")
 GET_USER = _route("GET", "/orgs/{org_id}/users/{user_id}")
@@ -346,6 +353,10 @@ class Client:
     def iter_orgs(self, limit: int | None = None) -> Iterator[Org]:
         for page in self.org_pages(limit):
             yield from page.items
+
+    def list_plans(self) -> PlanList:
+        """The plans and what each allows; any signed-in caller may read them."""
+        return self._model(PlanList, self.request(GET_PLANS))
 
     def get_org(self, org_id: str) -> Org:
         return self._model(Org, self.request(GET_ORG, org_id=org_id))

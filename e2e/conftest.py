@@ -120,7 +120,7 @@ def tenants(target, operator) -> Iterator[Tenants]:
     created = []
     try:
         for org_id in (a, b):
-            operator.create_org(org_id, name=f"E2E {org_id}")
+            operator.create_org(org_id, name=f"E2E {org_id}", plan="enterprise")
             created.append(org_id)
         people = [(a, "root", "admin"), (a, "alice", "member"), (a, "amy", "member"), (b, "bob", "admin")]
         for org_id, user_id, role in people:

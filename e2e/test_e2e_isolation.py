@@ -21,6 +21,7 @@ EXPECTED = {
     ("GET", "/orgs/{org_id}"):                         (200, 200, 200, 200, 403, 401),
     ("PATCH", "/orgs/{org_id}"):                       (200, 200, 403, 403, 403, 401),
     ("DELETE", "/orgs/{org_id}"):                      (204, 403, 403, 403, 403, 401),
+    ("GET", "/plans"):                                 (200, 200, 200, 200, 200, 401),
     ("POST", "/orgs/{org_id}/users"):                  (201, 201, 403, 403, 403, 401),
     ("GET", "/orgs/{org_id}/users"):                   (200, 200, 200, 200, 403, 401),
     ("GET", "/orgs/{org_id}/users/{user_id}"):         (200, 200, 200, 403, 403, 401),
@@ -51,6 +52,7 @@ CALLS: dict[tuple[str, str], Callable[[Client, Cell], object]] = {
     ("GET", "/orgs/{org_id}"): lambda api, c: api.get_org(c.org_id),
     ("PATCH", "/orgs/{org_id}"): lambda api, c: api.update_org(c.org_id, name="E2E Renamed"),
     ("DELETE", "/orgs/{org_id}"): lambda api, c: api.delete_org(c.org_id),
+    ("GET", "/plans"): lambda api, c: api.list_plans(),
     ("POST", "/orgs/{org_id}/users"): lambda api, c: api.create_user(
         c.org_id, new_id("u"), name="New", email="new@e2e.example"
     ),

@@ -67,6 +67,8 @@ def test_every_route_answers_as_documented(target, org_id):
         with pytest.raises(NotFound):
             api.get_ticket(org_id, opened[1].ticket_id)  # the user's tickets went with them
 
+        assert {plan.plan for plan in api.list_plans().items} == {"free", "pro", "enterprise"}
+
         assert api.delete_org(org_id) is None
         with pytest.raises(NotFound):
             api.get_org(org_id)

@@ -31,6 +31,8 @@ ORG = {
     "updated_at": "2026-11-22T00:00:00.000Z",
     "version": 1,
     "deleting_since": None,
+    "usage": {"users": 0},
+    "limits": {"users": 5},
 }
 
 
