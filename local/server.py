@@ -255,6 +255,11 @@ def dynamodb() -> Iterator[str]:
         data = Path(os.environ.get("DYNAMODB_DATA_DIR", ROOT / ".local" / "dynamodb"))
         with DynamoDBLocal(port=int(os.environ.get("DYNAMODB_PORT", "8000")), db_path=data) as local:
             os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = local.endpoint
+            if not local.loopback_only:
+                log(
+                    "Warning: DynamoDB Local listens on every interface, not only 127.0.0.1: without `javac` "
+                    "(a JDK, e.g. openjdk-17-jdk-headless) its bind address cannot be set."
+                )
             yield f"DynamoDB Local on {local.endpoint} (pid {local.process.pid}), data in {data}"
     else:
         from moto import mock_aws
