@@ -375,18 +375,51 @@ def test_run_serves_the_api_over_http_and_lists_tickets_newest_first(run):
     assert re.search(r"^GET /orgs/acme/users/alice/tickets 200 \d+ms$", run.output(), re.MULTILINE)
 
 
+def _seed(run, *options: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "local.seed", "--url", run.url, *options]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def _tickets_by_user(run, org_id: str) -> dict[str, list[str]]:
+    users = fetch(f"{run.url}/orgs/{org_id}/users?limit=100", headers=OPERATOR)[2]["items"]
+    return {
+        user["user_id"]: [
+            ticket["ticket_id"]
+            for ticket in fetch(f"{run.url}/orgs/{org_id}/users/{user['user_id']}/tickets?limit=100", headers=OPERATOR)[
+                2
+            ]["items"]
+        ]
+        for user in users
+    }
+
+
 @pytest.mark.dynamodb_local
-def test_seed_fills_a_demo_org_through_the_api(run):
-    command = [sys.executable, "-m", "local.seed", "--url", run.url, "--org", "demo", "--users", "3", "--tickets", "25"]
+def test_seed_fills_a_demo_org_through_the_api_and_a_second_run_changes_nothing(run):
+    # Given an org seeded with 3 users and 25 tickets
+    first = _seed(run, "--org", "seeded", "--users", "3", "--tickets", "25")
+    assert first.returncode == 0, first.stderr
+    seeded = _tickets_by_user(run, "seeded")
+    assert len(seeded) == 3 and sum(len(tickets) for tickets in seeded.values()) == 25
 
-    seeded = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    # When it is seeded again with the same options
+    second = _seed(run, "--org", "seeded", "--users", "3", "--tickets", "25")
 
-    assert seeded.returncode == 0, seeded.stderr
-    assert "29/29" in seeded.stderr  # the progress bar: org, 3 users, 25 tickets
-    users = fetch(f"{run.url}/orgs/demo/users", headers=OPERATOR)[2]["items"]
-    assert len(users) == 3
-    pages = [fetch(f"{run.url}/orgs/demo/users/{u['user_id']}/tickets?limit=100", headers=OPERATOR)[2] for u in users]
-    assert sum(len(page["items"]) for page in pages) == 25
+    # Then it holds the very same users and tickets, and says nothing was new
+    assert second.returncode == 0, second.stderr
+    assert _tickets_by_user(run, "seeded") == seeded
+    assert "3 users and 25 tickets (0 users and 0 tickets new)" in second.stderr
+    # And without a terminal there is no progress bar redrawn with carriage returns
+    assert "\r" not in first.stderr + second.stderr
+
+
+@pytest.mark.dynamodb_local
+def test_seed_with_more_tickets_adds_only_the_difference(run):
+    assert _seed(run, "--org", "grown", "--users", "2", "--tickets", "5").returncode == 0
+
+    grown = _seed(run, "--org", "grown", "--users", "2", "--tickets", "12")
+
+    assert "(0 users and 7 tickets new)" in grown.stderr
+    assert sum(len(tickets) for tickets in _tickets_by_user(run, "grown").values()) == 12
 
 
 @pytest.mark.dynamodb_local
