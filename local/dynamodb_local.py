@@ -43,7 +43,7 @@ class JavaNotFound(RuntimeError):
     def __init__(self):
         super().__init__(
             "DynamoDB Local needs Java 17 or newer and `java` is not on PATH. "
-            "Install a JDK/JRE (e.g. `apt-get install openjdk-17-jre-headless` or `brew install openjdk@17`)."
+            "Install a JDK (e.g. `apt-get install openjdk-17-jdk-headless` or `brew install openjdk@17`)."
         )
 
 

@@ -124,7 +124,7 @@ class Gateway(BaseHTTPRequestHandler):
             self.request_version = self.protocol_version
         self.close_connection = True
         status, headers, body = error_answer(code, "bad_request", message or HTTPStatus(code).phrase)
-        log(f"{self.command or '-'} {self.path if hasattr(self, 'path') else '-'} {status} (unparsable request)")
+        log(f"{status} to an unparsable request: {getattr(self, 'requestline', '')[:200]!r}")
         self.answer(status, headers, body)
 
     def read_body(self) -> bytes:
@@ -295,7 +295,8 @@ def main() -> int:
             log(
                 f"DynamoDB: {where}; table {table}{' (created)' if created else ''}\n"
                 f"API on http://{HOST}:{port}  (Swagger UI /docs, OpenAPI /openapi.json)\n"
-                "Tokens: make token ROLE=operator, or make token ORG=acme USER=alice ROLE=admin. Ctrl-C stops."
+                "Tokens: make token (an operator), make token ORG=acme USER=alice ROLE=admin, make tokens (demo).\n"
+                "Ctrl-C stops."
             )
             server.serve_forever()
     except KeyboardInterrupt:
