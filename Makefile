@@ -1,85 +1,112 @@
-# The README's commands. Each target installs what it needs first and is safe to run again.
+# The README's commands: `make` lists them, from the `## ` comment on each target's line. Each target
+# installs what it needs first and is safe to run again.
+.DEFAULT_GOAL := help
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
-.PHONY: install test lint
+.PHONY: help install test lint
 
-install: $(VENV)/.installed $(VENV)/.functions-path node_modules/.installed
+help: ## this list
+	@awk 'BEGIN {FS = ":[^#]*## "} /^[a-z0-9-]+:[^#]*## / {printf "  make %-19s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+install: $(VENV)/.installed $(VENV)/.functions-path node_modules/.installed ## the .venv and node_modules, from the pinned versions (about a minute, once)
+
+# Installs write to stderr only, so that OPS=$$(make -s token) holds nothing but the token, even the first time.
 # The project itself goes in editable, for .venv/bin/cpctl; its dependencies are requirements.txt's pins.
 $(VENV)/.installed: requirements.txt pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
-	touch $@
+	@echo "Installing the Python packages into $(VENV) (about a minute, once)..." >&2
+	@$(PYTHON) -m venv $(VENV) >&2
+	@$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt >&2
+	@$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e . >&2
+	@touch $@
 
 # functions/ is the functions' code root, as /var/task is in Lambda (`import controlplane`). This
 # .pth file is the one place that puts it on the import path, for every tool that runs the venv's
 # python: pytest, make run, the benchmarks, cdk synth (app.py). Relative to site-packages, so the
 # venv points into its own checkout.
 $(VENV)/.functions-path: $(VENV)/.installed
-	$(BIN)/python -c 'import os, sysconfig; site = sysconfig.get_paths()["purelib"]; \
-		open(os.path.join(site, "controlplane-functions.pth"), "w").write(os.path.relpath("functions", site) + "\n")'
-	touch $@
+	@$(BIN)/python -c 'import os, sysconfig; site = sysconfig.get_paths()["purelib"]; \
+		open(os.path.join(site, "controlplane-functions.pth"), "w").write(os.path.relpath("functions", site) + "\n")' >&2
+	@touch $@
 
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund
-	touch $@
+	@echo "Installing the CDK CLI and DynamoDB Local into node_modules (npm ci)..." >&2
+	@npm ci --no-audit --no-fund >&2
+	@touch $@
 
-test: install
+test: install ## every test layer: ruff, unit, handlers on moto and DynamoDB Local, infrastructure
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest  # not bin/pytest, whose first line names the venv by its path when it was made
 
-lint: install
+lint: install ## fix what ruff can fix, and format
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
 # The API on http://127.0.0.1:3000 (PORT=...), on DynamoDB Local with its data in .local/dynamodb.
 # Ctrl-C stops both. make seed, in another terminal, fills it with a demo organization.
-.PHONY: run seed events
-run: install
+.PHONY: run seed reset events
+run: install ## the API on http://127.0.0.1:3000 over DynamoDB Local (Ctrl-C stops it)
 	$(BIN)/python -m local.server
 
-seed: install
-	$(BIN)/python -m local.seed
+# Options: ORG (demo), USERS (10), TICKETS (300): the org's total, so a second run adds nothing.
+seed: install ## fill the running API with a demo org: make seed ORG=demo USERS=10 TICKETS=300
+	@$(BIN)/python -m local.seed $(if $(ORG),--org $(ORG)) $(if $(USERS),--users $(USERS)) \
+		$(if $(TICKETS),--tickets $(TICKETS))
+
+reset: ## delete the local data (.local/): the next make run starts with an empty table
+	rm -rf .local
 
 # The template for sam local invoke: it also declares the local-only variables, so that
 # --env-vars events/env.json can set them (SAM overrides only declared ones). Never deploy it.
 .PHONY: synth-sam
-synth-sam: install
+synth-sam: install ## the template for sam local invoke (never deploy it)
 	node_modules/.bin/cdk synth --no-notices --quiet -c stage=$(STAGE) -c sam_local=true $(CDK_ARGS)
+	@echo "Wrote cdk.out/ControlPlane-$(STAGE).template.json for sam local invoke." >&2
 
 # A local ID token for make run's API: make token (an operator), make token ORG=acme USER=alice ROLE=admin.
 # USER is only taken from the command line: the shell's own $$USER is not an org user.
 ROLE ?= operator
-.PHONY: token
-token: install
-	@$(BIN)/python -m local.tokens --role $(ROLE) $(if $(ORG),--org $(ORG)) \
-		$(if $(filter command line,$(origin USER)),--user $(USER))
+TOKEN_USER := $(if $(filter command line,$(origin USER)),$(USER))
+ifneq ($(filter token,$(MAKECMDGOALS)),)
+ifeq ($(filter $(ROLE),operator admin member),)
+$(error ROLE=$(ROLE) is not a role: ROLE=operator, ROLE=admin or ROLE=member)
+endif
+ifneq ($(ROLE),operator)
+ifeq ($(and $(ORG),$(TOKEN_USER)),)
+$(error A token for ROLE=$(ROLE) names its org and user: make token ORG=acme USER=alice ROLE=$(ROLE))
+endif
+endif
+endif
+.PHONY: token tokens
+token: install ## a local ID token: make token (an operator), make token ORG=acme USER=alice ROLE=admin
+	@$(BIN)/python -m local.tokens --role $(ROLE) $(if $(ORG),--org $(ORG)) $(if $(TOKEN_USER),--user $(TOKEN_USER))
+
+tokens: install ## ready-to-paste tokens for make seed's demo org: OPS, ADMIN, MEMBER
+	@$(BIN)/python -m local.tokens --demo $(if $(ORG),--org $(ORG))
 
 # events/: an API Gateway event per route and the env-vars file, for sam local invoke.
-events: install
+events: install ## events/: an API Gateway event per route, for sam local invoke
 	$(BIN)/python -m local.events
 
 # docs/EVENTS.md's JSON Schemas, from the event contract (controlplane/events.py).
 .PHONY: event-docs
-event-docs: install
+event-docs: install ## docs/EVENTS.md's JSON Schemas, from the event contract
 	$(BIN)/python -m local.event_docs
 
 # The lifecycle events make run published, as they arrive (one JSON object a line).
 .PHONY: events-log
-events-log:
+events-log: ## follow the lifecycle events make run publishes (.local/events.jsonl)
 	@mkdir -p .local && touch .local/events.jsonl && tail -f .local/events.jsonl
 
 # cdk.out/ControlPlane-$(STAGE).template.json and its assets, offline; fails on unacknowledged
 # cdk-nag findings. Other context: make synth STAGE=prod CDK_ARGS="-c cors_allow_origins=https://x.example"
 STAGE ?= dev
 .PHONY: synth
-synth: install
+synth: install ## the CloudFormation template, offline, checked by cdk-nag: make synth STAGE=prod
 	node_modules/.bin/cdk synth --no-notices --quiet -c stage=$(STAGE) $(CDK_ARGS)
+	@echo "Wrote cdk.out/ControlPlane-$(STAGE).template.json; cdk-nag (AwsSolutions) found nothing unacknowledged." >&2
 
 # The HTTP-level suite, written with the client: every route and the isolation rules. Without API_URL
 # it starts the local gateway itself (make test runs it so); against a deployment:
@@ -89,18 +116,18 @@ e2e: export E2E_API_URL := $(API_URL)
 e2e: export E2E_TOKEN := $(TOKEN)
 e2e: export E2E_USER_POOL_ID := $(USER_POOL_ID)
 e2e: export E2E_USER_POOL_CLIENT_ID := $(USER_POOL_CLIENT_ID)
-e2e: install
-	$(BIN)/pytest -p no:cacheprovider e2e
+e2e: install ## the HTTP suite: make e2e, or make e2e API_URL=... TOKEN=... against a deployment
+	$(BIN)/python -m pytest -p no:cacheprovider e2e
 
 # docs/BENCHMARKS.md: requests per call, handler overhead, flat pages, cold start, asset size, on
 # DynamoDB Local (several minutes; not part of make test). A smoke run: make bench BENCH_ARGS=--quick
 .PHONY: bench
-bench: install
+bench: install ## docs/BENCHMARKS.md, measured on DynamoDB Local (several minutes)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 # One-off, after deploying seat counts: count the users of every org stored without user_count.
 # make migrate-user-counts TABLE=<the stack's TableName>; for make run's table, also
 # AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:8000 and TABLE=control-plane-local. Safe to run again.
 .PHONY: migrate-user-counts
-migrate-user-counts: install
+migrate-user-counts: install ## one-off: count each org's users: make migrate-user-counts TABLE=...
 	$(BIN)/python -m local.migrate_user_counts --table $(TABLE)

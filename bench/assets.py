@@ -15,7 +15,8 @@ STACK = "ControlPlane-dev"  # what app.py synthesizes without context
 
 def template(outdir: Path) -> dict:
     """The dev stack's template, synthesized afresh into ``outdir``."""
-    return json.loads((cdk_cli.synth(outdir) / f"{STACK}.template.json").read_text())
+    cdk_cli.synth(outdir)
+    return json.loads((outdir / f"{STACK}.template.json").read_text())
 
 
 def zipped_size(folder: Path) -> int:

@@ -4,6 +4,7 @@
 package.json). The tests run it in memory; ``make run`` keeps its data in ``.local/dynamodb``.
 """
 
+import hashlib
 import shutil
 import signal
 import socket
@@ -27,6 +28,9 @@ READY_TIMEOUT = 60.0
 # enough for C2 to pay off.
 JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
+LAUNCHER = Path(__file__).with_name("DynamoDBLocalOnLoopback.java")
+LAUNCHER_CACHE = ROOT / ".local" / "java"
+
 # Answers "not up yet" at once instead of retrying with backoff.
 _SETUP_CONFIG = Config(retries={"total_max_attempts": 1}, connect_timeout=1, read_timeout=10)
 
@@ -39,7 +43,7 @@ class JavaNotFound(RuntimeError):
     def __init__(self):
         super().__init__(
             "DynamoDB Local needs Java 17 or newer and `java` is not on PATH. "
-            "Install a JDK/JRE (e.g. `apt-get install openjdk-17-jre-headless` or `brew install openjdk@17`)."
+            "Install a JDK (e.g. `apt-get install openjdk-17-jdk-headless` or `brew install openjdk@17`)."
         )
 
 
@@ -49,6 +53,34 @@ def jar_dir() -> Path:
     if not jars:
         raise FileNotFoundError(f"DynamoDB Local is not under {PACKAGE_DIR}: run `make install`")
     return jars[-1].parent
+
+
+def loopback_launcher(home: Path) -> Path | None:
+    """The class directory of LAUNCHER compiled against this release, compiled once; None without javac.
+
+    DynamoDB Local has no option to bind an address: its own main listens on every interface.
+    """
+    javac = shutil.which("javac")
+    if not javac:
+        return None
+    digest = hashlib.sha256(LAUNCHER.read_bytes() + str(home).encode()).hexdigest()[:16]
+    target = LAUNCHER_CACHE / digest
+    if (target / f"{LAUNCHER.stem}.class").exists():
+        return target
+    LAUNCHER_CACHE.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(dir=LAUNCHER_CACHE))
+    classpath = f"{home / 'DynamoDBLocal.jar'}:{home / 'DynamoDBLocal_lib'}/*"
+    compiled = subprocess.run(
+        [javac, "-d", str(building), "-cp", classpath, str(LAUNCHER)], capture_output=True, text=True, check=False
+    )
+    if compiled.returncode != 0:
+        shutil.rmtree(building)
+        raise RuntimeError(f"Cannot compile {LAUNCHER.name}:\n{compiled.stderr}")
+    try:
+        building.rename(target)  # atomic: a concurrent start sees all of it or none
+    except OSError:  # another process got there first, with the same result
+        shutil.rmtree(building)
+    return target
 
 
 def free_port() -> int:
@@ -109,7 +141,8 @@ else:
 
 
 class DynamoDBLocal:
-    """One DynamoDB Local process on 127.0.0.1: in memory, or on disk in ``db_path``.
+    """One DynamoDB Local process listening on 127.0.0.1 only (given javac, see loopback_launcher):
+    in memory, or on disk in ``db_path``.
 
     ``-sharedDb`` gives every client the same tables whatever its credentials and region, so the
     tests, ``make run`` and ``sam local invoke`` containers all see one database.
@@ -122,6 +155,7 @@ class DynamoDBLocal:
         self.process: subprocess.Popen | None = None
         self.client = client(self.endpoint)  # for setup work; the functions make their own
         self._output = None
+        self.loopback_only = False
 
     def start(self) -> "DynamoDBLocal":
         java = shutil.which("java")
@@ -136,7 +170,12 @@ class DynamoDBLocal:
         else:
             storage = ["-inMemory"]
         command = [java, *JVM_OPTIONS, f"-Djava.library.path={home / 'DynamoDBLocal_lib'}"]
-        command += ["-jar", str(home / "DynamoDBLocal.jar")]
+        launcher = loopback_launcher(home)
+        if launcher:
+            command += ["-cp", f"{launcher}:{home / 'DynamoDBLocal.jar'}", LAUNCHER.stem]
+        else:  # a JRE without javac: the jar's own main, on every interface (the banner says so)
+            command += ["-jar", str(home / "DynamoDBLocal.jar")]
+        self.loopback_only = launcher is not None
         command += ["-port", str(self.port), *storage, "-sharedDb", "-disableTelemetry"]
         self._output = tempfile.TemporaryFile()  # noqa: SIM115 - the JVM's output, closed by stop()
         # Its own session: Ctrl-C reaches us, and we stop the JVM after the requests in flight.

@@ -1,7 +1,8 @@
 """Fill the running local API with a demo organization: users and a few hundred tickets.
 
 ``make seed`` (``python -m local.seed``) talks HTTP to ``make run``'s server, as any client would,
-so everything it writes went through API Gateway's event shape, the handlers and validation.
+so everything it writes went through API Gateway's event shape, the handlers and validation. It
+brings the org to the numbers asked for and keeps what is there: a second run adds nothing.
 """
 
 import argparse
@@ -28,6 +29,7 @@ SUBJECTS = [
     "Typo on the billing page",
 ]
 TAGS = ["billing", "auth", "performance", "ui", "api", "vip"]
+DEMO_ORG = "demo"
 
 
 def fetch(url: str, method: str = "GET", body: Any = None, headers: dict | None = None) -> tuple[int, Message, Any]:
@@ -56,26 +58,49 @@ class Api:
             raise RuntimeError(f"POST {path} answered {status}: {answer}")
         return status == 201
 
+    def count(self, path: str) -> int:
+        """How many items a list route holds, page by page."""
+        total, cursor = 0, None
+        while True:
+            query = "?limit=100" + (f"&cursor={cursor}" if cursor else "")
+            status, _, page = fetch(self.url + path + query, "GET", None, self.headers)
+            if status != 200:
+                raise RuntimeError(f"GET {path} answered {status}: {page}")
+            total += len(page["items"])
+            if not (cursor := page["next_cursor"]):
+                return total
 
-def progress(done: int, total: int, width: int = 40) -> None:
-    filled = width * done // total
-    end = "\n" if done == total else ""
-    print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+class Progress:
+    """A bar on a terminal; nothing at all in a pipe or a log, where each redraw would be noise."""
+
+    def __init__(self, total: int, stream=sys.stderr, width: int = 40):
+        self.total, self.done, self.stream, self.width = total, 0, stream, width
+        self.shown = stream.isatty()
+
+    def step(self) -> None:
+        self.done += 1
+        if self.shown:
+            filled = self.width * self.done // self.total
+            end = "\n" if self.done == self.total else ""
+            bar = f"[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total}"
+            print(f"\r{bar}", end=end, file=self.stream, flush=True)
 
 
-def seed(api: Api, org_id: str, users: int, tickets: int, rng: random.Random) -> None:
-    names = USERS[:users] + [f"user{i}" for i in range(len(USERS), users)]
-    total = 1 + len(names) + tickets
-    api.create("/orgs", {"org_id": org_id, "name": f"{org_id.title()} Corp", "plan": "pro"})
-    progress(1, total)
-    for i, user_id in enumerate(names, start=2):
-        role = "admin" if i == 2 else "member"
-        api.create(
-            f"/orgs/{org_id}/users",
-            {"user_id": user_id, "name": user_id.title(), "email": f"{user_id}@{org_id}.example", "role": role},
-        )
-        progress(i, total)
-    for i in range(tickets):
+def demo_users() -> tuple[str, str]:
+    """The demo org's admin and a member, as seed() creates them."""
+    return USERS[0], USERS[1]
+
+
+def user_ids(count: int) -> list[str]:
+    return USERS[:count] + [f"user{i}" for i in range(len(USERS), count)]
+
+
+def planned_tickets(org_id: str, users: list[str], tickets: int) -> dict[str, list[dict]]:
+    """The org's tickets, by user, the same on every run: a larger total only adds to the end."""
+    rng = random.Random(org_id)
+    plan: dict[str, list[dict]] = {user_id: [] for user_id in users}
+    for _ in range(tickets):
         ticket = {
             "subject": rng.choice(SUBJECTS),
             "description": "Seeded by make seed.",
@@ -83,25 +108,56 @@ def seed(api: Api, org_id: str, users: int, tickets: int, rng: random.Random) ->
             "priority": rng.choice(["low", "normal", "normal", "high", "urgent"]),
             "tags": rng.sample(TAGS, rng.randint(0, 2)),
         }
-        api.create(f"/orgs/{org_id}/users/{rng.choice(names)}/tickets", ticket)
-        progress(1 + len(names) + i + 1, total)
+        plan[rng.choice(users)].append(ticket)
+    return plan
+
+
+def seed(api: Api, org_id: str, users: int, tickets: int) -> dict[str, int]:
+    """Bring the org to ``users`` users and ``tickets`` tickets; what already exists is kept, not
+    doubled, so running it again changes nothing. Returns how many of each it created."""
+    names = user_ids(users)
+    plan = planned_tickets(org_id, names, tickets)
+    progress = Progress(1 + len(names) + tickets)
+    created = {"orgs": 0, "users": 0, "tickets": 0}
+    created["orgs"] += api.create("/orgs", {"org_id": org_id, "name": f"{org_id.title()} Corp", "plan": "pro"})
+    progress.step()
+    for i, user_id in enumerate(names):
+        body = {"user_id": user_id, "name": user_id.title(), "email": f"{user_id}@{org_id}.example"}
+        created["users"] += api.create(f"/orgs/{org_id}/users", {**body, "role": "admin" if i == 0 else "member"})
+        progress.step()
+    for user_id, bodies in plan.items():
+        path = f"/orgs/{org_id}/users/{user_id}/tickets"
+        there = api.count(path)
+        for _ in bodies[:there]:
+            progress.step()
+        for body in bodies[there:]:
+            created["tickets"] += api.create(path, body)
+            progress.step()
+    return created
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     default_url = os.environ.get("API_URL", f"http://127.0.0.1:{os.environ.get('PORT', '3000')}")
     parser.add_argument("--url", default=default_url, help=f"the API (default: {default_url})")
-    parser.add_argument("--org", default="demo", help="organization id (default: demo)")
-    parser.add_argument("--users", type=int, default=len(USERS))
-    parser.add_argument("--tickets", type=int, default=300, help="tickets added on each run (default: 300)")
+    parser.add_argument("--org", default=DEMO_ORG, help=f"organization id (default: {DEMO_ORG})")
+    parser.add_argument("--users", type=int, default=len(USERS), help=f"users in the org (default: {len(USERS)})")
+    parser.add_argument("--tickets", type=int, default=300, help="tickets in the org, in all (default: 300)")
     args = parser.parse_args(argv)
+    if args.users < 1 or args.tickets < 0:
+        parser.error("USERS must be at least 1 and TICKETS at least 0")
     api = Api(args.url, tokens.issue(tokens.OPERATOR))
     try:
-        seed(api, args.org, args.users, args.tickets, random.Random(args.org))
+        created = seed(api, args.org, args.users, args.tickets)
     except urllib.error.URLError as error:
-        print(f"\nNo API at {args.url} ({error.reason}): start it with `make run` first.", file=sys.stderr)
+        print(f"No API at {args.url} ({error.reason}): start it with `make run` first.", file=sys.stderr)
         return 1
-    print(f"Seeded {args.org}: try GET {args.url}/orgs/{args.org}/users/alice/tickets", file=sys.stderr)
+    print(
+        f"{args.org}: {args.users} users and {args.tickets} tickets ({created['users']} users and "
+        f"{created['tickets']} tickets new{', and the org' if created['orgs'] else ''}). "
+        f"Tokens for it: make tokens; then GET {args.url}/orgs/{args.org}/users/{USERS[0]}/tickets",
+        file=sys.stderr,
+    )
     return 0
 
 

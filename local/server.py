@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 from aws_lambda_powertools.event_handler.openapi import swagger_ui
 from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
 
-from controlplane import config
+from controlplane import auth, config, errors
 from local import ROOT, apigw, environment, openapi, tokens
 from local.dynamodb_local import DynamoDBLocal, JavaNotFound, PortInUse, ensure_table
 from local.sink import EVENTS_FILE, Sink
@@ -44,6 +44,24 @@ DOCS_ASSETS = {
     "/docs/swagger-ui.min.css": "text/css",
 }
 JSON = "application/json"
+MAX_BODY = 10 * 1024 * 1024  # API Gateway's payload limit; the functions refuse far less (413)
+Answer = tuple[int, list[tuple[str, str]], bytes]
+
+
+def _functions_sign_in_message() -> str:
+    """The functions' own 401 message, so the gateway's cannot drift from it."""
+    try:
+        auth.caller_from_claims(None)
+    except errors.Unauthorized as refused:
+        return refused.message
+    raise AssertionError("the functions accept a request without claims")
+
+
+# The Cognito authorizer's 401, with how to get a token here.
+UNAUTHORIZED = (
+    f'{_functions_sign_in_message()}. Locally: OPS=$(make -s token), then -H "Authorization: Bearer $OPS" '
+    "(make tokens prints one per role of the demo org)"
+)
 
 # Lambda gives each execution environment one request at a time, and the handlers keep per-request
 # state in module globals (the resolver's current event, the logger's keys): so one at a time here.
@@ -60,19 +78,74 @@ class Gateway(BaseHTTPRequestHandler):
     def handle_request(self) -> None:
         started = time.perf_counter()
         url = urlsplit(self.path)
-        if self.command == "GET" and (url.path in ("/openapi.json", "/docs") or url.path in DOCS_ASSETS):
-            status, headers, body = self.docs(url.path)
+        # The whole body is read before any answer, even an early 401: on a keep-alive connection an
+        # unread body would be taken for the start of the next request.
+        try:
+            request_body = self.read_body()
+        except BadBody as bad:
+            self.close_connection = True  # what is left of the body cannot be told from a next request
+            status, headers, body = error_answer(bad.status, bad.code, bad.message)
         else:
-            status, headers, body = self.proxy(url.path, url.query)
+            if self.command == "GET" and url.path == "/":
+                status, headers, body = 302, [("Location", "/docs"), ("Content-Type", JSON)], ROOT_ANSWER
+            elif self.command == "GET" and (url.path in ("/openapi.json", "/docs") or url.path in DOCS_ASSETS):
+                status, headers, body = self.docs(url.path)
+            else:
+                status, headers, body = self.proxy(url.path, url.query, request_body)
         # Logged before the answer leaves: once the client has it, the line is there too.
         log(f"{self.command} {self.path} {status} {(time.perf_counter() - started) * 1000:.0f}ms")
+        self.answer(status, headers, body)
+
+    def answer(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
         if status not in (HTTPStatus.NO_CONTENT, HTTPStatus.NOT_MODIFIED):
             self.send_header("Content-Length", str(len(body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(body)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's answer to a request it cannot parse (request line, headers, URI too long):
+        the error contract too, and the connection closes, as the rest of the stream is unreadable."""
+        if self.request_version == "HTTP/0.9":  # unparsed: answer as HTTP/1.1, with a status line and headers
+            self.request_version = self.protocol_version
+        self.close_connection = True
+        status, headers, body = error_answer(code, "bad_request", message or HTTPStatus(code).phrase)
+        log(f"{status} to an unparsable request: {getattr(self, 'requestline', '')[:200]!r}")
+        self.answer(status, headers, body)
+
+    def read_body(self) -> bytes:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            return self._read_chunked()
+        declared = self.headers.get("Content-Length")
+        if declared is None:
+            return b""
+        if not declared.strip().isdigit():
+            raise BadBody(400, "bad_request", f"Content-Length is not a number: {declared!r}")
+        length = int(declared)
+        if length > MAX_BODY:
+            raise BadBody(413, "payload_too_large", "The request body is too large")
+        return self.rfile.read(length)
+
+    def _read_chunked(self) -> bytes:
+        body = b""
+        while True:
+            size_line = self.rfile.readline(1024).split(b";")[0].strip()
+            try:
+                size = int(size_line, 16)
+            except ValueError:
+                raise BadBody(400, "bad_request", "Malformed chunked request body") from None
+            if size == 0:
+                while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):  # trailers
+                    pass
+                return body
+            if len(body) + size > MAX_BODY:
+                raise BadBody(413, "payload_too_large", "The request body is too large")
+            body += self.rfile.read(size)
+            self.rfile.readline(3)  # the CRLF after each chunk
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = handle_request
 
@@ -83,23 +156,14 @@ class Gateway(BaseHTTPRequestHandler):
             return self.handle_request
         raise AttributeError(name)
 
-    def proxy(self, path: str, query: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    def proxy(self, path: str, query: str, body: bytes) -> Answer:
         """What API Gateway does: authorizer, proxy event, Lambda, response mapping."""
         route, _ = apigw.match(self.command, path)
-        # Read the body even when refusing: left unread, it would be parsed as the connection's next request.
-        length = int(self.headers.get("Content-Length") or 0)
-        raw_body = self.rfile.read(length) if length else b""
         claims = self.authorizer_claims()
         if route and claims is None:
             # The Cognito authorizer answers a missing or bad token itself, with the stack's
             # UNAUTHORIZED gateway response in the error contract; Lambda never runs.
-            request_id = str(uuid.uuid4())
-            error = {"code": "unauthorized", "message": "Unauthorized", "request_id": request_id}
-            return (
-                401,
-                [("Content-Type", JSON), ("x-amzn-RequestId", request_id)],
-                json.dumps({"error": error}).encode(),
-            )
+            return error_answer(401, "unauthorized", UNAUTHORIZED)
         headers: dict[str, list[str]] = {}
         for name, value in self.headers.items():
             headers.setdefault(name, []).append(value)
@@ -108,7 +172,7 @@ class Gateway(BaseHTTPRequestHandler):
             path,
             query=parse_qs(query, keep_blank_values=True),
             headers=headers,
-            body=raw_body.decode(errors="replace") if raw_body else None,
+            body=body.decode(errors="replace") if body else None,
             claims=claims,
             stage_in_url=False,
         )
@@ -117,17 +181,16 @@ class Gateway(BaseHTTPRequestHandler):
             with _one_at_a_time:
                 response = apigw.invoke(event)
         except Exception:
-            traceback.print_exc()  # a crashed function: API Gateway answers 502
-            headers = [("Content-Type", JSON), ("x-amzn-RequestId", request_id)]
-            return 502, headers, b'{"message":"Internal server error"}'
-        body = response.get("body") or ""
-        raw = base64.b64decode(body) if response.get("isBase64Encoded") else body.encode()
+            traceback.print_exc()  # a crashed function: API Gateway answers 502, through the stack's DEFAULT_5XX
+            return error_answer(502, "internal_error", "Internal server error", request_id)
+        answer = response.get("body") or ""
+        raw = base64.b64decode(answer) if response.get("isBase64Encoded") else answer.encode()
         return response["statusCode"], [*response_headers(response), ("x-amzn-RequestId", request_id)], raw
 
     def authorizer_claims(self) -> dict[str, str] | None:
         return tokens.verify(self.headers.get("Authorization"))
 
-    def docs(self, path: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    def docs(self, path: str) -> Answer:
         if path == "/openapi.json":
             return 200, [("Content-Type", JSON)], json.dumps(openapi.document()).encode()
         if path == "/docs":
@@ -137,6 +200,7 @@ class Gateway(BaseHTTPRequestHandler):
                 swagger_css="/docs/swagger-ui.min.css",
                 swagger_base_url="/docs",
                 oauth2_config=None,
+                persist_authorization=True,  # the pasted token survives a reload
             )
             return 200, [("Content-Type", "text/html; charset=utf-8")], html.encode()
         asset = Path(swagger_ui.__file__).parent / path.rsplit("/", 1)[-1]
@@ -144,6 +208,22 @@ class Gateway(BaseHTTPRequestHandler):
 
     def log_request(self, code="-", size="-") -> None:
         """One line per request is written by handle_request, with its duration."""
+
+
+class BadBody(Exception):
+    def __init__(self, status: int, code: str, message: str):
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def error_answer(status: int, code: str, message: str, request_id: str | None = None) -> Answer:
+    """An answer of the gateway itself, in the API's error contract (the stack's gateway responses)."""
+    request_id = request_id or str(uuid.uuid4())
+    body = {"error": {"code": code, "message": message, "request_id": request_id}}
+    return status, [("Content-Type", JSON), ("x-amzn-RequestId", request_id)], json.dumps(body).encode()
+
+
+ROOT_ANSWER = json.dumps({"docs": "/docs", "openapi": "/openapi.json"}).encode()
 
 
 def response_headers(response: dict) -> list[tuple[str, str]]:
@@ -165,6 +245,11 @@ def dynamodb() -> Iterator[str]:
         data = Path(os.environ.get("DYNAMODB_DATA_DIR", ROOT / ".local" / "dynamodb"))
         with DynamoDBLocal(port=int(os.environ.get("DYNAMODB_PORT", "8000")), db_path=data) as local:
             os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = local.endpoint
+            if not local.loopback_only:
+                log(
+                    "Warning: DynamoDB Local listens on every interface, not only 127.0.0.1: without `javac` "
+                    "(a JDK, e.g. openjdk-17-jdk-headless) its bind address cannot be set."
+                )
             yield f"DynamoDB Local on {local.endpoint} (pid {local.process.pid}), data in {data}"
     else:
         from moto import mock_aws
@@ -249,7 +334,8 @@ def main() -> int:
                 f"DynamoDB: {where}; table {table}{' (created)' if created else ''}\n"
                 f"API on http://{HOST}:{port}  (Swagger UI /docs, OpenAPI /openapi.json)\n"
                 f"Lifecycle events: one line each below, and in {EVENTS_FILE.relative_to(ROOT)}\n"
-                "Tokens: make token ROLE=operator, or make token ORG=acme USER=alice ROLE=admin. Ctrl-C stops."
+                "Tokens: make token (an operator), make token ORG=acme USER=alice ROLE=admin, make tokens (demo).\n"
+                "Ctrl-C stops."
             )
             server.serve_forever()
     except KeyboardInterrupt:

@@ -6,6 +6,7 @@ shaped like Cognito ID tokens. The key is for development only: set LOCAL_TOKEN_
 
     python -m local.tokens --role operator
     python -m local.tokens --org acme --user alice --role admin
+    python -m local.tokens --demo           # export lines for make seed's demo org: OPS, ADMIN, MEMBER
 """
 
 import argparse
@@ -59,12 +60,30 @@ def verify(authorization: str | None) -> dict[str, str] | None:
     return {name: ",".join(value) if isinstance(value, list) else str(value) for name, value in decoded.claims.items()}
 
 
+def demo_exports(org_id: str | None = None) -> str:
+    """Shell lines that set OPS, ADMIN and MEMBER to tokens for the org ``make seed`` fills."""
+    from local.seed import DEMO_ORG, demo_users  # the seed decides who is who; imported here, as it imports us
+
+    org_id = org_id or DEMO_ORG
+    admin, member = demo_users()
+    lines = [
+        (f"export OPS={issue(OPERATOR)}", "an operator"),
+        (f"export ADMIN={issue(ADMIN, org_id, admin)}", f"{admin}, admin of {org_id}"),
+        (f"export MEMBER={issue(MEMBER, org_id, member)}", f"{member}, member of {org_id}"),
+    ]
+    return "\n".join(f"{line}  # {who}" for line, who in lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Print a local ID token.")
     parser.add_argument("--role", choices=[OPERATOR, ADMIN, MEMBER], default=OPERATOR)
     parser.add_argument("--org", help="org_id (admins and members)")
     parser.add_argument("--user", help="user_id (admins and members)")
+    parser.add_argument("--demo", action="store_true", help="export lines for the demo org's three roles")
     args = parser.parse_args()
+    if args.demo:
+        print(demo_exports(args.org))
+        return
     if args.role != OPERATOR and not (args.org and args.user):
         parser.error(f"a {args.role} needs --org and --user")
     print(issue(args.role, args.org, args.user))

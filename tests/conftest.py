@@ -13,7 +13,11 @@ from local import dynamodb_local, environment, server
 TABLE_NAME = "control-plane-test"
 
 # Metrics on, unlike make run: the handlers' EMF output is built (and must not fail) in every test.
-environment.isolate(TABLE_NAME=TABLE_NAME, POWERTOOLS_METRICS_DISABLED="false")
+# jsii (under aws_cdk, imported by tests/infra) prints a Node end-of-life banner on Node 20, which the
+# README supports; cdk.json's app command sets the same for every `cdk synth`.
+environment.isolate(
+    TABLE_NAME=TABLE_NAME, POWERTOOLS_METRICS_DISABLED="false", JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20"
+)
 
 
 @pytest.fixture(scope="session")

@@ -5,12 +5,13 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 
 import pytest
 
-from local import ROOT, apigw, openapi, tokens
+from local import ROOT, apigw, openapi, server, tokens
 from local.dynamodb_local import JavaNotFound, free_port
 from local.process import ServerProcess
 from local.seed import fetch
@@ -107,12 +108,126 @@ def test_member_token_reaches_the_function_as_that_members_claims(gateway, lambd
     assert (claims["custom:org_id"], claims["custom:user_id"], claims["custom:role"]) == ("acme", "alice", "member")
 
 
-def test_a_crashing_function_is_502_like_api_gateway(gateway, monkeypatch):
+def test_a_crashing_function_is_502_in_the_error_contract_like_the_stacks_default_5xx(gateway, monkeypatch):
     monkeypatch.setattr(apigw, "invoke", lambda event: 1 / 0)
 
-    status, _, body = fetch(f"{gateway}/orgs", headers=OPERATOR)
+    status, headers, body = fetch(f"{gateway}/orgs", headers=OPERATOR)
 
-    assert (status, body) == (502, {"message": "Internal server error"})
+    assert status == 502
+    assert body["error"] == {
+        "code": "internal_error",
+        "message": "Internal server error",
+        "request_id": headers["x-amzn-RequestId"],
+    }
+
+
+def _concrete(path: str) -> str:
+    return re.sub(r"\{[^}]+\}", lambda m: "01J00000000000000000000000" if m[0] == "{ticket_id}" else "acme", path)
+
+
+def test_every_route_answers_a_missing_token_with_the_one_helpful_401(gateway, lambda_sees):
+    # Given the functions' own message for a request without a caller
+    function = apigw.ROUTES[0].function
+    without_claims = apigw.build_event(apigw.ROUTES[0].method, _concrete(apigw.ROUTES[0].path))
+    answer = apigw.handler_for(function)(without_claims, apigw.LambdaContext(function_name=function))
+    functions_message = json.loads(answer["body"])["error"]["message"]
+
+    # When every route of the table is called without a token
+    answers = {
+        (route.method, route.path): fetch(f"{gateway}{_concrete(route.path)}", route.method) for route in apigw.ROUTES
+    }
+
+    # Then each is the same 401, which says how to sign in and how to get a token locally
+    for status, _, body in answers.values():
+        assert status == 401
+        assert body["error"]["message"] == server.UNAUTHORIZED
+    assert server.UNAUTHORIZED.startswith(functions_message)
+    assert "make -s token" in server.UNAUTHORIZED
+    assert lambda_sees == []
+
+
+def test_a_body_answered_early_is_not_read_as_the_next_request_on_the_connection(gateway, lambda_sees):
+    # Given one keep-alive connection, as curl --next uses
+    connection = http.client.HTTPConnection(gateway.removeprefix("http://"), timeout=10)
+    body = json.dumps({"org_id": "zz", "name": "Z"})
+
+    # When a POST without a token (answered 401 before any function runs) is followed by a GET with one
+    connection.request("POST", "/orgs", body, {"Content-Type": "application/json"})
+    first = connection.getresponse()
+    first.read()
+    first_socket = connection.sock
+    connection.request("GET", "/orgs", headers=OPERATOR)
+    second = connection.getresponse()
+    second.read()
+
+    # Then the second is the GET the client sent, on the same connection
+    assert (first.status, second.status) == (401, 202)
+    assert connection.sock is first_socket
+    assert [(event["httpMethod"], event["path"]) for event in lambda_sees] == [("GET", "/orgs")]
+
+
+def test_a_chunked_body_reaches_the_function_whole(gateway, lambda_sees):
+    connection = http.client.HTTPConnection(gateway.removeprefix("http://"), timeout=10)
+
+    connection.request("POST", "/orgs", iter([b'{"org_id": ', b'"acme"}']), {**OPERATOR, "Content-Type": JSON})
+    connection.getresponse().read()
+    connection.request("GET", "/orgs", headers=OPERATOR)
+
+    assert connection.getresponse().status == 202
+    assert lambda_sees[0]["body"] == '{"org_id": "acme"}'
+
+
+JSON = "application/json"
+
+
+def _raw(gateway: str, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send bytes as they are, read the answer until the server closes the connection."""
+    host, port = gateway.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode().split("\r\n")
+    headers = dict(line.lower().split(": ", 1) for line in header_lines)
+    return int(status_line.split()[1]), headers, body
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status"),
+    [
+        (b"GARBAGE\r\n\r\n", 400),
+        (b"GET /orgs HTTP/1.1 extra\r\n\r\n", 400),
+        (b"GET /orgs HTTP/2.0\r\n\r\n", 505),
+        (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", 414),
+        (b"GET /orgs HTTP/1.1\r\nBad header line\r\n" + b"X: y\r\n" * 101 + b"\r\n", 431),
+        (b"POST /orgs HTTP/1.1\r\nContent-Length: lots\r\n\r\n", 400),
+        (b"POST /orgs HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n", 413),
+        (b"POST /orgs HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400),
+    ],
+    ids=["garbage", "four-words", "http-2", "uri-too-long", "too-many-headers", "bad-length", "too-large", "bad-chunk"],
+)
+def test_malformed_http_is_answered_in_the_error_contract_and_closes(gateway, lambda_sees, request_bytes, status):
+    answered, headers, body = _raw(gateway, request_bytes)
+
+    assert answered == status
+    assert headers["content-type"] == JSON
+    assert headers["connection"] == "close"
+    error = json.loads(body)["error"]
+    assert set(error) == {"code", "message", "request_id"} and error["request_id"] == headers["x-amzn-requestid"]
+    assert lambda_sees == []
+
+
+def test_the_root_points_to_the_docs(gateway):
+    connection = http.client.HTTPConnection(gateway.removeprefix("http://"), timeout=10)
+
+    connection.request("GET", "/")
+    answer = connection.getresponse()
+
+    assert answer.status == 302
+    assert answer.headers["Location"] == "/docs"
+    assert json.loads(answer.read())["docs"] == "/docs"
 
 
 def test_handlers_answer_through_the_gateway(gateway, table):
@@ -140,6 +255,7 @@ def test_docs_serve_swagger_ui_with_its_assets_from_this_machine(gateway):
 
     assert status == 200
     assert headers["Content-Type"].startswith("text/html")
+    assert b"persistAuthorization: true" in page  # the pasted token survives a reload
     assets = re.findall(rb"(?:href|src)='(/docs/[^']+)'", page)
     assert len(assets) == 2
     for asset in assets:
@@ -200,18 +316,51 @@ def test_run_serves_the_api_over_http_and_lists_tickets_newest_first(run):
     assert re.search(r"^GET /orgs/acme/users/alice/tickets 200 \d+ms$", run.output(), re.MULTILINE)
 
 
+def _seed(run, *options: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "local.seed", "--url", run.url, *options]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def _tickets_by_user(run, org_id: str) -> dict[str, list[str]]:
+    users = fetch(f"{run.url}/orgs/{org_id}/users?limit=100", headers=OPERATOR)[2]["items"]
+    return {
+        user["user_id"]: [
+            ticket["ticket_id"]
+            for ticket in fetch(f"{run.url}/orgs/{org_id}/users/{user['user_id']}/tickets?limit=100", headers=OPERATOR)[
+                2
+            ]["items"]
+        ]
+        for user in users
+    }
+
+
 @pytest.mark.dynamodb_local
-def test_seed_fills_a_demo_org_through_the_api(run):
-    command = [sys.executable, "-m", "local.seed", "--url", run.url, "--org", "demo", "--users", "3", "--tickets", "25"]
+def test_seed_fills_a_demo_org_through_the_api_and_a_second_run_changes_nothing(run):
+    # Given an org seeded with 3 users and 25 tickets
+    first = _seed(run, "--org", "seeded", "--users", "3", "--tickets", "25")
+    assert first.returncode == 0, first.stderr
+    seeded = _tickets_by_user(run, "seeded")
+    assert len(seeded) == 3 and sum(len(tickets) for tickets in seeded.values()) == 25
 
-    seeded = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    # When it is seeded again with the same options
+    second = _seed(run, "--org", "seeded", "--users", "3", "--tickets", "25")
 
-    assert seeded.returncode == 0, seeded.stderr
-    assert "29/29" in seeded.stderr  # the progress bar: org, 3 users, 25 tickets
-    users = fetch(f"{run.url}/orgs/demo/users", headers=OPERATOR)[2]["items"]
-    assert len(users) == 3
-    pages = [fetch(f"{run.url}/orgs/demo/users/{u['user_id']}/tickets?limit=100", headers=OPERATOR)[2] for u in users]
-    assert sum(len(page["items"]) for page in pages) == 25
+    # Then it holds the very same users and tickets, and says nothing was new
+    assert second.returncode == 0, second.stderr
+    assert _tickets_by_user(run, "seeded") == seeded
+    assert "3 users and 25 tickets (0 users and 0 tickets new)" in second.stderr
+    # And without a terminal there is no progress bar redrawn with carriage returns
+    assert "\r" not in first.stderr + second.stderr
+
+
+@pytest.mark.dynamodb_local
+def test_seed_with_more_tickets_adds_only_the_difference(run):
+    assert _seed(run, "--org", "grown", "--users", "2", "--tickets", "5").returncode == 0
+
+    grown = _seed(run, "--org", "grown", "--users", "2", "--tickets", "12")
+
+    assert "(0 users and 7 tickets new)" in grown.stderr
+    assert sum(len(tickets) for tickets in _tickets_by_user(run, "grown").values()) == 12
 
 
 @pytest.mark.dynamodb_local

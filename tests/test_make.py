@@ -1,0 +1,148 @@
+"""The Makefile, the README's commands: run in a scratch copy of the checkout, with stand-ins for the
+installers, so that a first run (nothing installed yet) is what is tested, in seconds."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from local import ROOT, tokens
+from local.seed import DEMO_ORG, demo_users
+
+pytestmark = pytest.mark.skipif(not shutil.which("make"), reason="needs make")
+
+# python3 -m venv .venv: a venv whose pip and python chatter on stdout, as the real ones do, and
+# whose python prints the command it was given instead of running it.
+FAKE_PYTHON = """#!/bin/sh
+echo "creating virtual environment $3"
+mkdir -p "$3/bin"
+printf '#!/bin/sh\\necho "Collecting boto3 (noise on stdout)"\\n' > "$3/bin/pip"
+printf '#!/bin/sh\\necho "python $*"\\n' > "$3/bin/python"
+chmod +x "$3/bin/pip" "$3/bin/python"
+"""
+FAKE_NPM = """#!/bin/sh
+echo "added 3 packages in 2s (noise on stdout)"
+mkdir -p node_modules
+"""
+
+
+@pytest.fixture
+def checkout(tmp_path) -> Path:
+    """A fresh clone's files that make reads, nothing installed, and fake installers on PATH."""
+    for name in ("Makefile", "requirements.txt", "pyproject.toml", "package.json", "package-lock.json"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for name, script in (("python3", FAKE_PYTHON), ("npm", FAKE_NPM)):
+        (tools / name).write_text(script)
+        (tools / name).chmod(0o755)
+    return tmp_path
+
+
+def make(checkout: Path, *arguments: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    path = f"{checkout / 'tools'}:{os.environ['PATH']}"
+    environment = {**os.environ, "PATH": path, "MAKEFLAGS": "", **(env or {})}
+    return subprocess.run(
+        ["make", "-C", str(checkout), "--no-print-directory", *arguments],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_make_alone_lists_every_target_with_one_line(checkout):
+    targets = re.findall(r"^([a-z][a-z0-9-]*):", (ROOT / "Makefile").read_text(), re.MULTILINE)
+
+    listed = make(checkout)
+
+    assert listed.returncode == 0, listed.stderr
+    lines = dict(re.findall(r"^  make (\S+) +(\S.*)$", listed.stdout, re.MULTILINE))
+    assert sorted(lines) == sorted(set(targets))  # a target without a `## ` line fails here
+    assert not (checkout / ".venv").exists()  # and listing installs nothing
+
+
+def test_the_first_make_token_prints_only_the_token_on_stdout(checkout):
+    # Given a fresh clone: nothing installed
+    # When OPS=$(make -s token) is the first command
+    first = make(checkout, "-s", "token")
+
+    # Then stdout holds the token command's output alone; the installers' chatter went to stderr
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == "python -m local.tokens --role operator\n"
+    assert "Collecting boto3" in first.stderr and "added 3 packages" in first.stderr
+    assert (checkout / ".venv/.installed").exists() and (checkout / "node_modules/.installed").exists()
+
+
+@pytest.mark.parametrize("options", [("ROLE=admin",), ("ROLE=member", "ORG=acme"), ("ROLE=admin", "USER=alice")])
+def test_a_user_token_without_org_and_user_names_the_make_variables_and_installs_nothing(checkout, options):
+    refused = make(checkout, "-s", "token", *options, env={"USER": "shell-user"})
+
+    assert refused.returncode != 0
+    assert "ORG=" in refused.stderr and "USER=" in refused.stderr
+    assert "--org" not in refused.stderr
+    assert refused.stdout == ""
+    assert not (checkout / ".venv").exists()
+
+
+def test_the_shells_own_user_is_not_taken_for_an_org_user(checkout):
+    token = make(checkout, "-s", "token", "ROLE=admin", "ORG=acme", "USER=alice", env={"USER": "shell-user"})
+
+    assert token.stdout == "python -m local.tokens --role admin --org acme --user alice\n"
+
+
+def test_seed_takes_its_options_through_make(checkout):
+    seeded = make(checkout, "-s", "seed", "ORG=acme", "USERS=2", "TICKETS=5")
+
+    assert seeded.stdout.split() == ["python", "-m", "local.seed", "--org", "acme", "--users", "2", "--tickets", "5"]
+
+
+def test_reset_wipes_the_local_data(checkout):
+    data = checkout / ".local" / "dynamodb"
+    data.mkdir(parents=True)
+    (data / "shared-local-instance.db").write_bytes(b"tables")
+
+    reset = make(checkout, "-s", "reset")
+
+    assert reset.returncode == 0
+    assert not (checkout / ".local").exists()
+
+
+def test_demo_tokens_are_ready_to_paste_for_the_seeded_orgs_three_roles():
+    printed = subprocess.run(
+        [sys.executable, "-m", "local.tokens", "--demo"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+
+    exports = dict(re.findall(r"^export (\w+)=(\S+)  # .+$", printed, re.MULTILINE))
+    assert sorted(exports) == ["ADMIN", "MEMBER", "OPS"]
+    claims = {name: tokens.verify(f"Bearer {token}") for name, token in exports.items()}
+    admin, member = demo_users()
+    assert claims["OPS"]["cognito:groups"] == "operators"
+    assert (claims["ADMIN"]["custom:org_id"], claims["ADMIN"]["custom:user_id"]) == (DEMO_ORG, admin)
+    assert (claims["ADMIN"]["custom:role"], claims["MEMBER"]["custom:role"]) == ("admin", "member")
+    assert (claims["MEMBER"]["custom:org_id"], claims["MEMBER"]["custom:user_id"]) == (DEMO_ORG, member)
+
+
+INFRA_TESTS = "tests/infra/test_infra_table.py"
+
+
+def test_the_test_suite_prints_no_node_end_of_life_banner():
+    # Given an environment without jsii's silencer, as a shell running pytest has
+    environment = {name: value for name, value in os.environ.items() if not name.startswith("JSII_")}
+
+    # When the infrastructure tests are collected (they import aws_cdk, which starts jsii's Node runtime)
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "--capture=no", "-p", "no:cacheprovider", INFRA_TESTS],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    # Then no banner
+    assert "end-of-life" not in collected.stdout + collected.stderr
