@@ -1,0 +1,146 @@
+"""Where a cold start goes: ``python -X importtime`` and cProfile of each function's first request.
+
+``python -m bench.profile [--runs 5]`` starts its own DynamoDB Local, then for each function runs
+fresh interpreters (the same child as ``bench.coldstart``, with Lambda's environment) and prints
+Markdown: the import time per module of our own and per top-level package, and the functions the
+first request spends its time in. Each figure is the minimum over the runs: the machine is shared,
+and noise only ever adds time.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+
+from bench import coldstart, data, harness
+from bench.stats import markdown, ms
+from local import ROOT
+
+# The child: import the handler, then the first request under cProfile. It prints the import time,
+# the first request's time (unprofiled: a second process, below) and the profile's top functions.
+CHILD = """
+import time
+start = time.perf_counter()
+import cProfile, importlib, json, pstats, sys
+from local.apigw import LambdaContext
+function, event, profile = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3] == "1"
+module = importlib.import_module(f"{function}.handler")
+imported = time.perf_counter()
+profiler = cProfile.Profile()
+if profile:
+    profiler.enable()
+response = module.lambda_handler(event, LambdaContext(function))
+profiler.disable()
+done = time.perf_counter()
+assert response["statusCode"] == 200, response
+rows = []
+if profile:
+    stats = pstats.Stats(profiler)
+    for (file, line, name), (_, calls, own, cumulative, _) in stats.stats.items():
+        where = file.split("site-packages/")[-1].split("functions/")[-1].split("python3.11/")[-1]
+        rows.append([f"{where}:{line}({name})", calls, own, cumulative])
+print(json.dumps({"import": imported - start, "first": done - imported, "rows": rows}))
+"""
+TOP = 12
+
+
+def _child(function: str, event: dict, *, profile: bool, importtime: bool) -> tuple[dict, str]:
+    flags = ["-X", "importtime"] if importtime else []
+    command = [sys.executable, *flags, "-c", CHILD, function, json.dumps(event), "1" if profile else "0"]
+    result = subprocess.run(command, cwd=ROOT, env=os.environ, capture_output=True, text=True, timeout=120)
+    if result.returncode:
+        raise RuntimeError(result.stderr[-3000:])
+    return json.loads(result.stdout.splitlines()[-1]), result.stderr
+
+
+def _modules(stderr: str) -> dict[str, float]:
+    """Self time in ms of each module ``-X importtime`` reports."""
+    found = {}
+    for line in stderr.splitlines():
+        fields = line.removeprefix("import time:").split("|")
+        if line.startswith("import time:") and fields[0].strip().isdigit():
+            found[fields[2].strip()] = int(fields[0]) / 1000
+    return found
+
+
+def _minimum(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {name: min(run.get(name, 0.0) for run in runs) for name in set().union(*runs)}
+
+
+def profile(function: str, event: dict, runs: int) -> dict:
+    timed = [_child(function, event, profile=False, importtime=False)[0] for _ in range(runs)]
+    modules = _minimum([_modules(_child(function, event, profile=False, importtime=True)[1]) for _ in range(runs)])
+    packages: Counter = Counter()
+    for name, self_ms in modules.items():
+        packages[name.split(".")[0]] += self_ms
+    profiles = [_child(function, event, profile=True, importtime=False)[0]["rows"] for _ in range(runs)]
+    own = _minimum([{row[0]: row[2] * 1000 for row in rows} for rows in profiles])
+    cumulative = _minimum([{row[0]: row[3] * 1000 for row in rows} for rows in profiles])
+    return {
+        "import": min(t["import"] for t in timed) * 1000,
+        "first": min(t["first"] for t in timed) * 1000,
+        "packages": packages,
+        "ours": {name: t for name, t in modules.items() if name.split(".")[0] in ("controlplane", function)},
+        "own": own,
+        "cumulative": cumulative,
+    }
+
+
+def _ranked(results: dict[str, dict], key: str, label) -> str:
+    """The TOP largest entries of ``results[*][key]``, one column per function."""
+    names = set().union(*(r[key] for r in results.values()))
+    top = sorted(names, key=lambda n: -max(r[key].get(n, 0) for r in results.values()))[:TOP]
+    rows = [[label(name), *(ms(r[key].get(name, 0)) for r in results.values())] for name in top]
+    return markdown(["", *results], rows)
+
+
+def report(results: dict[str, dict], runs: int) -> str:
+    totals = [
+        ["import of the handler", *(ms(r["import"]) for r in results.values())],
+        ["first request", *(ms(r["first"]) for r in results.values())],
+        [
+            "all imports (`-X importtime`, which slows them)",
+            *(ms(sum(r["packages"].values())) for r in results.values()),
+        ],
+    ]
+    parts = [
+        f"Minimum of {runs} fresh processes per figure (the machine is shared; noise only adds). Times in ms.",
+        markdown(["", *results], totals),
+        f"Import self time per top-level package, the {TOP} largest:",
+        _ranked(results, "packages", lambda name: f"`{name}`"),
+        "Our own modules, self time:",
+        _ranked(results, "ours", lambda name: f"`{name}`"),
+    ]
+    for name, result in results.items():
+        # The wrappers (lambda_handler, resolve, the middlewares) hold nearly everything: leave them out.
+        whole = max(result["cumulative"].values())
+        inner = {f: t for f, t in result["cumulative"].items() if t < 0.8 * whole}
+        rows = sorted(inner.items(), key=lambda item: -item[1])[:TOP]
+        parts.append(
+            f"`{name}`'s first request under cProfile (whole: {ms(whole)}): the {TOP} largest cumulative times"
+        )
+        parts.append(
+            markdown(["Function", "cumulative", "own"], [[f"`{f}`", ms(t), ms(result["own"][f])] for f, t in rows])
+        )
+    return "\n\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
+    with harness.dynamodb_local():
+        client = harness.bare_client()
+        ids = {"org_id": "cold", "user_id": "alice", "ticket_id": data.seed(client, "cold", {"alice": 1})["alice"][0]}
+        results = {
+            function: profile(function, harness.event("GET", path.format(**ids)), args.runs)
+            for function, path in coldstart.FIRST_REQUEST.items()
+        }
+    print(report(results, args.runs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
