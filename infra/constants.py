@@ -21,7 +21,22 @@ LOG_LEVEL = "INFO"
 
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 ARCHITECTURE = lambda_.Architecture.ARM_64
-MEMORY_MB = 512  # CPU scales with memory: pydantic and Powertools import faster on a cold start
+# Lambda gives CPU in proportion to memory: one vCPU at 1,769 MB, so 512 MB is 29% of one. What the
+# functions do with CPU is the same on every call (parse the event, validate, serialize: about 1 ms
+# at a full vCPU, `make bench` section 6) plus a cold start's imports (about 0.4 s at a full vCPU);
+# the rest is waiting on DynamoDB. CPU-bound time costs the same GB-seconds at any size below one
+# vCPU (twice the memory, half the time), while waiting costs in proportion to memory. So: the
+# smallest size whose per-call CPU stays well under DynamoDB's own latency, more where a function
+# does more CPU work per call.
+MEMORY_MB = {
+    # Cascade deletes serialize and send 1,000-item pages in batches of 25 against a 29 s budget:
+    # twice the CPU moves twice the items before the rest goes to the queue, at the same GB-seconds.
+    ORGANIZATIONS: 1024,
+    # One DynamoDB request per call (and Cognito's, which wait, not compute): ~3.5 ms of CPU at 29%.
+    USERS: 512,
+    TICKETS: 512,
+}
+LAMBDA_FULL_VCPU_MB = 1769  # the memory size at which a function gets one whole vCPU
 TIMEOUT = Duration.seconds(28)  # just under API Gateway's 29 s integration timeout
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 
