@@ -10,12 +10,12 @@ import time
 import warnings
 from pathlib import Path
 
-from bench import assets, calls, coldstart, harness, machine, overhead, pages
+from bench import assets, calls, coldstart, harness, limited, machine, overhead, pages
 from bench.harness import Section
 from bench.stats import markdown, verdict
 from local import ROOT
 
-MEASURES = ("calls", "overhead", "pages", "coldstart", "assets")
+MEASURES = ("calls", "overhead", "limited", "pages", "coldstart", "assets")
 QUICK = {"iterations": 40, "sizes": [10, 100, 1000], "cold_runs": 3}
 REPORT = ROOT / "docs" / "BENCHMARKS.md"
 
@@ -55,6 +55,7 @@ def measure(args: argparse.Namespace) -> list[Section]:
         client = harness.bare_client()
         step("calls", lambda: calls.run(client))
         step("overhead", lambda: overhead.run(client, args.iterations))
+        step("limited", lambda: limited.run(client, args.iterations))
         step("coldstart", lambda: coldstart.run(client, args.cold_runs))
         step("pages", lambda: pages.run(client, args.sizes, args.iterations))
     return sorted(sections, key=lambda section: section.title)
