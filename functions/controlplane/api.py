@@ -20,7 +20,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from pydantic import BaseModel
 
-from controlplane import idempotency, routes
+from controlplane import routes
 from controlplane.auth import Caller, authorize, caller_from_claims
 from controlplane.errors import ApiError, PayloadTooLarge, PreconditionFailed
 from controlplane.ids import SLUG_PATTERN, ULID_PATTERN
@@ -201,6 +201,9 @@ def create_once(
     def respond() -> Response:
         resource = create()
         return created(app, resource, location(resource))
+
+    # Here, not at the top: Powertools' idempotency utility is only needed for a POST with a key.
+    from controlplane import idempotency
 
     return idempotency.once(idempotency_key, partition, identity, body, respond, app.lambda_context)
 
