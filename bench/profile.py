@@ -15,9 +15,11 @@ import json
 import os
 import subprocess
 import sys
+import timeit
 from collections import Counter
 
 from bench import coldstart, data, harness, overhead
+from bench.harness import Section
 from bench.stats import markdown, ms
 from local import ROOT
 from local.apigw import invoke
@@ -134,12 +136,16 @@ def report(results: dict[str, dict], runs: int) -> str:
 # Where own time is spent, by the file it is spent in. The DynamoDB call is botocore, urllib3 and the
 # standard library's http/socket/ssl: the bare call pays those too. The rest is the handler's overhead.
 _BUCKETS = (
-    ("the DynamoDB call (botocore, urllib3, http, socket)", ("botocore/", "urllib3/", "http/", "socket", "ssl")),
-    ("Powertools", ("aws_lambda_powertools/",)),
+    (
+        "the DynamoDB call (botocore, urllib3, http, socket)",
+        ("botocore/", "urllib3/", "http/", "email/", "queue.py", "socket", "ssl"),
+    ),
+    ("Powertools (with jmespath, X-Ray SDK)", ("aws_lambda_powertools/", "jmespath/", "aws_xray_sdk/")),
     ("pydantic", ("pydantic/", "pydantic_core", "<method 'validate_python'", "<method 'to_python'")),
     ("ours (functions/)", ("functions/",)),
     ("json", ("json/", "_json")),
     ("logging", ("logging/",)),
+    ("the bench's dispatch (local/)", ("local/apigw",)),
 )
 
 
@@ -189,6 +195,58 @@ def warm_report(rows: list[list], calls: int, runs: int) -> str:
     )
 
 
+def _best_us(call, number: int, repeat: int) -> str:
+    return f"{min(timeit.repeat(call, number=number, repeat=repeat)) / number * 1e6:.1f}"
+
+
+def responses(repeat: int) -> str:
+    """What Powertools' response validation costs against the alternatives, on a ticket and a page."""
+    from aws_lambda_powertools.event_handler.openapi.encoders import jsonable_encoder
+    from pydantic import TypeAdapter
+
+    from controlplane import tickets
+    from controlplane.models import Ticket, TicketCreate, TicketPage
+
+    ticket = Ticket.model_validate(tickets.ticket_item("acme", "alice", TicketCreate(subject="Printer", tags=["a"])))
+    page = TicketPage(items=[ticket] * 20, next_cursor="c")
+    rows = []
+    for name, body, number in (("a ticket", ticket, 2000), ("a page of 20", page, 200)):
+        # What the validation middleware does with a route's return type (a TypeAdapter of it).
+        adapter = TypeAdapter(type(body))
+        ways = (
+            lambda adapter=adapter, body=body: adapter.dump_python(adapter.validate_python(body), mode="json"),
+            lambda body=body: jsonable_encoder(body),
+            lambda body=body: body.model_dump(mode="json"),
+        )
+        rows.append([name, *(_best_us(way, number, repeat) for way in ways)])
+    headers = ["Body", "validated, serialized (today)", "no return type: jsonable_encoder", "model_dump alone"]
+    return (
+        "Response validation: `enable_validation` validates what a route returns against its return type and "
+        "serializes it with that type's pydantic serializer; without a return type Powertools serializes "
+        "with its generic `jsonable_encoder`, which walks the model's dump again in Python. µs per "
+        f"response, the minimum of {repeat} timeit repeats:\n\n" + markdown(headers, rows)
+    )
+
+
+def run(client, runs: int, calls: int) -> Section:
+    """7. The profiles, as a section of ``make bench``'s report."""
+    ids = {"org_id": "cold", "user_id": "alice", "ticket_id": data.seed(client, "cold", {"alice": 1})["alice"][0]}
+    results = {
+        function: profile(function, harness.event("GET", path.format(**ids)), runs)
+        for function, path in coldstart.FIRST_REQUEST.items()
+    }
+    body = (
+        "Where section 4's cold starts and section 2's overheads go (`python -m bench.profile` prints this "
+        "alone). Cold: fresh processes as in section 4.\n\n"
+        + report(results, runs)
+        + "\n\n"
+        + warm_report(warm(client, calls, runs), calls, runs)
+        + "\n\n"
+        + responses(runs)
+    )
+    return Section("7. Where the time goes", body)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -197,16 +255,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with harness.dynamodb_local():
         client = harness.bare_client()
-        ids = {"org_id": "cold", "user_id": "alice", "ticket_id": data.seed(client, "cold", {"alice": 1})["alice"][0]}
-        results = {
-            function: profile(function, harness.event("GET", path.format(**ids)), args.runs)
-            for function, path in coldstart.FIRST_REQUEST.items()
-            if not args.warm_only
-        }
-        rows = warm(client, args.calls, args.runs)
-    if results:
-        print(report(results, args.runs) + "\n")
-    print(warm_report(rows, args.calls, args.runs))
+        if args.warm_only:
+            print(warm_report(warm(client, args.calls, args.runs), args.calls, args.runs))
+        else:
+            print(run(client, args.runs, args.calls).body)
     return 0
 
 
