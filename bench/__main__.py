@@ -10,13 +10,13 @@ import time
 import warnings
 from pathlib import Path
 
-from bench import assets, calls, coldstart, harness, machine, overhead, pages
+from bench import assets, calls, coldstart, harness, limited, machine, overhead, pages, profile
 from bench.harness import Section
 from bench.stats import markdown, verdict
 from local import ROOT
 
-MEASURES = ("calls", "overhead", "pages", "coldstart", "assets")
-QUICK = {"iterations": 40, "sizes": [10, 100, 1000], "cold_runs": 3}
+MEASURES = ("calls", "overhead", "limited", "pages", "coldstart", "profile", "assets")
+QUICK = {"iterations": 40, "sizes": [10, 100, 1000], "cold_runs": 3, "profile_runs": 1}
 REPORT = ROOT / "docs" / "BENCHMARKS.md"
 
 
@@ -31,6 +31,7 @@ def options(argv: list[str] | None) -> argparse.Namespace:
         help="tickets of the users whose first page is timed (default: 10,1000,100000)",
     )
     parser.add_argument("--cold-runs", type=int, default=7, help="fresh processes per cold start side (default: 7)")
+    parser.add_argument("--profile-runs", type=int, default=5, help="processes and profiles per figure (default: 5)")
     parser.add_argument("--only", type=lambda text: text.split(","), default=list(MEASURES), help=",".join(MEASURES))
     parser.add_argument("--output", type=Path, help=f"the report (default: {REPORT.relative_to(ROOT)}, full runs only)")
     args = parser.parse_args(argv)
@@ -55,7 +56,9 @@ def measure(args: argparse.Namespace) -> list[Section]:
         client = harness.bare_client()
         step("calls", lambda: calls.run(client))
         step("overhead", lambda: overhead.run(client, args.iterations))
+        step("limited", lambda: limited.run(client, args.iterations))
         step("coldstart", lambda: coldstart.run(client, args.cold_runs))
+        step("profile", lambda: profile.run(client, args.profile_runs, args.iterations))
         step("pages", lambda: pages.run(client, args.sizes, args.iterations))
     return sorted(sections, key=lambda section: section.title)
 
@@ -69,7 +72,8 @@ def report(args: argparse.Namespace, sections: list[Section], minutes: float) ->
         goals += [f"  - {verdict(False)}: {goal}" for goal, ok in section.goals if not ok]
     settings = (
         f"`python -m bench --iterations {args.iterations} --sizes {','.join(map(str, args.sizes))} "
-        f"--cold-runs {args.cold_runs}`, {minutes:.1f} minutes. The functions run with the deployed settings "
+        f"--cold-runs {args.cold_runs} --profile-runs {args.profile_runs}`, {minutes:.1f} minutes. "
+        "The functions run with the deployed settings "
         "(`LOG_LEVEL=INFO`) and `LAMBDA_TASK_ROOT` set as in Lambda, except `POWERTOOLS_TRACE_DISABLED=true` "
         "(no X-Ray daemon), `POWERTOOLS_METRICS_DISABLED=true` (no EMF JSON printed into the timings) and "
         "`GSI1_SETTLE_SECONDS=0` (DynamoDB Local updates GSI1 synchronously; an org delete need not wait)."

@@ -8,6 +8,7 @@ from local.apigw import invoke
 
 ORG, USER, USERS, TICKETS = "reads", "alice", 25, 25
 GOAL = 1.25  # handler p50 / bare p50
+STRETCH = 1.15  # reported beside the goal, not counted as one
 
 
 READS = [
@@ -41,10 +42,11 @@ def run(client, iterations: int) -> Section:
         goals.append((f"{name}: handler p50 at most {GOAL} x the bare call's", met))
         operation = recorder.exchanges[0].operation
         timings = [ms(handler_p50), ms(handler_p95), ms(bare_p50), ms(bare_p95), ms(handler_p50 - bare_p50)]
-        ratios = [ratio(handler_p50 / bare_p50), ratio(handler_p95 / bare_p95), verdict(met)]
+        stretch = "met" if meets(handler_p50 / bare_p50, STRETCH) else "not yet"
+        ratios = [ratio(handler_p50 / bare_p50), ratio(handler_p95 / bare_p95), verdict(met), stretch]
         rows.append([name, operation, *timings, *ratios])
     headers = ["Route", "Operation", "Handler p50", "Handler p95", "Bare p50", "Bare p95"]
-    headers += ["Overhead p50", f"Ratio p50 (goal <= {GOAL})", "Ratio p95", "Goal"]
+    headers += ["Overhead p50", f"Ratio p50 (goal <= {GOAL})", "Ratio p95", "Goal", f"Stretch (<= {STRETCH})"]
     body = (
         f"`lambda_handler` end to end (event in, response out, through `local.apigw.invoke`) against the bare "
         f"boto3 call of the same request, replayed verbatim (the parameters the handler sent, recorded once) "

@@ -26,6 +26,9 @@ class StageConfig:
     # Declare the local-only variables (DynamoDB endpoint, cursor secret) so that `sam local invoke
     # --env-vars` can set them: SAM only overrides variables the template declares. Never deploy this.
     sam_local: bool = False
+    # SnapStart: publish a version per deploy, snapshotted after init, and route everything through
+    # the alias ``live``. None: on where the stage is protected (prod), off elsewhere.
+    snap_start: bool | None = None
 
     def __post_init__(self):
         if not _STAGE_PATTERN.match(self.stage):
@@ -41,11 +44,15 @@ class StageConfig:
     def protected(self) -> bool:
         return self.stage in PROTECTED_STAGES
 
+    @property
+    def snap_start_enabled(self) -> bool:
+        return self.protected if self.snap_start is None else self.snap_start
+
     @classmethod
     def from_context(cls, node: Node) -> "StageConfig":
         """Context keys: stage, throttle_rate_limit, throttle_burst_limit, cors_allow_origins (a list
         in cdk.json, comma-separated on the command line, where every value is a string),
-        events_archive_days, sam_local."""
+        events_archive_days, sam_local, snap_start (``true``/``false``; unset: on for prod)."""
         defaults = cls()
         origins = node.try_get_context("cors_allow_origins") or ()
         if isinstance(origins, str):
@@ -57,4 +64,14 @@ class StageConfig:
             cors_allow_origins=tuple(origin.strip() for origin in origins if origin.strip()),
             events_archive_days=int(node.try_get_context("events_archive_days") or defaults.events_archive_days),
             sam_local=str(node.try_get_context("sam_local")).lower() == "true",
+            snap_start=_flag(node.try_get_context("snap_start")),
         )
+
+
+def _flag(value) -> bool | None:
+    """A boolean context value: JSON true/false in cdk.json, the strings on the command line."""
+    if value is None or isinstance(value, bool):
+        return value
+    if str(value).lower() not in ("true", "false"):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return str(value).lower() == "true"

@@ -21,7 +21,29 @@ LOG_LEVEL = "INFO"
 
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 ARCHITECTURE = lambda_.Architecture.ARM_64
-MEMORY_MB = 512  # CPU scales with memory: pydantic and Powertools import faster on a cold start
+# Lambda gives CPU in proportion to memory: one vCPU at 1,769 MB, so 512 MB is 29% of one. What the
+# functions do with CPU is the same on every call (parse the event, validate, serialize: about 1 ms
+# at a full vCPU, `make bench` section 6) plus a cold start's imports (about 0.4 s at a full vCPU);
+# the rest is waiting on DynamoDB. CPU-bound time costs the same GB-seconds at any size below one
+# vCPU (twice the memory, half the time), while waiting costs in proportion to memory. So: the
+# smallest size whose per-call CPU stays well under DynamoDB's own latency, more where a function
+# does more CPU work per call.
+# Lifecycle events (controlplane.events): the events function reads the table's stream and publishes
+# to the bus "controlplane-<stage>". It serves no route, so it is not in routes.FUNCTIONS.
+EVENTS_FUNCTION = "events"
+
+MEMORY_MB = {
+    # Cascade deletes serialize and send 1,000-item pages in batches of 25 against a 29 s budget:
+    # twice the CPU moves twice the items before the rest goes to the queue, at the same GB-seconds.
+    ORGANIZATIONS: 1024,
+    # One DynamoDB request per call (and Cognito's, which wait, not compute): ~3.5 ms of CPU at 29%.
+    USERS: 512,
+    TICKETS: 512,
+    # Up to 100 stream records a batch, turned into events and sent 10 at a time: a few ms of CPU,
+    # the rest waiting on EventBridge.
+    EVENTS_FUNCTION: 512,
+}
+LAMBDA_FULL_VCPU_MB = 1769  # the memory size at which a function gets one whole vCPU
 TIMEOUT = Duration.seconds(28)  # just under API Gateway's 29 s integration timeout
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 
@@ -42,9 +64,6 @@ DELETIONS_VISIBILITY_TIMEOUT = Duration.seconds(6 * TIMEOUT.to_seconds())
 DELETIONS_MAX_RECEIVE_COUNT = 5  # then the message waits in the dead-letter queue for a person
 DEAD_LETTER_RETENTION = Duration.days(14)  # SQS's maximum
 
-# Lifecycle events (controlplane.events): the events function reads the table's stream and publishes
-# to the bus "controlplane-<stage>". It serves no route, so it is not in routes.FUNCTIONS.
-EVENTS_FUNCTION = "events"
 EVENT_BUS_PREFIX = "controlplane"
 DEFAULT_EVENTS_ARCHIVE_DAYS = 30  # how long the bus's archive keeps events for replay
 EVENTS_BATCH_SIZE = 100  # stream records per invocation; PutEvents takes them 10 entries at a time

@@ -50,11 +50,10 @@ class DeletionsQueue(Construct):
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
 
-    def attach(self, function: lambda_.Function) -> None:
+    def attach(self, function: lambda_.Function, target: lambda_.IFunction) -> None:
         """``function`` consumes the queue one org at a time, reporting a failed message rather than the
-        batch, and may send to it: a delete that runs short of time queues the rest of itself."""
-        function.add_event_source(
-            event_sources.SqsEventSource(self.queue, batch_size=1, report_batch_item_failures=True)
-        )
+        batch, and may send to it: a delete that runs short of time queues the rest of itself. The
+        event source invokes ``target``: the function, or with SnapStart its alias."""
+        target.add_event_source(event_sources.SqsEventSource(self.queue, batch_size=1, report_batch_item_failures=True))
         self.queue.grant_send_messages(function)
         function.add_environment("DELETIONS_QUEUE_URL", self.queue.queue_url)

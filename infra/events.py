@@ -35,6 +35,7 @@ class LifecycleEvents(Construct):
         layers: list[lambda_.ILayerVersion],
         environment: dict[str, str],
         removal_policy: RemovalPolicy,
+        snap_start: bool = False,
     ) -> None:
         super().__init__(scope, construct_id)
         self.bus = events.EventBus(self, "Bus", event_bus_name=f"{EVENT_BUS_PREFIX}-{stage}")
@@ -73,15 +74,17 @@ class LifecycleEvents(Construct):
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
 
-        self.function = ApiFunction(
+        events_function = ApiFunction(
             self,
             "Function",
             name=EVENTS_FUNCTION,
             layers=layers,
             environment={**environment, "EVENT_BUS_NAME": self.bus.event_bus_name},
             removal_policy=removal_policy,
-        ).function
-        self.function.add_event_source(
+            snap_start=snap_start,
+        )
+        self.function = events_function.function
+        events_function.target.add_event_source(
             event_sources.DynamoEventSource(
                 data.table,
                 starting_position=lambda_.StartingPosition.TRIM_HORIZON,

@@ -70,23 +70,25 @@ class ControlPlaneStack(Stack):
             environment["CORS_ALLOW_ORIGINS"] = ",".join(config.cors_allow_origins)
         if config.sam_local:
             environment |= {"AWS_ENDPOINT_URL_DYNAMODB": "", "CURSOR_SECRET": ""}
-        functions = {}
+        functions, targets = {}, {}
         for name in FUNCTIONS:
-            function = ApiFunction(
+            api_function = ApiFunction(
                 self,
                 name.capitalize(),
                 name=name,
                 layers=[powertools],
                 environment=environment,
                 removal_policy=removal_policy,
-            ).function
+                snap_start=config.snap_start_enabled,
+            )
+            function = api_function.function
             data.grant(function, *DYNAMODB_ACTIONS[name])
             cursor_secret.grant_read(function)  # every function paginates
             if COGNITO_ACTIONS[name]:  # keeps users' sign-ins in step with the table
                 identity.user_pool.grant(function, *COGNITO_ACTIONS[name])
                 function.add_environment("USER_POOL_ID", identity.user_pool.user_pool_id)
-            functions[name] = function
-        deletions.attach(functions[ORGANIZATIONS])
+            functions[name], targets[name] = function, api_function.target
+        deletions.attach(functions[ORGANIZATIONS], targets[ORGANIZATIONS])
 
         # No cursor secret (it reads one item, never a page) and no CORS (it answers no browser).
         LifecycleEvents(
@@ -102,10 +104,11 @@ class ControlPlaneStack(Stack):
                 if name not in ("CURSOR_SECRET_ARN", "CORS_ALLOW_ORIGINS")
             },
             removal_policy=removal_policy,
+            snap_start=config.snap_start_enabled,
         )
 
         api = Api(self, "Api", config=config, user_pool=identity.user_pool, removal_policy=removal_policy)
-        api.add_routes(functions)
+        api.add_routes(targets)
 
         CfnOutput(self, "ApiUrl", value=api.url, description="Base URL of the API: append paths like /orgs")
         CfnOutput(self, "TableName", value=data.table.table_name)

@@ -24,7 +24,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
-from controlplane import idempotency, routes
+from controlplane import routes
 from controlplane.auth import Caller, authorize, caller_from_claims
 from controlplane.errors import (
     ApiError,
@@ -386,6 +386,9 @@ def create_once(
 
     def respond() -> Response:
         return created(app, create())
+
+    # Here, not at the top: Powertools' idempotency utility is only needed for a POST with a key.
+    from controlplane import idempotency
 
     return idempotency.once(idempotency_key, partition, identity, body, respond, app.lambda_context)
 

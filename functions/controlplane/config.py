@@ -1,9 +1,12 @@
 """Configuration and AWS clients: read once per cold start, never at import time.
 
-Tests and the local server change the environment and then call ``reset()``.
+Tests and the local server change the environment and then call ``reset()``. With SnapStart, the
+clients are made before the snapshot (their service models then load from it) and made again after
+each restore (see the hooks at the end).
 """
 
 import os
+import random
 from dataclasses import dataclass
 from functools import cache
 
@@ -98,8 +101,50 @@ def _eventbridge():
     return boto3.client("events", config=CLIENT_CONFIG)
 
 
+@cache
+def sqs():
+    """The deletions queue's client (organizations only, and only when a delete outgrows its request)."""
+    return boto3.client("sqs", config=CLIENT_CONFIG)
+
+
 def reset() -> None:
     settings.cache_clear()
+    reset_clients()
+
+
+def reset_clients() -> None:
     dynamodb.cache_clear()
     directory.cache_clear()
     _eventbridge.cache_clear()
+    sqs.cache_clear()
+
+
+# SnapStart. Checked for state that a snapshot would freeze and share between the environments
+# restored from it:
+# - the clients above: their pooled connections are dead after a restore, and they hold the
+#   credentials of the moment they were made. Made again after a restore; botocore's loader keeps the
+#   service models it read before the snapshot, so that costs a few ms, not the model's JSON again.
+# - ``random``'s generator (the backoff jitter in table.py, and botocore's retry jitter): every
+#   restored environment would draw the same sequence, and retry in lockstep. Reseeded from the OS.
+# - not affected: ``ids.new_ulid`` reads the clock and os.urandom on every call (its monotonic floor
+#   only ever rises, and nothing makes an id before the snapshot); cursors are signed with the secret
+#   ``settings()`` reads on the first request, after the restore; uuid4 (request ids) uses os.urandom;
+#   timestamps read the clock per call.
+def _before_snapshot() -> None:
+    dynamodb()  # loads botocore's DynamoDB model, endpoint rules and retry config into the snapshot
+
+
+def _after_restore() -> None:
+    reset_clients()
+    random.seed()
+
+
+try:
+    # Part of Lambda's Python runtimes (3.12+), not of the function's asset; absent locally unless
+    # installed (requirements.txt pins it for the tests), where no snapshot is ever taken.
+    from snapshot_restore_py import register_after_restore, register_before_snapshot
+except ImportError:  # pragma: no cover - every test environment has it
+    pass
+else:
+    register_before_snapshot(_before_snapshot)
+    register_after_restore(_after_restore)

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from functools import cache
 from typing import TYPE_CHECKING
-
-import boto3
 
 from controlplane import cascade, config
 from controlplane.errors import NotFound
@@ -68,9 +65,6 @@ def _remaining(lambda_context) -> float:
 
 
 def _enqueue(org_id: str) -> None:
-    _sqs().send_message(QueueUrl=config.settings().deletions_queue_url, MessageBody=json.dumps({"org_id": org_id}))
-
-
-@cache
-def _sqs():
-    return boto3.client("sqs", config=config.CLIENT_CONFIG)
+    config.sqs().send_message(
+        QueueUrl=config.settings().deletions_queue_url, MessageBody=json.dumps({"org_id": org_id})
+    )

@@ -5,7 +5,7 @@ from importlib.metadata import version
 import pytest
 
 from controlplane.routes import FUNCTIONS, ORGANIZATIONS, TICKETS, USERS
-from infra.constants import COGNITO_ACTIONS, DYNAMODB_ACTIONS, POWERTOOLS_VERSION
+from infra.constants import COGNITO_ACTIONS, DYNAMODB_ACTIONS, LAMBDA_FULL_VCPU_MB, MEMORY_MB, POWERTOOLS_VERSION
 
 
 def _function(template: dict, logical_id: str) -> dict:
@@ -52,7 +52,8 @@ def test_function_runs_its_handler_on_python313_arm64_traced_within_api_gateways
     assert properties["Architectures"] == ["arm64"]
     assert properties["TracingConfig"] == {"Mode": "Active"}
     assert properties["Timeout"] < 29
-    assert 256 <= properties["MemorySize"] <= 512
+    assert properties["MemorySize"] == MEMORY_MB[name]
+    assert 256 <= properties["MemorySize"] < LAMBDA_FULL_VCPU_MB  # below one vCPU, CPU time costs alike
     assert "LogGroup" in properties["LoggingConfig"]
 
 

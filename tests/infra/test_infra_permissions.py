@@ -11,7 +11,7 @@ import json
 import boto3
 import pytest
 
-from controlplane import cascade, config, jobs
+from controlplane import cascade, config
 from controlplane.routes import ORGANIZATIONS, ROUTES
 from tests.api import call, create_org, create_ticket, create_user, deliver
 
@@ -102,10 +102,9 @@ def aws_requests(table, monkeypatch) -> list[str]:
     )["UserPool"]["Id"]
     monkeypatch.setenv("USER_POOL_ID", pool_id)
     monkeypatch.setenv("DELETIONS_QUEUE_URL", session.client("sqs").create_queue(QueueName="deletions")["QueueUrl"])
-    config.reset()
-    jobs._sqs.cache_clear()  # its client too must come from the recording session
+    config.reset()  # every client, the queue's too, must come from the recording session
     yield recorded
-    jobs._sqs.cache_clear()
+    config.reset()
 
 
 @pytest.fixture
