@@ -6,9 +6,15 @@ Tests and the local server change the environment and then call ``reset()``.
 import os
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 import boto3
 from botocore.config import Config
+
+if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
+    from types_boto3_dynamodb import DynamoDBClient
+
+    from controlplane.directory import Directory
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,7 @@ def settings() -> Settings:
 
 
 @cache
-def directory():
+def directory() -> "Directory | None":
     """The Cognito user pool that holds the users' sign-ins, or None where there is none
     (the local run, whose tokens come from a development key instead)."""
     pool = os.environ.get("USER_POOL_ID")
@@ -74,7 +80,7 @@ def directory():
 
 
 @cache
-def dynamodb():
+def dynamodb() -> "DynamoDBClient":
     """The DynamoDB client. boto3 honours AWS_ENDPOINT_URL_DYNAMODB (DynamoDB Local) by itself."""
     return boto3.client("dynamodb", config=CLIENT_CONFIG)
 
