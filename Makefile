@@ -38,6 +38,7 @@ node_modules/.installed: package.json package-lock.json
 test: install ## every test layer: ruff, unit, handlers on moto and DynamoDB Local, infrastructure
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python -m mypy  # what it checks, and how strictly: pyproject.toml
 	$(BIN)/python -m pytest  # not bin/pytest, whose first line names the venv by its path when it was made
 
 lint: install ## fix what ruff can fix, and format

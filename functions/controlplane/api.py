@@ -8,9 +8,9 @@ import json
 import os
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, CORSConfig, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
@@ -20,6 +20,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestValidationError,
 )
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
@@ -41,6 +42,12 @@ from controlplane.errors import (
 from controlplane.ids import SLUG_PATTERN, ULID_PATTERN
 from controlplane.models import ErrorResponse, Page, Resource
 from controlplane.observability import logger, metrics, tracer
+
+# What the handlers answer: bodies are models, error dicts or nothing, so Any.
+Reply = Response[Any]
+RouteFunction = TypeVar("RouteFunction", bound=Callable[..., Any])
+# A Lambda handler of ours: an event (an API Gateway request or queue records) in, a response out.
+LambdaHandler = Callable[[dict[str, Any], LambdaContext], Mapping[str, Any]]
 
 OrgIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="Organization slug")]
 UserIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="User slug")]
@@ -82,7 +89,7 @@ _HEADERS: dict[str, dict[str, Any]] = {
 }
 
 
-def _error_example(code: str, message: str, details: Any = None) -> dict:
+def _error_example(code: str, message: str, details: Any = None) -> dict[str, Any]:
     body = {"code": code, "message": message, "request_id": "c6af9ac6-7b61-11e6-9a41-93e8deadbeef"}
     return {"error": body | ({"details": details} if details is not None else {})}
 
@@ -196,7 +203,7 @@ def _error_body(code: str, message: str, request_id: str, details: Any = None) -
     return {"error": body}
 
 
-def admit(route: routes.Route | None, claims: dict | None, path_ids: dict[str, str]) -> Caller:
+def admit(route: routes.Route | None, claims: dict[str, Any] | None, path_ids: dict[str, str]) -> Caller:
     """Who is calling (401), are the path's ids well-formed (422), may the caller call ``route``
     here (403; no record means operators only). Reads nothing but the path and the claims. Ids are
     checked whole because the resolver's route regex ends in ``$``, which lets ``acme\n`` through."""
@@ -215,33 +222,36 @@ def admit(route: routes.Route | None, claims: dict | None, path_ids: dict[str, s
 def create_app() -> APIGatewayRestResolver:
     app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=_parse_body, cors=_cors())
 
-    def error(status: int, code: str, message: str, details: Any = None, headers: dict | None = None) -> Response:
+    def error(
+        status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
+    ) -> Reply:
         body = _error_body(code, message, _request_id(app.current_event.raw_event), details)
         return Response(status, content_types.APPLICATION_JSON, body, headers)
 
-    @app.exception_handler(ApiError)
-    def api_error(exc: ApiError) -> Response:
+    # Powertools leaves its exception_handler decorator unannotated.
+    @app.exception_handler(ApiError)  # type: ignore[untyped-decorator]
+    def api_error(exc: ApiError) -> Reply:
         return error(exc.status, exc.code, exc.message, exc.details, exc.headers)
 
-    @app.exception_handler(RequestValidationError)
-    def invalid_request(exc: RequestValidationError) -> Response:
+    @app.exception_handler(RequestValidationError)  # type: ignore[untyped-decorator]
+    def invalid_request(exc: RequestValidationError) -> Reply:
         problems = exc.errors()
         if any(problem["type"] == "json_invalid" for problem in problems):
             return error(400, "invalid_json", "The request body is not valid JSON")
         details = [{"loc": list(p["loc"]), "message": p["msg"], "type": p["type"]} for p in problems]
         return error(422, "validation_error", "The request is not valid", details)
 
-    @app.exception_handler(RequestUnsupportedContentType)
-    def unsupported_content_type(exc: RequestUnsupportedContentType) -> Response:
+    @app.exception_handler(RequestUnsupportedContentType)  # type: ignore[untyped-decorator]
+    def unsupported_content_type(exc: RequestUnsupportedContentType) -> Reply:
         return error(415, "unsupported_media_type", "Send the body as application/json")
 
     @app.not_found
-    def no_route(exc: NotFoundError) -> Response:
+    def no_route(exc: NotFoundError) -> Reply:
         unrouted = _unrouted(app.current_event.http_method, app.current_event.path)
         return error(unrouted.status, unrouted.code, unrouted.message, headers=unrouted.headers)
 
-    @app.exception_handler(Exception)
-    def unexpected(exc: Exception) -> Response:
+    @app.exception_handler(Exception)  # type: ignore[untyped-decorator]
+    def unexpected(exc: Exception) -> Reply:
         if is_outage(exc):
             logger.warning("A service we depend on is unavailable", exc_info=exc)
             outage = ServiceUnavailable("A service this API depends on is unavailable; retry later")
@@ -249,7 +259,7 @@ def create_app() -> APIGatewayRestResolver:
         logger.exception("Unhandled error")
         return error(500, "internal_error", "Something went wrong on our side")
 
-    def guard(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:
+    def guard(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Reply:
         """Every route the resolver matched is admitted here before it runs; one the table does not
         describe, for operators only. The entry point has already admitted the table's routes, before
         Powertools read the body."""
@@ -259,14 +269,14 @@ def create_app() -> APIGatewayRestResolver:
             routes.find(event.http_method, event.resource), event.request_context.authorizer.claims, parameters
         )
         logger.append_keys(**parameters, caller=caller.subject)
-        app.append_context(caller=caller)
+        app.append_context(caller=caller)  # type: ignore[no-untyped-call]  # unannotated in Powertools
         return next_middleware(app)
 
     app.use(middlewares=[guard])
     return app
 
 
-def operation(app: APIGatewayRestResolver, operation_id: str) -> Callable[[Callable], Callable]:
+def operation(app: APIGatewayRestResolver, operation_id: str) -> Callable[[RouteFunction], RouteFunction]:
     """Register a route function as the table's record ``operation_id`` describes it."""
     route = routes.operation(operation_id)
     return app.route(
@@ -276,13 +286,12 @@ def operation(app: APIGatewayRestResolver, operation_id: str) -> Callable[[Calla
         tags=[route.function],
         operation_id=operation_id,
         status_code=route.status,
-        responses=responses(route),
+        # Plain dicts: Powertools' OpenAPIResponseHeader has no ``required``, an OpenAPI header field we set.
+        responses=cast(dict[int, OpenAPIResponse], responses(route)),
     )
 
 
-def entry_point(
-    app: APIGatewayRestResolver, on_records: Callable[[dict, LambdaContext], dict] | None = None
-) -> Callable[[dict, LambdaContext], dict]:
+def entry_point(app: APIGatewayRestResolver, on_records: LambdaHandler | None = None) -> LambdaHandler:
     """The Lambda handler of a function: logger, tracer and metrics around the resolver. Before
     Powertools sees the request, a route of the table admits its caller and the body's media type is
     checked, so who may call is answered before what they sent (Powertools validates the body before
@@ -293,7 +302,7 @@ def entry_point(
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
     @tracer.capture_lambda_handler
     @metrics.log_metrics
-    def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    def lambda_handler(event: dict[str, Any], context: LambdaContext) -> Mapping[str, Any]:
         if on_records is not None and "Records" in event:
             return on_records(event, context)
         try:
@@ -325,7 +334,7 @@ def _unrouted(method: str, path: str) -> ApiError:
     return NotFound(f"No route for {method} {path}")
 
 
-def _accept_json_only(event: dict) -> dict:
+def _accept_json_only(event: dict[str, Any]) -> dict[str, Any]:
     """415 for a body of another media type, before Powertools tries it as a form (its multipart
     parser raises a bare ValueError, a 500, when the boundary is missing). A JSON media type, in any
     case and with parameters, is handed on as the plain ``application/json`` Powertools looks for."""
@@ -347,7 +356,7 @@ def _accept_json_only(event: dict) -> dict:
     return {**event, "headers": headers, "multiValueHeaders": multi}
 
 
-def _refusal(event: dict, refused: ApiError, cors: CORSConfig | None) -> dict:
+def _refusal(event: dict[str, Any], refused: ApiError, cors: CORSConfig | None) -> dict[str, Any]:
     """The error contract as a proxy response, for what the entry point refuses itself."""
     headers = {"Content-Type": content_types.APPLICATION_JSON, **refused.headers}
     if cors is not None:
@@ -362,7 +371,7 @@ def _refusal(event: dict, refused: ApiError, cors: CORSConfig | None) -> dict:
     }
 
 
-def created(app: APIGatewayRestResolver, body: Resource) -> Response:
+def created(app: APIGatewayRestResolver, body: Resource) -> Reply:
     """201 with its ``ETag`` and a ``Location``, the route record's, filled from the new resource and
     with the stage prefix the client called through."""
     event = app.current_event
@@ -377,14 +386,14 @@ def created(app: APIGatewayRestResolver, body: Resource) -> Response:
 
 def create_once(
     app: APIGatewayRestResolver, idempotency_key: str | None, body: BaseModel, create: Callable[[], Resource]
-) -> Response:
+) -> Reply:
     """201 for a new resource, once per Idempotency-Key: a retry replays the first response."""
     caller = current_caller(app)
     event = app.current_event
     partition = (event.path_parameters or {}).get("org_id", "operators")
     identity = {"caller": caller.subject, "route": f"{event.http_method} {event.path}"}
 
-    def respond() -> Response:
+    def respond() -> Reply:
         return created(app, create())
 
     # Here, not at the top: Powertools' idempotency utility is only needed for a POST with a key.
@@ -393,7 +402,7 @@ def create_once(
     return idempotency.once(idempotency_key, partition, identity, body, respond, app.lambda_context)
 
 
-def with_etag(body: BaseModel) -> Response:
+def with_etag(body: BaseModel) -> Reply:
     """200 with ``ETag: "<version>"`` when the body is one versioned resource."""
     return Response(200, content_types.APPLICATION_JSON, body, _etag(body) if isinstance(body, Resource) else {})
 
@@ -413,10 +422,10 @@ def expected_version(if_match: str | None) -> int | None:
 
 
 def current_caller(app: APIGatewayRestResolver) -> Caller:
-    return app.context["caller"]
+    return cast(Caller, app.context["caller"])  # Powertools' context is untyped; the guard put it there
 
 
-def no_content() -> Response:
+def no_content() -> Reply:
     return Response(204, None, None)
 
 
@@ -430,5 +439,5 @@ def _parse_body(raw: str) -> Any:
         raise TooDeep("The request body is nested too deeply") from None
 
 
-def _request_id(event: dict) -> str:
+def _request_id(event: dict[str, Any]) -> str:
     return (event.get("requestContext") or {}).get("requestId") or "unknown"

@@ -9,6 +9,7 @@ ownership by a condition on the write itself (see ``tickets``).
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 from controlplane.errors import Forbidden, Unauthorized
 
@@ -43,7 +44,7 @@ class Caller:
         return self.user_id if self.is_member else None
 
 
-def caller_from_claims(claims: dict | None) -> Caller:
+def caller_from_claims(claims: dict[str, Any] | None) -> Caller:
     if not claims or not claims.get("sub"):
         raise Unauthorized("Sign in and send your ID token in the Authorization header")
     return Caller(
@@ -55,7 +56,7 @@ def caller_from_claims(claims: dict | None) -> Caller:
     )
 
 
-def _groups(value) -> set[str]:
+def _groups(value: str | list[str] | None) -> set[str]:
     """API Gateway passes the groups claim as a string (``a,b`` or ``[a b]``), sometimes a list."""
     if isinstance(value, list):
         return set(value)

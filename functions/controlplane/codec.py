@@ -8,12 +8,15 @@ one comprehension and every other type goes through ``_value``. ``tests/test_cod
 against TypeDeserializer on every shape DynamoDB can return.
 """
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from boto3.dynamodb.types import DYNAMODB_CONTEXT, Binary
 
 _decimal = DYNAMODB_CONTEXT.create_decimal
 
 
-def item(attributes: dict) -> dict:
+def item(attributes: Mapping[str, Any]) -> dict[str, Any]:
     """One item (or key) as DynamoDB returns it, as plain Python values."""
     return {
         name: value["S"] if "S" in value else _decimal(value["N"]) if "N" in value else _value(value)
@@ -21,7 +24,7 @@ def item(attributes: dict) -> dict:
     }
 
 
-def _value(attribute: dict):
+def _value(attribute: Mapping[str, Any]) -> Any:
     if len(attribute) == 1:
         [(tag, raw)] = attribute.items()
         if tag == "S":
@@ -38,7 +41,7 @@ def _value(attribute: dict):
     raise TypeError(f"Not a DynamoDB attribute value: {attribute!r}")
 
 
-_OTHERS = {
+_OTHERS: dict[str, Callable[[Any], Any]] = {
     "BOOL": lambda raw: raw,
     "NULL": lambda raw: None,
     "B": Binary,

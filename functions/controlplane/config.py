@@ -9,9 +9,17 @@ import os
 import random
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING, Any, Protocol
 
 import boto3
 from botocore.config import Config
+
+if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
+    from types_boto3_dynamodb import DynamoDBClient
+    from types_boto3_events import EventBridgeClient
+    from types_boto3_sqs import SQSClient
+
+    from controlplane.directory import Directory
 
 
 @dataclass(frozen=True)
@@ -65,7 +73,7 @@ def settings() -> Settings:
 
 
 @cache
-def directory():
+def directory() -> "Directory | None":
     """The Cognito user pool that holds the users' sign-ins, or None where there is none
     (the local run, whose tokens come from a development key instead)."""
     pool = os.environ.get("USER_POOL_ID")
@@ -77,32 +85,38 @@ def directory():
 
 
 @cache
-def dynamodb():
+def dynamodb() -> "DynamoDBClient":
     """The DynamoDB client. boto3 honours AWS_ENDPOINT_URL_DYNAMODB (DynamoDB Local) by itself."""
     return boto3.client("dynamodb", config=CLIENT_CONFIG)
 
 
-_bus = None  # what eventbridge() returns instead of a client: the local run's sink, a test's recorder
+class Bus(Protocol):
+    """What the events function publishes with: EventBridge's client, or the local run's sink."""
+
+    def put_events(self, *, Entries: Any) -> Any: ...
 
 
-def use_bus(bus) -> None:
+_bus: Bus | None = None  # instead of EventBridge: the local run's sink, a test's recorder
+
+
+def use_bus(bus: Bus | None) -> None:
     """Publish to ``bus`` (anything with ``put_events``) instead of EventBridge; None undoes it."""
     global _bus
     _bus = bus
 
 
-def eventbridge():
+def eventbridge() -> Bus:
     """The EventBridge client the events function publishes with."""
     return _bus or _eventbridge()
 
 
 @cache
-def _eventbridge():
+def _eventbridge() -> "EventBridgeClient":
     return boto3.client("events", config=CLIENT_CONFIG)
 
 
 @cache
-def sqs():
+def sqs() -> "SQSClient":
     """The deletions queue's client (organizations only, and only when a delete outgrows its request)."""
     return boto3.client("sqs", config=CLIENT_CONFIG)
 
@@ -142,7 +156,7 @@ def _after_restore() -> None:
 try:
     # Part of Lambda's Python runtimes (3.12+), not of the function's asset; absent locally unless
     # installed (requirements.txt pins it for the tests), where no snapshot is ever taken.
-    from snapshot_restore_py import register_after_restore, register_before_snapshot
+    from snapshot_restore_py import register_after_restore, register_before_snapshot  # type: ignore[import-untyped]
 except ImportError:  # pragma: no cover - every test environment has it
     pass
 else:

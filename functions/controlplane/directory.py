@@ -5,12 +5,17 @@ attributes, so this is what authorization trusts. The username is ``<org_id>.<us
 have no dots, so it is unique across orgs and never ambiguous.
 """
 
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
 from controlplane.errors import AlreadyExists, ServiceUnavailable
 from controlplane.observability import tracer
+
+if TYPE_CHECKING:
+    from types_boto3_cognito_idp import CognitoIdentityProviderClient
 
 _THROTTLING = {"TooManyRequestsException", "LimitExceededException"}
 
@@ -24,7 +29,7 @@ def username(org_id: str, user_id: str) -> str:
 
 
 @contextmanager
-def _translate(exists: AlreadyExists | None = None):
+def _translate(exists: AlreadyExists | None = None) -> Iterator[None]:
     try:
         yield
     except ClientError as error:
@@ -37,7 +42,7 @@ def _translate(exists: AlreadyExists | None = None):
 
 
 class Directory:
-    def __init__(self, client, user_pool_id: str):
+    def __init__(self, client: "CognitoIdentityProviderClient", user_pool_id: str):
         self.client = client
         self.pool = user_pool_id
 

@@ -112,7 +112,8 @@ _BY_ENTITY = {kind.entity: kind for kind in KINDS}
 
 def _detail_models(kind: Kind) -> dict[str, type[BaseModel]]:
     name = kind.model.__name__
-    with_resource = create_model(f"{name}Detail", __base__=Detail, resource=(kind.model, ...))
+    # Models built from the kinds at import: their field types are values here, not static types.
+    with_resource: type[BaseModel] = create_model(f"{name}Detail", __base__=Detail, resource=(kind.model, ...))
     fields = Literal[kind.public_fields()]  # type: ignore[valid-type]
     changes = Field(description="{field: {old, new}} for every field the write changed")
     updated = create_model(
@@ -120,20 +121,22 @@ def _detail_models(kind: Kind) -> dict[str, type[BaseModel]]:
         __base__=with_resource,
         changes=(dict[fields, Change[Any]], changes),  # type: ignore[valid-type]
     )
+    watched_field: dict[str, Any] = {kind.watched: (Change[kind.watched_type], ...)}  # type: ignore[name-defined]
     watched = create_model(
-        f"{name}{kind.watched.title()}Change",
-        __config__=ConfigDict(extra="forbid"),
-        **{kind.watched: (Change[kind.watched_type], ...)},
+        f"{name}{kind.watched.title()}Change", __config__=ConfigDict(extra="forbid"), **watched_field
     )
     changed = create_model(f"{name}{kind.watched.title()}ChangedDetail", __base__=with_resource, changes=(watched, ...))
+    deleted: type[BaseModel] = with_resource
     if kind.cascaded:
         cause = Field(description=f'"{ORG_DELETED_CAUSE}" when the org\'s cascade delete removed it, else null')
-        deleted = create_model(
-            f"{name}DeletedDetail", __base__=with_resource, cause=(Literal[ORG_DELETED_CAUSE] | None, cause)
-        )
-    else:
-        deleted = with_resource
-    found = {kind.created: with_resource, kind.updated: updated, kind.changed: changed, kind.deleted: deleted}
+        cause_field: dict[str, Any] = {"cause": (Literal[ORG_DELETED_CAUSE] | None, cause)}
+        deleted = create_model(f"{name}DeletedDetail", __base__=with_resource, **cause_field)
+    found: dict[str, type[BaseModel]] = {
+        kind.created: with_resource,
+        kind.updated: updated,
+        kind.changed: changed,
+        kind.deleted: deleted,
+    }
     if kind.entity == items.ORG:
         found[DELETION_STARTED] = with_resource
     return found
@@ -152,7 +155,7 @@ class Event:
     time: datetime
     item: tuple[str, str]  # the changed item's primary key: events of one item keep stream order
 
-    def entry(self, bus_name: str) -> dict:
+    def entry(self, bus_name: str) -> dict[str, Any]:
         """The PutEvents entry."""
         return {
             "Source": SOURCE,
@@ -167,13 +170,13 @@ class Event:
 OrgBeingDeleted = Callable[[str], bool]
 
 
-def events_for(record: dict, org_being_deleted: OrgBeingDeleted) -> list["Event"]:
+def events_for(record: dict[str, Any], org_being_deleted: OrgBeingDeleted) -> list["Event"]:
     """The events one stream record (a Lambda DynamoDB stream record) sends, in order; none for
     items that are not resources (idempotency records, sweep markers) and for bookkeeping writes."""
     change = record["dynamodb"]
     old = image(change.get("OldImage") or {})
     new = image(change.get("NewImage") or {})
-    kind = _BY_ENTITY.get((new or old).get("entity"))
+    kind = _BY_ENTITY.get(str((new or old).get("entity")))
     if kind is None:
         return []
     stamp = datetime.fromtimestamp(float(change["ApproximateCreationDateTime"]), UTC)
@@ -184,7 +187,7 @@ def events_for(record: dict, org_being_deleted: OrgBeingDeleted) -> list["Event"
         "occurred_at": stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
     }
 
-    def event(detail_type: str, resource: dict, actor: str | None, **extra) -> Event:
+    def event(detail_type: str, resource: dict[str, Any], actor: str | None, **extra: Any) -> Event:
         detail = DETAILS[detail_type](**base, actor=actor, resource=kind.model.from_item(resource), **extra)
         return Event(detail_type, detail, stamp, (keys[PARTITION_KEY], keys[SORT_KEY]))
 
@@ -211,6 +214,6 @@ def events_for(record: dict, org_being_deleted: OrgBeingDeleted) -> list["Event"
     return found
 
 
-def schemas() -> dict[str, dict]:
+def schemas() -> dict[str, dict[str, Any]]:
     """The JSON Schema of each detail-type's Detail, as docs/EVENTS.md shows them."""
     return {detail_type: model.model_json_schema() for detail_type, model in DETAILS.items()}

@@ -10,6 +10,7 @@ same key with another body is refused.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.utilities.idempotency import (
@@ -21,6 +22,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyAlreadyInProgressError,
     IdempotencyValidationError,
 )
+from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from controlplane import config, keys
@@ -38,8 +40,13 @@ _CONFIG = IdempotencyConfig(
 
 
 def once(
-    key: str | None, partition: str, identity: dict, body: BaseModel, make: Callable[[], Response], lambda_context
-) -> Response:
+    key: str | None,
+    partition: str,
+    identity: dict[str, str],
+    body: BaseModel,
+    make: Callable[[], Response[Any]],
+    lambda_context: LambdaContext,
+) -> Response[Any]:
     """Run ``make`` once per (``identity``, ``key``); replay its response for later calls.
 
     The Lambda context bounds the in-progress record by the invocation's remaining time, so a
@@ -57,8 +64,11 @@ def once(
         boto3_client=config.dynamodb(),
     )
 
-    @idempotent_function(data_keyword_argument="request", persistence_store=store, config=_CONFIG)
-    def respond(request: dict) -> dict:
+    # Powertools leaves idempotent_function's result unannotated.
+    @idempotent_function(  # type: ignore[untyped-decorator]
+        data_keyword_argument="request", persistence_store=store, config=_CONFIG
+    )
+    def respond(request: dict[str, Any]) -> dict[str, Any]:
         response = make()
         payload = response.body.model_dump(mode="json") if isinstance(response.body, BaseModel) else response.body
         return {"status": response.status_code, "headers": response.headers, "body": payload}

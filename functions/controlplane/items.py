@@ -2,10 +2,11 @@
 and the If-Match condition."""
 
 from datetime import UTC, datetime
+from typing import Any
 
 from controlplane import config, cursor
 from controlplane.errors import NotFound, PreconditionFailed
-from controlplane.table import Expect, Table
+from controlplane.table import Expect, Item, Table
 
 ORG, USER, TICKET, SWEEP = "org", "user", "ticket", "sweep"  # the ``entity`` attribute of each item
 DELETING = "deleting_since"  # set on an org whose cascade delete has begun
@@ -22,7 +23,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def new_item(item_keys: dict, entity: str, attributes: dict, actor: str | None = None) -> dict:
+def new_item(item_keys: dict[str, str], entity: str, attributes: dict[str, Any], actor: str | None = None) -> Item:
     stamp = now()
     item = {**item_keys, "entity": entity, **attributes, "created_at": stamp, "updated_at": stamp, "version": 1}
     if actor:
@@ -30,7 +31,7 @@ def new_item(item_keys: dict, entity: str, attributes: dict, actor: str | None =
     return item
 
 
-def written_by(changes: dict, actor: str) -> dict:
+def written_by(changes: dict[str, Any], actor: str) -> dict[str, Any]:
     """A client's changes plus who made them, as one UpdateItem writes them."""
     return {**changes, UPDATED_BY: actor}
 
@@ -40,7 +41,7 @@ def resume_after(scope: str, cursor_token: str | None) -> str | None:
     return cursor.decode(scope, cursor_token, config.settings().cursor_secret)
 
 
-def next_cursor(scope: str, page: list[dict], id_attribute: str, more: bool) -> str | None:
+def next_cursor(scope: str, page: list[Item], id_attribute: str, more: bool) -> str | None:
     """A cursor after the page's last item, if DynamoDB said there is more."""
     if not more:
         return None
@@ -49,7 +50,7 @@ def next_cursor(scope: str, page: list[dict], id_attribute: str, more: bool) -> 
 
 def parent_first(
     partition: str, parent: str, missing: NotFound, limit: int, on_index: bool = False, newest_first: bool = False
-) -> tuple[dict, list[dict], bool]:
+) -> tuple[Item, list[Item], bool]:
     """A parent item and the first ``limit`` items after it in its collection, in one request:
     the parent sorts first (an org before its users, a user before its tickets newest-first).
     The parent's absence is ``missing``; the flag says whether more items follow."""
@@ -75,13 +76,14 @@ def version_is(version: int | None) -> tuple[Expect, ...]:
     """The If-Match condition: the stored version must be the one the client last saw."""
     if version is None:
         return ()
-    return (
-        Expect("version", version, PreconditionFailed(f"The resource changed; its version is no longer {version}")),
-    )
+    return (Expect("version", version, _version_changed(version)),)
 
 
-def check_version(item: dict, version: int | None) -> None:
+def check_version(item: Item, version: int | None) -> None:
     """The same check, for the cascade deletes, before their first write."""
-    for expect in version_is(version):
-        if item["version"] != expect.value:
-            raise expect.error
+    if version is not None and item["version"] != version:
+        raise _version_changed(version)
+
+
+def _version_changed(version: int) -> PreconditionFailed:
+    return PreconditionFailed(f"The resource changed; its version is no longer {version}")

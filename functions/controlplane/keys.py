@@ -9,6 +9,8 @@
 Callers pass validated ids only (see ``ids``); a ``#`` in an id would let one key impersonate another.
 """
 
+from typing import Any
+
 from controlplane.schema import GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY
 
 ORGS_LISTING = "ORGS"
@@ -72,7 +74,7 @@ def sweep_key(org_id: str, user_id: str) -> dict[str, str]:
     return {PARTITION_KEY: org_partition(org_id), SORT_KEY: f"{SWEEP_PREFIX}{user_id}"}
 
 
-def base_key(item: dict) -> dict[str, str]:
+def base_key(item: dict[str, Any]) -> dict[str, str]:
     """The primary key of a stored item (what DeleteItem and BatchWriteItem need)."""
     return {PARTITION_KEY: item[PARTITION_KEY], SORT_KEY: item[SORT_KEY]}
 

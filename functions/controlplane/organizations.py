@@ -1,13 +1,15 @@
 """Organizations: build items from validated input, call the data layer, map back to models."""
 
+from collections.abc import Callable
+
 from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane import items, keys, plans
 from controlplane.auth import Caller, authorize_fields
-from controlplane.errors import AlreadyExists, QuotaExceeded
+from controlplane.errors import AlreadyExists, ApiError, QuotaExceeded
 from controlplane.models import Limits, Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers, PlanList, PlanOffer, User
 from controlplane.observability import metrics
-from controlplane.table import Expect
+from controlplane.table import Expect, Item
 
 
 def list_plans() -> PlanList:
@@ -48,7 +50,7 @@ def get_org_with_users(org_id: str, limit: int) -> OrgWithUsers:
     )
 
 
-def first_users(org_id: str, limit: int) -> tuple[dict, list[dict], bool]:
+def first_users(org_id: str, limit: int) -> tuple[Item, list[Item], bool]:
     """The org and its first users, in one request: METADATA# sorts before USER# in the partition.
     Sweep markers of an org being deleted (SWEEP#) sort between them and are left out."""
     org, rest, more = items.parent_first(keys.org_partition(org_id), items.ORG, items.org_missing(org_id), limit)
@@ -71,5 +73,5 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
     return Org.from_item(item)
 
 
-def _downgrade_refused(plan: str, limit: int):
+def _downgrade_refused(plan: str, limit: int) -> Callable[[Item], ApiError]:
     return lambda org: QuotaExceeded("users", limit, int(org[plans.USER_COUNT]), plan)

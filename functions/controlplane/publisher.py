@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -28,6 +29,8 @@ from controlplane import config, items, keys
 from controlplane.events import Event, events_for
 from controlplane.observability import logger
 from controlplane.table import Table
+
+Record = dict[str, Any]  # a Lambda DynamoDB stream record
 
 MAX_ENTRIES = 10  # PutEvents takes at most 10 entries
 PUT_ATTEMPTS = 4
@@ -63,7 +66,7 @@ def org_being_deleted(org_id: str) -> bool:
     return org is None or items.DELETING in org
 
 
-def publish(records: list[dict]) -> Outcome:
+def publish(records: list[Record]) -> Outcome:
     outcome = Outcome()
     deleting: dict[str, bool] = {}  # one read per org per batch
 
@@ -72,7 +75,7 @@ def publish(records: list[dict]) -> Outcome:
             deleting[org_id] = org_being_deleted(org_id)
         return deleting[org_id]
 
-    converted: list[tuple[dict, list[Event]]] = []
+    converted: list[tuple[Record, list[Event]]] = []
     cut = len(records)
     for index, record in enumerate(records):
         try:
@@ -92,9 +95,11 @@ def publish(records: list[dict]) -> Outcome:
     return outcome
 
 
-def _chunks(converted: list[tuple[dict, list[Event]]]) -> Iterable[tuple[int, list[tuple[dict, list[Event]]]]]:
+def _chunks(converted: list[tuple[Record, list[Event]]]) -> Iterable[tuple[int, list[tuple[Record, list[Event]]]]]:
     """Consecutive whole records, at most MAX_ENTRIES events, no item twice; with the first one's index."""
-    start, chunk, size, items = 0, [], 0, set()
+    start, size = 0, 0
+    chunk: list[tuple[Record, list[Event]]] = []
+    items: set[tuple[str, str]] = set()
     for index, (record, events) in enumerate(converted):
         item_keys = {event.item for event in events}
         if chunk and (size + len(events) > MAX_ENTRIES or item_keys & items):
@@ -107,7 +112,7 @@ def _chunks(converted: list[tuple[dict, list[Event]]]) -> Iterable[tuple[int, li
         yield start, chunk
 
 
-def _put(chunk: list[tuple[dict, list[Event]]]) -> int | None:
+def _put(chunk: list[tuple[Record, list[Event]]]) -> int | None:
     """PutEvents for a chunk, retrying the entries EventBridge refused; None when all were accepted,
     else the position in the chunk of the first record with an entry still refused."""
     pending = [(position, event) for position, (_, events) in enumerate(chunk) for event in events]

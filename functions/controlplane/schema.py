@@ -4,6 +4,8 @@ This is the one definition: the CDK stack builds the table from it, and the test
 server pass it straight to ``create_table``. It imports nothing, so infra can import it cheaply.
 """
 
+from typing import Any
+
 PARTITION_KEY = "PK"
 SORT_KEY = "SK"
 GSI1_NAME = "GSI1"
@@ -11,7 +13,7 @@ GSI1_PARTITION_KEY = "GSI1PK"
 GSI1_SORT_KEY = "GSI1SK"
 TTL_ATTRIBUTE = "expires_at"
 
-TABLE_SCHEMA: dict = {
+TABLE_SCHEMA: dict[str, Any] = {  # keyword arguments of CreateTable, less the name
     "AttributeDefinitions": [
         {"AttributeName": name, "AttributeType": "S"}
         for name in (PARTITION_KEY, SORT_KEY, GSI1_PARTITION_KEY, GSI1_SORT_KEY)

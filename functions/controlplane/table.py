@@ -6,9 +6,10 @@ the domain error to raise when a condition fails, so DynamoDB's error codes neve
 
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 from boto3.dynamodb.types import TypeSerializer
 from botocore.exceptions import ClientError
@@ -19,6 +20,18 @@ from controlplane.keys import base_key
 from controlplane.observability import tracer
 from controlplane.schema import GSI1_NAME, GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY
 
+if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
+    from types_boto3_dynamodb import DynamoDBClient
+    from types_boto3_dynamodb.type_defs import (
+        AttributeValueTypeDef,
+        ConditionCheckTypeDef,
+        DeleteTypeDef,
+        QueryInputTypeDef,
+        TransactWriteItemTypeDef,
+        WriteRequestTypeDef,
+        WriteRequestUnionTypeDef,
+    )
+
 _serializer = TypeSerializer()
 
 # Raised once botocore's own retries are spent: the table is busy, not broken.
@@ -27,23 +40,29 @@ _BATCH_SIZE = 25
 _BATCH_ATTEMPTS = 8
 _CONFLICT_ATTEMPTS = 4
 
-Item = dict
+# A stored item, deserialized. Any: an attribute holds whatever DynamoDB stores (str, Decimal,
+# list, set, map...), and each resource module knows its own items' attributes.
+Item = dict[str, Any]
 Key = dict[str, str]
+# Request parameters shared by several operations (condition, names, values), spread into the call.
+# Any: each operation's own TypedDict differs, and the values here are not serialized yet.
+Params = dict[str, Any]
+Dynamo = dict[str, "AttributeValueTypeDef"]
 
 
-def _to_dynamo(item: dict) -> dict:
+def _to_dynamo(item: Item) -> Dynamo:
     return {name: _serializer.serialize(value) for name, value in item.items()}
 
 
 _from_dynamo = codec.item  # the values boto3's TypeDeserializer returns, at a quarter of its cost
 
 
-def image(raw: dict) -> Item:
+def image(raw: Mapping[str, Any]) -> Item:
     """An item from a stream record's image (Keys, OldImage, NewImage): DynamoDB's attribute-value form."""
     return _from_dynamo(raw)
 
 
-def _serialized(request: dict) -> dict:
+def _serialized(request: Params) -> Params:
     if "ExpressionAttributeValues" in request:
         return {**request, "ExpressionAttributeValues": _to_dynamo(request["ExpressionAttributeValues"])}
     return request
@@ -91,6 +110,10 @@ def _refused(missing: ApiError, expects: tuple[Expect, ...], stored: Item | None
     return next(failed, missing)
 
 
+# What a transaction's action is refused with when its condition fails (see ``_translate``).
+Cancellation = ApiError | Callable[[Item | None], ApiError] | None
+
+
 class _Cancelled(Exception):
     """A transaction lost a race with another write to the same item; worth another try."""
 
@@ -99,8 +122,8 @@ class _Cancelled(Exception):
 def _translate(
     condition_failed: ApiError | None = None,
     expects: tuple[Expect, ...] = (),
-    cancelled: tuple[ApiError | Callable[[Item | None], ApiError] | None, ...] = (),
-):
+    cancelled: tuple[Cancellation, ...] = (),
+) -> Iterator[None]:
     """Turn DynamoDB's error codes into domain errors; anything unexpected propagates.
 
     - ConditionalCheckFailed: ``condition_failed`` (the item is missing, or already exists), unless
@@ -113,11 +136,14 @@ def _translate(
     try:
         yield
     except ClientError as error:
-        code = error.response["Error"]["Code"]
+        # botocore's stubs type an error response for every service: no Item, and a cancellation's
+        # Item as one key/value pair. DynamoDB's are attribute maps, so read it untyped.
+        response = cast(dict[str, Any], error.response)
+        code = response["Error"]["Code"]
         if code == "ConditionalCheckFailedException" and condition_failed:
-            raise _refused(condition_failed, expects, _from_dynamo(error.response.get("Item") or {})) from None
+            raise _refused(condition_failed, expects, _from_dynamo(response.get("Item") or {})) from None
         if code == "TransactionCanceledException" and cancelled:
-            details = error.response.get("CancellationReasons", [])
+            details = response.get("CancellationReasons", [])
             reasons = [reason.get("Code") for reason in details]
             for reason, refusal in zip(details, cancelled, strict=False):
                 if reason.get("Code") == "ConditionalCheckFailed" and refusal:
@@ -132,16 +158,16 @@ def _translate(
         raise
 
 
-def _condition(expects: tuple[Expect, ...]) -> dict:
+def _condition(expects: tuple[Expect, ...]) -> Params:
     """``attribute_exists(PK)`` and every expectation, as request parameters."""
-    names: dict = {"#pk": PARTITION_KEY}
-    values: dict = {}
+    names: dict[str, str] = {"#pk": PARTITION_KEY}
+    values: dict[str, object] = {}
     clauses = ["attribute_exists(#pk)"]
     for i, expect in enumerate(expects):
         names[f"#e{i}"] = expect.attribute
         values[f":e{i}"] = expect.value
         clauses.append(expect.clause(f"#e{i}", f":e{i}"))
-    request = {"ConditionExpression": " AND ".join(clauses), "ExpressionAttributeNames": names}
+    request: Params = {"ConditionExpression": " AND ".join(clauses), "ExpressionAttributeNames": names}
     if expects:
         request["ExpressionAttributeValues"] = values
         request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
@@ -149,7 +175,7 @@ def _condition(expects: tuple[Expect, ...]) -> dict:
 
 
 class Table:
-    def __init__(self, client, name: str):
+    def __init__(self, client: "DynamoDBClient", name: str):
         self.client = client
         self.name = name
 
@@ -183,7 +209,7 @@ class Table:
         value: object,
         missing: ApiError,
         expects: tuple[Expect, ...] = (),
-        alongside: dict | None = None,
+        alongside: dict[str, Any] | None = None,
     ) -> Item:
         """Set ``attribute`` (and the ``alongside`` attributes) once: a second call keeps the first
         values. No version bump: a mark is the server's bookkeeping, not a client's change."""
@@ -211,7 +237,7 @@ class Table:
         """Create ``item`` only if ``parent`` exists (and does not carry the mark ``parent_unmarked``)
         and ``item`` does not, in one transaction."""
         names = {"#pk": PARTITION_KEY}
-        parent_check = {
+        parent_check: ConditionCheckTypeDef = {
             "TableName": self.name,
             "Key": _to_dynamo(parent),
             "ConditionExpression": "attribute_exists(#pk)",
@@ -220,7 +246,7 @@ class Table:
         if parent_unmarked:
             parent_check["ConditionExpression"] += " AND attribute_not_exists(#mark)"
             parent_check["ExpressionAttributeNames"] = {**names, "#mark": parent_unmarked}
-        request = [
+        request: list[TransactWriteItemTypeDef] = [
             {"ConditionCheck": parent_check},
             {
                 "Put": {
@@ -252,7 +278,7 @@ class Table:
         if parent_unmarked:
             condition += " AND attribute_not_exists(#mark)"
             names["#mark"] = parent_unmarked
-        request = [
+        request: list[TransactWriteItemTypeDef] = [
             {  # first: an existing item is 409 already_exists, whatever the parent's count
                 "Put": {
                     "TableName": self.name,
@@ -289,8 +315,10 @@ class Table:
         ``parent``'s ``counter``, in one transaction; a parent without a count refuses."""
         condition = _serialized(_condition(expects))
         condition["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-        request = [
-            {"Delete": {"TableName": self.name, "Key": _to_dynamo(key), **condition}},
+        # The condition's parameters are shared with DeleteItem and UpdateItem, hence untyped.
+        delete = cast("DeleteTypeDef", {"TableName": self.name, "Key": _to_dynamo(key), **condition})
+        request: list[TransactWriteItemTypeDef] = [
+            {"Delete": delete},
             {
                 "Update": {
                     "TableName": self.name,
@@ -305,7 +333,7 @@ class Table:
         ]
         self._transact(request, (lambda stored: _refused(missing, expects, stored), parent_refused))
 
-    def _transact(self, request: list[dict], cancelled: tuple) -> None:
+    def _transact(self, request: "list[TransactWriteItemTypeDef]", cancelled: tuple[Cancellation, ...]) -> None:
         """TransactWriteItems. Concurrent transactions on the same item cancel each other
         (TransactionConflict) and botocore does not retry that; we do, a few times with jittered
         backoff, so a race ends in one success and 409s, not 503s."""
@@ -319,7 +347,7 @@ class Table:
         raise ServiceUnavailable()
 
     @tracer.capture_method
-    def update(self, key: Key, changes: dict, now: str, missing: ApiError, expects: tuple[Expect, ...] = ()) -> Item:
+    def update(self, key: Key, changes: Item, now: str, missing: ApiError, expects: tuple[Expect, ...] = ()) -> Item:
         """Set ``changes``, stamp ``updated_at`` and bump ``version``, only if the item exists and
         meets ``expects`` (e.g. its owner, its version)."""
         names = {"#updated_at": "updated_at", "#version": "version"}
@@ -367,7 +395,7 @@ class Table:
             condition += " AND begins_with(#sk, :prefix)"
             names["#sk"] = sk
             values[":prefix"] = prefix
-        request = {
+        request: QueryInputTypeDef = {
             "TableName": self.name,
             "KeyConditionExpression": condition,
             "ExpressionAttributeNames": names,
@@ -390,7 +418,7 @@ class Table:
         strongly consistent (the user-count migration counts what is there, not what was)."""
         total, start_key = 0, None
         while True:
-            request = {
+            request: QueryInputTypeDef = {
                 "TableName": self.name,
                 "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :prefix)",
                 "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#sk": SORT_KEY},
@@ -427,7 +455,7 @@ class Table:
             raise
         return True
 
-    def query_all(self, partition: str, **options) -> Iterator[list[Item]]:
+    def query_all(self, partition: str, **options: Any) -> Iterator[list[Item]]:
         """Every page of a partition, for the cascade deletes."""
         start_key = None
         while True:
@@ -445,11 +473,12 @@ class Table:
     def delete_all(self, items: list[Item]) -> None:
         self._write_all([{"DeleteRequest": {"Key": _to_dynamo(base_key(item))}} for item in items])
 
-    def _write_all(self, requests: list[dict]) -> None:
+    def _write_all(self, requests: "list[WriteRequestTypeDef]") -> None:
         """BatchWriteItem in batches of 25. DynamoDB may leave part of a batch unprocessed (throttled)
         without an error: that part is sent again with backoff, a bounded number of times."""
         for start in range(0, len(requests), _BATCH_SIZE):
-            pending = {self.name: requests[start : start + _BATCH_SIZE]}
+            batch = requests[start : start + _BATCH_SIZE]
+            pending: Mapping[str, Sequence[WriteRequestUnionTypeDef]] = {self.name: batch}
             for attempt in range(_BATCH_ATTEMPTS):
                 with _translate():
                     pending = self.client.batch_write_item(RequestItems=pending).get("UnprocessedItems")

@@ -8,10 +8,10 @@ from controlplane.errors import AlreadyExists, Forbidden
 from controlplane.ids import new_ulid
 from controlplane.models import Ticket, TicketCreate, TicketPage, TicketUpdate
 from controlplane.observability import metrics
-from controlplane.table import Expect
+from controlplane.table import Expect, Item
 
 
-def ticket_item(org_id: str, user_id: str, body: TicketCreate, actor: str | None = None) -> dict:
+def ticket_item(org_id: str, user_id: str, body: TicketCreate, actor: str | None = None) -> Item:
     """The stored item of a new ticket (also what the benchmarks bulk-load)."""
     ticket_id = new_ulid()
     attributes = {"org_id": org_id, "ticket_id": ticket_id, "user_id": user_id, **body.model_dump()}
@@ -51,7 +51,7 @@ def list_tickets(org_id: str, user_id: str, limit: int, cursor_token: str | None
     return TicketPage(items=page, next_cursor=items.next_cursor(scope, found, "ticket_id", more))
 
 
-def first_tickets(org_id: str, user_id: str, limit: int) -> tuple[dict, list[dict], bool]:
+def first_tickets(org_id: str, user_id: str, limit: int) -> tuple[Item, list[Item], bool]:
     """The user and their newest tickets, in one request: on GSI1 the user item sorts after its
     tickets (USER# > TICKET#), so newest-first puts it first."""
     missing = items.user_missing(org_id, user_id)

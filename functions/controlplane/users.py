@@ -1,5 +1,7 @@
 """Users: the people of an organization, kept in step with their Cognito sign-in."""
 
+from collections.abc import Callable
+
 from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane import cascade, config, items, keys, organizations, plans, tickets
@@ -8,7 +10,7 @@ from controlplane.directory import SYNCED
 from controlplane.errors import AlreadyExists, ApiError, QuotaExceeded, ServiceUnavailable
 from controlplane.models import Ticket, User, UserCreate, UserPage, UserUpdate, UserWithTickets
 from controlplane.observability import logger, metrics
-from controlplane.table import Counter, Expect
+from controlplane.table import Counter, Expect, Item
 
 SEATS = Counter(plans.USER_COUNT, plans.USER_LIMIT)
 
@@ -20,10 +22,10 @@ def _not_counted(org_id: str) -> ServiceUnavailable:
     return ServiceUnavailable(f"Organization {org_id}'s seats are being counted; retry shortly", retry_after=30)
 
 
-def _seat_refused(org_id: str):
+def _seat_refused(org_id: str) -> Callable[[Item | None], ApiError]:
     """Why the org refused a new user, from the org item the failed transaction returned."""
 
-    def refused(org: dict | None) -> ApiError:
+    def refused(org: Item | None) -> ApiError:
         if org is None or items.DELETING in org:  # an org being deleted takes no one new
             return items.org_missing(org_id)
         if plans.USER_COUNT not in org:

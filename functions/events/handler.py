@@ -5,9 +5,12 @@ controlplane.publisher. Powertools' batch processor turns the outcome into the p
 response (ReportBatchItemFailures).
 """
 
+from typing import Any
+
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from controlplane import publisher
 from controlplane.observability import logger, metrics, tracer
@@ -16,14 +19,15 @@ from controlplane.observability import logger, metrics, tracer
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
-def lambda_handler(event: dict, context) -> dict:
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     outcome = publisher.publish(event["Records"])
     metrics.add_metric(name="EventsPublished", unit=MetricUnit.Count, value=outcome.published)
 
     def confirm(record: DynamoDBRecord) -> None:
-        if record.dynamodb.sequence_number in outcome.failed:
+        if record.dynamodb is not None and record.dynamodb.sequence_number in outcome.failed:
             raise publisher.NotPublished(record.event_id)
 
     # Reported, not raised, when every record failed: Lambda then retries from the first one all the same.
     processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
-    return process_partial_response(event=event, record_handler=confirm, processor=processor, context=context)
+    response = process_partial_response(event=event, record_handler=confirm, processor=processor, context=context)
+    return dict(response)
