@@ -1,23 +1,37 @@
-"""Property-based fuzzing with schemathesis against the local gateway's OpenAPI document.
+"""Property-based testing with schemathesis against the local gateway and the committed OpenAPI
+document, on both backends, in every phase: the document's examples, coverage (the edges of every
+parameter and body the schema defines), fuzzing, and stateful sequences that follow the links
+schemathesis infers between operations (a created org's id into its reads, updates and deletes...).
 
-Fixed seed and a bounded number of examples per operation, so the run is repeatable and short.
-Every response must be non-5xx and conform to the document (status, content type, body schema).
+Fixed seed and bounded examples, so the run is repeatable and short. Every response must be non-5xx
+and conform to the document: status, content type, headers and body schema.
 """
 
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, seed, settings
 from schemathesis import checks
+from schemathesis.config import SchemathesisConfig
 
+from controlplane import config
 from local import openapi, server, tokens
 
-schema = schemathesis.openapi.from_dict(openapi.document())
+CONFIG = SchemathesisConfig.from_dict(
+    {"phases": {"examples": {}, "coverage": {}, "fuzzing": {}, "stateful": {"max-steps": 12}}}
+)
+schema = schemathesis.openapi.from_dict(openapi.document(), config=CONFIG)
 CHECKS = [
     checks.not_a_server_error,
     checks.status_code_conformance,
     checks.content_type_conformance,
+    checks.response_headers_conformance,
     checks.response_schema_conformance,
 ]
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+
+
+def _auth() -> dict[str, str]:
+    return {"Authorization": f"Bearer {tokens.issue(tokens.OPERATOR)}"}
 
 
 @pytest.fixture
@@ -27,10 +41,43 @@ def gateway(table):
         yield url
 
 
+def test_the_stateful_phase_has_links_to_follow():
+    transitions = [name for name in dir(schema.as_state_machine()) if "___" in name]
+
+    assert any(name.startswith("POST_orgs___201") for name in transitions), transitions
+    assert any(name.startswith("POST_orgs_org_id_users_user_id_tickets___201") for name in transitions)
+
+
+def test_every_phase_is_on():
+    phases = CONFIG.projects.default.phases
+    assert all(phases.get_by_name(name=name).enabled for name in ("examples", "coverage", "fuzzing", "stateful"))
+
+
 @schema.parametrize()
 @seed(20261121)
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@SETTINGS
 def test_api_never_answers_5xx_and_conforms_to_its_document(case, gateway):
-    case.call_and_validate(
-        base_url=gateway, headers={"Authorization": f"Bearer {tokens.issue(tokens.OPERATOR)}"}, checks=CHECKS
-    )
+    case.call_and_validate(base_url=gateway, headers=_auth(), checks=CHECKS)
+
+
+def test_sequences_of_calls_never_answer_5xx_and_conform_to_the_document(gateway, table):
+    class Sequences(schema.as_state_machine()):  # type: ignore[misc]
+        def setup(self):
+            """Each scenario starts on an empty table, so that replaying it (hypothesis does, to
+            shrink) meets the same answers."""
+            _empty(table)
+
+        def get_call_kwargs(self, case):
+            return {"base_url": gateway, "headers": _auth()}
+
+        def validate_response(self, response, case, additional_checks=None, **kwargs):
+            case.validate_response(response, checks=CHECKS)
+
+    Sequences.run(settings=settings(SETTINGS, max_examples=15, stateful_step_count=12))
+
+
+def _empty(table_name: str) -> None:
+    client = config.dynamodb()
+    for page in client.get_paginator("scan").paginate(TableName=table_name, ProjectionExpression="PK, SK"):
+        for item in page["Items"]:
+            client.delete_item(TableName=table_name, Key=item)
