@@ -12,27 +12,8 @@ import pytest
 from controlplane.routes import ROUTES
 from cpctl.client import ApiError, Client, NotFound
 from e2e.conftest import Tenants, delete_org, new_id
-
-CALLERS = ("operator", "admin_a", "member_a_own", "member_a_on_amy", "admin_b", "no_token")
-#                                                   op   adminA own  >amy adminB none
-EXPECTED = {
-    ("POST", "/orgs"):                                 (201, 403, 403, 403, 403, 401),
-    ("GET", "/orgs"):                                  (200, 403, 403, 403, 403, 401),
-    ("GET", "/orgs/{org_id}"):                         (200, 200, 200, 200, 403, 401),
-    ("PATCH", "/orgs/{org_id}"):                       (200, 200, 403, 403, 403, 401),
-    ("DELETE", "/orgs/{org_id}"):                      (204, 403, 403, 403, 403, 401),
-    ("GET", "/plans"):                                 (200, 200, 200, 200, 200, 401),
-    ("POST", "/orgs/{org_id}/users"):                  (201, 201, 403, 403, 403, 401),
-    ("GET", "/orgs/{org_id}/users"):                   (200, 200, 200, 200, 403, 401),
-    ("GET", "/orgs/{org_id}/users/{user_id}"):         (200, 200, 200, 403, 403, 401),
-    ("PATCH", "/orgs/{org_id}/users/{user_id}"):       (200, 200, 200, 403, 403, 401),
-    ("DELETE", "/orgs/{org_id}/users/{user_id}"):      (204, 204, 403, 403, 403, 401),
-    ("POST", "/orgs/{org_id}/users/{user_id}/tickets"): (201, 201, 201, 403, 403, 401),
-    ("GET", "/orgs/{org_id}/users/{user_id}/tickets"): (200, 200, 200, 403, 403, 401),
-    ("GET", "/orgs/{org_id}/tickets/{ticket_id}"):     (200, 200, 200, 403, 403, 401),
-    ("PATCH", "/orgs/{org_id}/tickets/{ticket_id}"):   (200, 200, 200, 403, 403, 401),
-    ("DELETE", "/orgs/{org_id}/tickets/{ticket_id}"):  (204, 204, 204, 403, 403, 401),
-}  # fmt: skip
+from local import isolation
+from local.isolation import CALLERS, EXPECTED
 
 
 @dataclass
@@ -102,7 +83,7 @@ def _snapshot(operator: Client, cell: Cell) -> tuple:
 @pytest.mark.parametrize("who", CALLERS)
 @pytest.mark.parametrize("route", list(EXPECTED), ids=lambda route: f"{route[0]} {route[1]}")
 def test_each_caller_gets_what_the_policy_says_and_nothing_of_another_org(target, tenants, operator, route, who):
-    expected = EXPECTED[route][CALLERS.index(who)]
+    expected = isolation.expected(route, who)
     api = tenants.callers["member_a" if who.startswith("member_a") else who]
     if api is None:
         pytest.skip(f"{who}: {target.no_user_tokens}")

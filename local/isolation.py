@@ -1,0 +1,32 @@
+"""Who may do what: the route x caller matrix that both isolation suites assert, the handlers in
+process (tests/test_authorization.py) and a deployment over HTTP (e2e/test_e2e_isolation.py).
+
+Written out by hand, not derived from the route records: it is the specification they are held to.
+Callers act in org A: an operator; A's admin; member alice of A on her own user and tickets, and on
+member amy's; org B's admin; no token.
+"""
+
+CALLERS = ("operator", "admin_a", "member_a_own", "member_a_on_amy", "admin_b", "no_token")
+#                                                   op   adminA own  >amy adminB none
+EXPECTED = {
+    ("POST", "/orgs"):                                 (201, 403, 403, 403, 403, 401),
+    ("GET", "/orgs"):                                  (200, 403, 403, 403, 403, 401),
+    ("GET", "/orgs/{org_id}"):                         (200, 200, 200, 200, 403, 401),
+    ("PATCH", "/orgs/{org_id}"):                       (200, 200, 403, 403, 403, 401),
+    ("DELETE", "/orgs/{org_id}"):                      (204, 403, 403, 403, 403, 401),
+    ("GET", "/plans"):                                 (200, 200, 200, 200, 200, 401),
+    ("POST", "/orgs/{org_id}/users"):                  (201, 201, 403, 403, 403, 401),
+    ("GET", "/orgs/{org_id}/users"):                   (200, 200, 200, 200, 403, 401),
+    ("GET", "/orgs/{org_id}/users/{user_id}"):         (200, 200, 200, 403, 403, 401),
+    ("PATCH", "/orgs/{org_id}/users/{user_id}"):       (200, 200, 200, 403, 403, 401),
+    ("DELETE", "/orgs/{org_id}/users/{user_id}"):      (204, 204, 403, 403, 403, 401),
+    ("POST", "/orgs/{org_id}/users/{user_id}/tickets"): (201, 201, 201, 403, 403, 401),
+    ("GET", "/orgs/{org_id}/users/{user_id}/tickets"): (200, 200, 200, 403, 403, 401),
+    ("GET", "/orgs/{org_id}/tickets/{ticket_id}"):     (200, 200, 200, 403, 403, 401),
+    ("PATCH", "/orgs/{org_id}/tickets/{ticket_id}"):   (200, 200, 200, 403, 403, 401),
+    ("DELETE", "/orgs/{org_id}/tickets/{ticket_id}"):  (204, 204, 204, 403, 403, 401),
+}  # fmt: skip
+
+
+def expected(route: tuple[str, str], caller: str) -> int:
+    return EXPECTED[route][CALLERS.index(caller)]
