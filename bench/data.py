@@ -9,7 +9,7 @@ from bench.harness import TABLE_NAME
 from controlplane import keys, tickets
 from controlplane.models import TicketCreate
 from controlplane.table import Table
-from local.apigw import call
+from local.apigw import OPERATOR_CLAIMS, call
 
 BATCH_SIZE = 25  # BatchWriteItem's limit: one request per thread's turn
 THREADS = 4
@@ -18,8 +18,8 @@ _serializer = TypeSerializer()
 
 
 def ticket_item(org_id: str, user_id: str) -> dict:
-    """A ticket exactly as ``tickets.create_ticket`` stores it."""
-    return tickets.ticket_item(org_id, user_id, _BODY)
+    """A ticket exactly as ``tickets.create_ticket`` stores it, opened by the benchmarks' operator."""
+    return tickets.ticket_item(org_id, user_id, _BODY, OPERATOR_CLAIMS["sub"])
 
 
 def create(path: str, body: dict) -> None:
