@@ -9,6 +9,7 @@ The document is committed as docs/openapi.json (``python -m local.openapi`` writ
 fails when it drifts from the code.
 """
 
+import copy
 import importlib
 import json
 import re
@@ -77,8 +78,14 @@ def _drop_unused_schemas(document: dict) -> None:
             del schemas[name]
 
 
-@cache
 def document() -> dict:
+    """The document, a copy of its own for each caller: schemathesis, for one, writes the links it
+    infers into the document it is given."""
+    return copy.deepcopy(_document())
+
+
+@cache
+def _document() -> dict:
     return merged(list(parts().values()))
 
 
