@@ -4,25 +4,25 @@ A message that fails ``DELETIONS_MAX_RECEIVE_COUNT`` times moves to a dead-lette
 goes off as soon as one is there: each is an org whose data is half deleted.
 """
 
-from aws_cdk import Duration, RemovalPolicy
-from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import RemovalPolicy
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from infra.constants import DEAD_LETTER_RETENTION, DELETIONS_MAX_RECEIVE_COUNT, DELETIONS_VISIBILITY_TIMEOUT
+from infra.constants import DELETIONS_MAX_RECEIVE_COUNT, DELETIONS_VISIBILITY_TIMEOUT
+from infra.dead_end import dead_end_queue
 
 
 class DeletionsQueue(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, removal_policy: RemovalPolicy) -> None:
         super().__init__(scope, construct_id)
-        self.dead_letters = sqs.Queue(
+        self.dead_letters = dead_end_queue(
             self,
             "DeadLetters",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=DEAD_LETTER_RETENTION,
+            alarm_id="DeadLettersAlarm",
+            alarm_description="An org delete failed repeatedly and waits in the dead-letter queue: the org is "
+            "half deleted. Find the cause in the organizations function's logs, then redrive the message.",
             removal_policy=removal_policy,
         )
         self.queue = sqs.Queue(
@@ -35,19 +35,6 @@ class DeletionsQueue(Construct):
                 queue=self.dead_letters, max_receive_count=DELETIONS_MAX_RECEIVE_COUNT
             ),
             removal_policy=removal_policy,
-        )
-        cloudwatch.Alarm(
-            self,
-            "DeadLettersAlarm",
-            alarm_description="An org delete failed repeatedly and waits in the dead-letter queue: the org is "
-            "half deleted. Find the cause in the organizations function's logs, then redrive the message.",
-            metric=self.dead_letters.metric_approximate_number_of_messages_visible(
-                period=Duration.minutes(5), statistic=cloudwatch.Stats.MAXIMUM
-            ),
-            threshold=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            evaluation_periods=1,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
 
     def attach(self, function: lambda_.Function, target: lambda_.IFunction) -> None:

@@ -2,16 +2,13 @@
 archive, and the on-failure queue with its alarm (controlplane.events has the contract)."""
 
 from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
-from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from controlplane.events import SOURCE
 from infra.constants import (
-    DEAD_LETTER_RETENTION,
     DYNAMODB_ACTIONS,
     EVENT_BUS_PREFIX,
     EVENTS_BATCH_SIZE,
@@ -19,6 +16,7 @@ from infra.constants import (
     EVENTS_MAX_RECORD_AGE,
     EVENTS_RETRY_ATTEMPTS,
 )
+from infra.dead_end import dead_end_queue
 from infra.function import ApiFunction
 from infra.table import ControlPlaneTable
 
@@ -45,12 +43,12 @@ class LifecycleEvents(Construct):
             event_pattern=events.EventPattern(source=[SOURCE]),
             retention=Duration.days(archive_days),
         )
-        self.failures = sqs.Queue(
+        self.failures = dead_end_queue(
             self,
             "Failures",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=DEAD_LETTER_RETENTION,
+            alarm_id="FailuresAlarm",
+            alarm_description="Lifecycle events could not be published: the application plane missed changes. "
+            "The message names the stream records; publish them again before the stream drops them (24 h).",
             removal_policy=removal_policy,
         )
         Validations.of(self.failures).acknowledge(
@@ -60,20 +58,6 @@ class LifecycleEvents(Construct):
                 "that could not be published. It holds their position in the stream, for a person to replay.",
             )
         )
-        cloudwatch.Alarm(
-            self,
-            "FailuresAlarm",
-            alarm_description="Lifecycle events could not be published: the application plane missed changes. "
-            "The message names the stream records; publish them again before the stream drops them (24 h).",
-            metric=self.failures.metric_approximate_number_of_messages_visible(
-                period=Duration.minutes(5), statistic=cloudwatch.Stats.MAXIMUM
-            ),
-            threshold=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            evaluation_periods=1,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-        )
-
         events_function = ApiFunction(
             self,
             "Function",
