@@ -7,7 +7,7 @@ from bench import data
 from bench.harness import Section, label, recording
 from bench.stats import markdown, verdict
 from controlplane import config
-from controlplane.routes import ROUTES
+from controlplane.http.routes import ROUTES
 from local.apigw import call
 from local.samples import BODIES
 

@@ -12,7 +12,7 @@ from bench import data
 from bench.harness import Section, event, label, recording
 from bench.stats import markdown, meets, ms, ratio, verdict
 from controlplane import config
-from controlplane.routes import ORGANIZATIONS, TICKETS, USERS
+from controlplane.http.routes import ORGANIZATIONS, TICKETS, USERS
 from local import ROOT
 from local.apigw import invoke
 

@@ -6,9 +6,10 @@ from concurrent.futures import ThreadPoolExecutor
 from boto3.dynamodb.types import TypeSerializer
 
 from bench.harness import TABLE_NAME
-from controlplane import keys, tickets
-from controlplane.models import TicketCreate
-from controlplane.table import Table
+from controlplane.dal import keys
+from controlplane.dal.table import Table
+from controlplane.logic import tickets
+from controlplane.models.resources import TicketCreate
 from local.apigw import OPERATOR_CLAIMS, call
 
 BATCH_SIZE = 25  # BatchWriteItem's limit: one request per thread's turn

@@ -19,7 +19,7 @@ from bench.harness import Section, bare_client, event, label, recording, replay
 from bench.overhead import GOAL, READS
 from bench.stats import interleave, markdown, meets, ms, p50_p95, ratio
 from controlplane import config
-from controlplane.routes import FUNCTIONS
+from controlplane.http.routes import FUNCTIONS
 from local import ROOT
 from local.apigw import invoke, match
 

@@ -222,8 +222,8 @@ def responses(repeat: int) -> str:
     from aws_lambda_powertools.event_handler.openapi.encoders import jsonable_encoder
     from pydantic import TypeAdapter
 
-    from controlplane import tickets
-    from controlplane.models import Ticket, TicketCreate, TicketPage
+    from controlplane.logic import tickets
+    from controlplane.models.resources import Ticket, TicketCreate, TicketPage
 
     ticket = Ticket.model_validate(tickets.ticket_item("acme", "alice", TicketCreate(subject="Printer", tags=["a"])))
     page = TicketPage(items=[ticket] * 20, next_cursor="c")

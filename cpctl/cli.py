@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn
 from rich.table import Table
 
-from controlplane.models import Page, Plan, Priority, Role, Status
+from controlplane.models.resources import Page, Plan, Priority, Role, Status
 from cpctl import login as credentials
 from cpctl.client import DEFAULT_URL, ApiError, Client
 

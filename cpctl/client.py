@@ -7,7 +7,7 @@
             ...
         api.update_org("acme", name="Acme Inc", if_match=org)   # only if nobody changed it since
 
-Every method is one route of ``controlplane.routes.ROUTES`` (a test checks none is missing).
+Every method is one route of ``controlplane.http.routes.ROUTES`` (a test checks none is missing).
 Request bodies are validated with the API's request models before they are sent, responses are
 parsed into its response models, and an error answer is raised as an ``ApiError`` subclass that
 carries the error code, message and request id.
@@ -29,8 +29,8 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel
 
-from controlplane import routes
-from controlplane.models import (
+from controlplane.http import routes
+from controlplane.models.resources import (
     DeletionAccepted,
     Org,
     OrgCreate,
@@ -182,7 +182,7 @@ COVERED: set[tuple[str, str]] = set()
 def _route(method: str, path: str) -> tuple[str, str]:
     """A row of the route table; fails at import if the table has no such route."""
     if not any(route.method == method and route.path == path for route in routes.ROUTES):
-        raise LookupError(f"{method} {path} is not in controlplane.routes.ROUTES")
+        raise LookupError(f"{method} {path} is not in controlplane.http.routes.ROUTES")
     COVERED.add((method, path))
     return method, path
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from controlplane.routes import ROUTES
+from controlplane.http.routes import ROUTES
 from cpctl.client import ApiError, Client, NotFound
 from e2e.conftest import Tenants, delete_org, new_id
 from local import isolation

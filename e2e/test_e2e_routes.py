@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from controlplane.routes import ROUTES
+from controlplane.http.routes import ROUTES
 from cpctl.client import (
     BadRequest,
     IdempotencyKeyReused,

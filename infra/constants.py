@@ -7,7 +7,7 @@ from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 
-from controlplane.routes import ORGANIZATIONS, TICKETS, USERS
+from controlplane.http.routes import ORGANIZATIONS, TICKETS, USERS
 
 ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS_DIR = ROOT / "functions"
@@ -28,7 +28,7 @@ ARCHITECTURE = lambda_.Architecture.ARM_64
 # vCPU (twice the memory, half the time), while waiting costs in proportion to memory. So: the
 # smallest size whose per-call CPU stays well under DynamoDB's own latency, more where a function
 # does more CPU work per call.
-# Lifecycle events (controlplane.events): the events function reads the table's stream and publishes
+# Lifecycle events (controlplane.lifecycle.contract): the events function reads the table's stream and publishes
 # to the bus "controlplane-<stage>". It serves no route, so it is not in routes.FUNCTIONS.
 EVENTS_FUNCTION = "events"
 
@@ -53,12 +53,12 @@ DEFAULT_THROTTLE_RATE_LIMIT = 50  # requests per second, steady state, for the w
 DEFAULT_THROTTLE_BURST_LIMIT = 100
 CORS_REQUEST_HEADERS = ("If-Match", "Idempotency-Key")  # the API's own headers, beyond CORS's defaults
 
-# The custom attributes controlplane.directory writes, which the ID token carries as ``custom:<name>``.
+# The custom attributes controlplane.dal.directory writes, which the ID token carries as ``custom:<name>``.
 USER_ATTRIBUTES = ("org_id", "user_id", "role")
 PASSWORD_MIN_LENGTH = 12
 TEMPORARY_PASSWORD_VALIDITY = Duration.days(7)  # how long an invitation's password works
 
-# The deletions queue (controlplane.jobs): AWS's advice for a Lambda consumer is a visibility timeout
+# The deletions queue (controlplane.logic.deletions): AWS's advice for a Lambda consumer is a visibility timeout
 # of at least six times the function's timeout, so a message is not redelivered while it is in work.
 DELETIONS_VISIBILITY_TIMEOUT = Duration.seconds(6 * TIMEOUT.to_seconds())
 DELETIONS_MAX_RECEIVE_COUNT = 5  # then the message waits in the dead-letter queue for a person
@@ -87,7 +87,7 @@ POWERTOOLS_VERSION = _pinned("aws-lambda-powertools")
 # version for this architecture and runtime, so a runtime upgrade moves the layer with it.
 POWERTOOLS_LAYER_PARAMETER = f"/aws/service/powertools/python/{ARCHITECTURE.name}/{RUNTIME.name}/{POWERTOOLS_VERSION}"
 
-# The DynamoDB actions each function's code performs (functions/controlplane/table.py, and Powertools
+# The DynamoDB actions each function's code performs (functions/controlplane/dal/table.py, and Powertools
 # Idempotency on every create: PutItem, GetItem, UpdateItem, DeleteItem), granted on the table and its
 # indexes. TransactWriteItems has no IAM action of its own: IAM authorizes each ConditionCheck and Put
 # inside it. Never Scan. tests/infra/test_infra_permissions.py records what the handlers really send.
@@ -99,7 +99,7 @@ DYNAMODB_ACTIONS: dict[str, tuple[str, ...]] = {
     EVENTS_FUNCTION: ("dynamodb:GetItem",),  # is the org of a removed user or ticket being deleted?
 }
 
-# The Cognito actions each function's code performs on the user pool (controlplane.directory).
+# The Cognito actions each function's code performs on the user pool (controlplane.dal.directory).
 COGNITO_ACTIONS: dict[str, tuple[str, ...]] = {
     ORGANIZATIONS: ("cognito-idp:AdminDeleteUser",),  # the cascade delete removes its users' sign-ins
     USERS: (

@@ -1,4 +1,4 @@
-"""The deletions queue: org deletes that outgrow an API request finish from here (controlplane.jobs).
+"""The deletions queue: org deletes that outgrow an API request finish from here (controlplane.logic.deletions).
 
 A message that fails ``DELETIONS_MAX_RECEIVE_COUNT`` times moves to a dead-letter queue, and an alarm
 goes off as soon as one is there: each is an org whose data is half deleted.

@@ -1,5 +1,5 @@
 """Lifecycle events: the table's stream, the events function, the bus ``controlplane-<stage>`` and its
-archive, and the on-failure queue with its alarm (controlplane.events has the contract)."""
+archive, and the on-failure queue with its alarm (controlplane.lifecycle.contract has the contract)."""
 
 from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
 from aws_cdk import aws_events as events
@@ -7,7 +7,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from constructs import Construct
 
-from controlplane.events import SOURCE
+from controlplane.lifecycle.contract import SOURCE
 from infra.constants import (
     DYNAMODB_ACTIONS,
     EVENT_BUS_PREFIX,

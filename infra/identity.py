@@ -9,7 +9,7 @@ from aws_cdk import Acknowledgment, RemovalPolicy, Validations
 from aws_cdk import aws_cognito as cognito
 from constructs import Construct
 
-from controlplane.auth import OPERATORS_GROUP
+from controlplane.http.auth import OPERATORS_GROUP
 from infra.constants import PASSWORD_MIN_LENGTH, TEMPORARY_PASSWORD_VALIDITY, USER_ATTRIBUTES
 
 

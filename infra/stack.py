@@ -6,7 +6,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from controlplane.routes import FUNCTIONS, ORGANIZATIONS
+from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS
 from infra.api import Api
 from infra.config import StageConfig
 from infra.constants import (

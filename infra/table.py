@@ -5,7 +5,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from controlplane.schema import TABLE_SCHEMA, TTL_ATTRIBUTE
+from controlplane.dal.schema import TABLE_SCHEMA, TTL_ATTRIBUTE
 
 _TYPES = {"S": dynamodb.AttributeType.STRING, "N": dynamodb.AttributeType.NUMBER, "B": dynamodb.AttributeType.BINARY}
 _BILLING = {"PAY_PER_REQUEST": dynamodb.BillingMode.PAY_PER_REQUEST}

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
 
-from controlplane.auth import OPERATORS_GROUP
-from controlplane.routes import ROUTES, Route
+from controlplane.http.auth import OPERATORS_GROUP
+from controlplane.http.routes import ROUTES, Route
 
 STAGE = "local"
 OPERATOR = "operator"

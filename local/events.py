@@ -8,7 +8,7 @@ test fails when the committed files differ from what this module would write.
 import json
 from pathlib import Path
 
-from controlplane.routes import ROUTES, Route
+from controlplane.http.routes import ROUTES, Route
 from local import ROOT
 from local.apigw import OPERATOR_CLAIMS, build_event
 from local.environment import LOCAL

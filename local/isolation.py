@@ -1,5 +1,5 @@
 """Who may do what: the route x caller matrix that both isolation suites assert, the handlers in
-process (tests/test_authorization.py) and a deployment over HTTP (e2e/test_e2e_isolation.py).
+process (tests/handlers/test_authorization.py) and a deployment over HTTP (e2e/test_e2e_isolation.py).
 
 Written out by hand, not derived from the route records: it is the specification they are held to.
 Callers act in org A: an operator; A's admin; member alice of A on her own user and tickets, and on

@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 
 import boto3
 
-from controlplane import config, keys, plans
-from controlplane.table import Table
-from controlplane.users import SEATS
+from controlplane import config
+from controlplane.dal import keys
+from controlplane.dal.table import Table
+from controlplane.logic.users import SEATS
+from controlplane.models import plans
 
 
 @dataclass

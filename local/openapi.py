@@ -4,7 +4,7 @@ Powertools' ``OpenAPIMerge``.
 Each resolver knows only its own routes; the API is their union. OpenAPIMerge refuses a method and
 path that two functions both describe (``on_conflict="error"``), but merges components with a plain
 ``dict.update``: a schema name two functions define differently would silently take the last one,
-so tests/test_openapi.py checks that every function defines each shared schema the same way.
+so tests/local_kit/test_openapi.py checks that every function defines each shared schema the same way.
 The document is committed as docs/openapi.json (``python -m local.openapi`` writes it); a test
 fails when it drifts from the code.
 """
@@ -17,7 +17,7 @@ from functools import cache
 
 from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
 
-from controlplane.routes import FUNCTIONS
+from controlplane.http.routes import FUNCTIONS
 from local import ROOT
 
 COMMITTED = ROOT / "docs" / "openapi.json"

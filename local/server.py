@@ -31,7 +31,9 @@ from urllib.parse import parse_qs, urlsplit
 from aws_lambda_powertools.event_handler.openapi import swagger_ui
 from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
 
-from controlplane import auth, config, errors
+from controlplane import config
+from controlplane.http import auth
+from controlplane.models import errors
 from local import ROOT, apigw, environment, openapi, tokens
 from local.dynamodb_local import DynamoDBLocal, JavaNotFound, PortInUse, ensure_table
 from local.sink import EVENTS_FILE, Sink

@@ -18,7 +18,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import OctKey
 from joserfc.jwt import JWTClaimsRegistry
 
-from controlplane.auth import ADMIN, MEMBER
+from controlplane.http.auth import ADMIN, MEMBER
 from local.apigw import OPERATOR, claims
 
 ISSUER = "control-plane-local"

@@ -2,8 +2,8 @@
 
 from typing import Any
 
-from controlplane.auth import ADMIN, MEMBER
-from controlplane.routes import ORGANIZATIONS
+from controlplane.http.auth import ADMIN, MEMBER
+from controlplane.http.routes import ORGANIZATIONS
 from local.apigw import OPERATOR_CLAIMS, Reply, call, claims, run
 
 OPERATOR = OPERATOR_CLAIMS

@@ -7,7 +7,7 @@ import pytest
 from moto import mock_aws
 
 from controlplane import config
-from controlplane.schema import TABLE_SCHEMA
+from controlplane.dal.schema import TABLE_SCHEMA
 from local import dynamodb_local, environment, server
 
 TABLE_NAME = "control-plane-test"

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 import boto3
 
-from controlplane import config, publisher
+from controlplane import config
+from controlplane.lifecycle import publisher
 from local.apigw import LambdaContext
 from local.stream import Feeder, StreamReader
 

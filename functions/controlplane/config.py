@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the stub packages are for the type checker only, never in L
     from types_boto3_events import EventBridgeClient
     from types_boto3_sqs import SQSClient
 
-    from controlplane.directory import Directory
+    from controlplane.dal.directory import Directory
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def directory() -> "Directory | None":
     pool = os.environ.get("USER_POOL_ID")
     if not pool:
         return None
-    from controlplane.directory import Directory
+    from controlplane.dal.directory import Directory
 
     return Directory(boto3.client("cognito-idp", config=CLIENT_CONFIG), pool)
 

@@ -1,7 +1,7 @@
 """Lifecycle events: the table's stream in, the control plane's EventBridge bus out.
 
-The contract is controlplane.events; how a batch is published, in order and each record once, is
-controlplane.publisher. Powertools' batch processor turns the outcome into the partial batch
+The contract is controlplane.lifecycle.contract; how a batch is published, in order and each record once, is
+controlplane.lifecycle.publisher. Powertools' batch processor turns the outcome into the partial batch
 response (ReportBatchItemFailures).
 """
 
@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from controlplane import publisher
+from controlplane.lifecycle import publisher
 from controlplane.observability import logger, metrics, tracer
 
 

@@ -2,8 +2,7 @@
 
 from aws_lambda_powertools.event_handler import Response, content_types
 
-from controlplane import jobs, organizations
-from controlplane.api import (
+from controlplane.http.api import (
     DEFAULT_LIMIT,
     Cursor,
     IdempotencyKey,
@@ -20,7 +19,8 @@ from controlplane.api import (
     operation,
     with_etag,
 )
-from controlplane.models import DeletionAccepted, Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers, PlanList
+from controlplane.logic import deletions, organizations
+from controlplane.models.resources import DeletionAccepted, Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers, PlanList
 
 app = create_app()
 
@@ -53,7 +53,7 @@ def update_org(org_id: OrgIdPath, body: OrgUpdate, if_match: IfMatch = None) -> 
 
 @operation(app, "deleteOrg")
 def delete_org(org_id: OrgIdPath, if_match: IfMatch = None) -> Response[DeletionAccepted | None]:
-    if jobs.delete_org(org_id, expected_version(if_match), app.lambda_context, current_caller(app)):
+    if deletions.delete_org(org_id, expected_version(if_match), app.lambda_context, current_caller(app)):
         return no_content()
     return Response(202, content_types.APPLICATION_JSON, DeletionAccepted(org_id=org_id))
 
@@ -63,4 +63,4 @@ def list_plans() -> PlanList:
     return organizations.list_plans()
 
 
-lambda_handler = entry_point(app, on_records=jobs.handle_queue)  # records: the deletions queue
+lambda_handler = entry_point(app, on_records=deletions.handle_queue)  # records: the deletions queue

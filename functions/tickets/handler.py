@@ -2,8 +2,7 @@
 
 from aws_lambda_powertools.event_handler import Response
 
-from controlplane import tickets
-from controlplane.api import (
+from controlplane.http.api import (
     DEFAULT_LIMIT,
     Cursor,
     IdempotencyKey,
@@ -21,7 +20,8 @@ from controlplane.api import (
     operation,
     with_etag,
 )
-from controlplane.models import Ticket, TicketCreate, TicketPage, TicketUpdate
+from controlplane.logic import tickets
+from controlplane.models.resources import Ticket, TicketCreate, TicketPage, TicketUpdate
 
 app = create_app()
 

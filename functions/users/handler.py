@@ -2,8 +2,7 @@
 
 from aws_lambda_powertools.event_handler import Response
 
-from controlplane import users
-from controlplane.api import (
+from controlplane.http.api import (
     DEFAULT_LIMIT,
     Cursor,
     IdempotencyKey,
@@ -21,7 +20,8 @@ from controlplane.api import (
     operation,
     with_etag,
 )
-from controlplane.models import User, UserCreate, UserPage, UserUpdate, UserWithTickets
+from controlplane.logic import users
+from controlplane.models.resources import User, UserCreate, UserPage, UserUpdate, UserWithTickets
 
 app = create_app()
 

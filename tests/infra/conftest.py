@@ -7,7 +7,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
 
-from controlplane.routes import FUNCTIONS
+from controlplane.http.routes import FUNCTIONS
 from infra.config import StageConfig
 from infra.stack import ControlPlaneStack
 from local import ROOT, cdk_cli

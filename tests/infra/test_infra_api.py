@@ -6,7 +6,7 @@ import re
 
 import aws_cdk as cdk
 
-from controlplane.routes import ROUTES
+from controlplane.http.routes import ROUTES
 from infra.config import StageConfig
 
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from controlplane.routes import FUNCTIONS
+from controlplane.http.routes import FUNCTIONS
 
 STACK = "ControlPlane-dev"  # the stack app.py synthesizes without context
 

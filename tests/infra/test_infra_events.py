@@ -5,7 +5,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
 
-from controlplane.events import SOURCE
+from controlplane.lifecycle.contract import SOURCE
 from infra.config import StageConfig
 from infra.constants import EVENTS_BATCH_SIZE, EVENTS_RETRY_ATTEMPTS
 from infra.stack import ControlPlaneStack

@@ -4,7 +4,7 @@ from importlib.metadata import version
 
 import pytest
 
-from controlplane.routes import FUNCTIONS, ORGANIZATIONS, TICKETS, USERS
+from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS, TICKETS, USERS
 from infra.constants import COGNITO_ACTIONS, DYNAMODB_ACTIONS, LAMBDA_FULL_VCPU_MB, MEMORY_MB, POWERTOOLS_VERSION
 
 

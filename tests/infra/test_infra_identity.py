@@ -1,8 +1,8 @@
 """The user pool: invited users only, the claims the functions authorize with, the operators group."""
 
-from controlplane.auth import OPERATORS_GROUP
+from controlplane.http.auth import OPERATORS_GROUP
 
-CLAIMS = {"custom:org_id", "custom:user_id", "custom:role"}  # what controlplane.auth reads from the ID token
+CLAIMS = {"custom:org_id", "custom:user_id", "custom:role"}  # what controlplane.http.auth reads from the ID token
 
 
 def _only(template: dict, resource_type: str) -> tuple[str, dict]:

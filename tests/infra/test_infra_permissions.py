@@ -11,8 +11,9 @@ import json
 import boto3
 import pytest
 
-from controlplane import cascade, config
-from controlplane.routes import ORGANIZATIONS, ROUTES
+from controlplane import config
+from controlplane.http.routes import ORGANIZATIONS, ROUTES
+from controlplane.logic import cascade
 from tests.api import call, create_org, create_ticket, create_user, deliver
 
 pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito and SQS exist on moto only

@@ -5,7 +5,7 @@ functions themselves."""
 import aws_cdk as cdk
 import pytest
 
-from controlplane.routes import FUNCTIONS, ORGANIZATIONS
+from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS
 from infra.config import StageConfig
 from infra.constants import EVENTS_FUNCTION
 from infra.function import LIVE_ALIAS

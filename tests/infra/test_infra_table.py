@@ -1,6 +1,6 @@
 """The table: built from the schema the handler tests use, recoverable, protected in prod."""
 
-from controlplane.schema import TABLE_SCHEMA, TTL_ATTRIBUTE
+from controlplane.dal.schema import TABLE_SCHEMA, TTL_ATTRIBUTE
 
 
 def _table_id(template: dict) -> str:

@@ -1,0 +1,48 @@
+"""Opaque, tamper-proof pagination cursors.
+
+A cursor is ``base64url(id) . base64url(hmac_sha256(scope, id))``: the id of the last item of the
+page, and a signature over it and the list it belongs to (its *scope*, e.g. ``tickets:acme:alice``).
+Everything else a start key needs comes from the path, so a cursor shows no key attribute, a client
+can neither forge a start key nor carry a cursor from one list (or tenant) to another, and the key
+condition of a query always comes from the path.
+"""
+
+import base64
+import binascii
+import hashlib
+import hmac
+
+from controlplane.models.errors import InvalidCursor
+
+
+def encode(scope: str, last_id: str | None, secret: bytes) -> str | None:
+    if last_id is None:
+        return None
+    return f"{_b64(last_id.encode())}.{_b64(_sign(scope, last_id, secret))}"
+
+
+def decode(scope: str, token: str | None, secret: bytes) -> str | None:
+    """The id to resume after; None for the first page (no cursor, or an empty one)."""
+    if not token:
+        return None
+    try:
+        body, signature = token.split(".")
+        last_id = _unb64(body).decode()
+        valid = hmac.compare_digest(_unb64(signature), _sign(scope, last_id, secret))
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        valid = False
+    if not valid:
+        raise InvalidCursor("The cursor is malformed, was altered, or belongs to another list")
+    return last_id
+
+
+def _sign(scope: str, last_id: str, secret: bytes) -> bytes:
+    return hmac.new(secret, f"{scope}\n{last_id}".encode(), hashlib.sha256).digest()
+
+
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))

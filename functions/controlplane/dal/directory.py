@@ -1,0 +1,84 @@
+"""The sign-in side of a user: their Cognito user, kept in step with the table.
+
+The token's claims (``custom:org_id``, ``custom:user_id``, ``custom:role``) come from these
+attributes, so this is what authorization trusts. The username is ``<org_id>.<user_id>``: slugs
+have no dots, so it is unique across orgs and never ambiguous.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from botocore.exceptions import ClientError
+
+from controlplane.models.errors import AlreadyExists, ServiceUnavailable
+from controlplane.observability import tracer
+
+if TYPE_CHECKING:
+    from types_boto3_cognito_idp import CognitoIdentityProviderClient
+
+_THROTTLING = {"TooManyRequestsException", "LimitExceededException"}
+
+
+# The API's fields that are also sign-in attributes (the invitation and password resets use email).
+SYNCED = {"role": "custom:role", "email": "email"}
+
+
+def username(org_id: str, user_id: str) -> str:
+    return f"{org_id}.{user_id}"
+
+
+@contextmanager
+def _translate(exists: AlreadyExists | None = None) -> Iterator[None]:
+    try:
+        yield
+    except ClientError as error:
+        code = error.response["Error"]["Code"]
+        if code in _THROTTLING:
+            raise ServiceUnavailable() from None
+        if code == "UsernameExistsException" and exists:
+            raise exists from None
+        raise
+
+
+class Directory:
+    def __init__(self, client: "CognitoIdentityProviderClient", user_pool_id: str):
+        self.client = client
+        self.pool = user_pool_id
+
+    @tracer.capture_method
+    def create(self, org_id: str, user_id: str, email: str, role: str) -> None:
+        """Create the sign-in; Cognito e-mails the invitation with a temporary password."""
+        attributes = {"email": email, "custom:org_id": org_id, "custom:user_id": user_id, "custom:role": role}
+        with _translate(exists=AlreadyExists(f"A sign-in {username(org_id, user_id)} is left over; DELETE the user")):
+            self.client.admin_create_user(
+                UserPoolId=self.pool,
+                Username=username(org_id, user_id),
+                UserAttributes=[{"Name": name, "Value": value} for name, value in attributes.items()],
+                DesiredDeliveryMediums=["EMAIL"],
+            )
+
+    @tracer.capture_method
+    def attributes(self, org_id: str, user_id: str) -> dict[str, str]:
+        with _translate():
+            user = self.client.admin_get_user(UserPoolId=self.pool, Username=username(org_id, user_id))
+        return {a["Name"]: a["Value"] for a in user["UserAttributes"]}
+
+    @tracer.capture_method
+    def set_attributes(self, org_id: str, user_id: str, attributes: dict[str, str]) -> None:
+        with _translate():
+            self.client.admin_update_user_attributes(
+                UserPoolId=self.pool,
+                Username=username(org_id, user_id),
+                UserAttributes=[{"Name": name, "Value": value} for name, value in attributes.items()],
+            )
+
+    @tracer.capture_method
+    def delete(self, org_id: str, user_id: str) -> None:
+        """Remove the sign-in; one that is already gone is fine (a retried delete)."""
+        try:
+            with _translate():
+                self.client.admin_delete_user(UserPoolId=self.pool, Username=username(org_id, user_id))
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "UserNotFoundException":
+                raise

@@ -1,0 +1,92 @@
+"""Every key string of the single table is built here and nowhere else.
+
+| item         | PK                         | SK                  | GSI1PK                     | GSI1SK              |
+|--------------|----------------------------|---------------------|----------------------------|---------------------|
+| organization | ORG#<org_id>               | METADATA#<org_id>   | ORGS                       | ORG#<org_id>        |
+| user         | ORG#<org_id>               | USER#<user_id>      | ORG#<org_id>#USER#<user_id> | USER#<user_id>     |
+| ticket       | ORG#<org_id>#TICKET#<id>   | TICKET#<id>         | ORG#<org_id>#USER#<user_id> | TICKET#<id>        |
+
+Callers pass validated ids only (see ``ids``); a ``#`` in an id would let one key impersonate another.
+"""
+
+from typing import Any
+
+from controlplane.dal.schema import GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY
+
+ORGS_LISTING = "ORGS"
+USER_PREFIX = "USER#"
+TICKET_PREFIX = "TICKET#"
+SWEEP_PREFIX = "SWEEP#"
+
+
+def org_partition(org_id: str) -> str:
+    return f"ORG#{org_id}"
+
+
+def user_collection(org_id: str, user_id: str) -> str:
+    """GSI1 partition holding a user and all of the user's tickets."""
+    return f"{org_partition(org_id)}#USER#{user_id}"
+
+
+def org_key(org_id: str) -> dict[str, str]:
+    return {PARTITION_KEY: org_partition(org_id), SORT_KEY: f"METADATA#{org_id}"}
+
+
+def user_key(org_id: str, user_id: str) -> dict[str, str]:
+    return {PARTITION_KEY: org_partition(org_id), SORT_KEY: f"{USER_PREFIX}{user_id}"}
+
+
+def ticket_key(org_id: str, ticket_id: str) -> dict[str, str]:
+    return {
+        PARTITION_KEY: f"{org_partition(org_id)}#TICKET#{ticket_id}",
+        SORT_KEY: f"{TICKET_PREFIX}{ticket_id}",
+    }
+
+
+def org_keys(org_id: str) -> dict[str, str]:
+    """All key attributes of an organization item."""
+    return {**org_key(org_id), GSI1_PARTITION_KEY: ORGS_LISTING, GSI1_SORT_KEY: f"ORG#{org_id}"}
+
+
+def user_keys(org_id: str, user_id: str) -> dict[str, str]:
+    return {
+        **user_key(org_id, user_id),
+        GSI1_PARTITION_KEY: user_collection(org_id, user_id),
+        GSI1_SORT_KEY: f"{USER_PREFIX}{user_id}",
+    }
+
+
+def ticket_keys(org_id: str, user_id: str, ticket_id: str) -> dict[str, str]:
+    return {
+        **ticket_key(org_id, ticket_id),
+        GSI1_PARTITION_KEY: user_collection(org_id, user_id),
+        GSI1_SORT_KEY: f"{TICKET_PREFIX}{ticket_id}",
+    }
+
+
+def idempotency_partition(org_id: str) -> str:
+    """Where Powertools keeps an org's idempotency records (``operators`` for org creation)."""
+    return f"IDEMPOTENCY#{org_id}"
+
+
+def sweep_key(org_id: str, user_id: str) -> dict[str, str]:
+    """A cascade delete's marker for a deleted user whose tickets GSI1 may still be showing late."""
+    return {PARTITION_KEY: org_partition(org_id), SORT_KEY: f"{SWEEP_PREFIX}{user_id}"}
+
+
+def base_key(item: dict[str, Any]) -> dict[str, str]:
+    """The primary key of a stored item (what DeleteItem and BatchWriteItem need)."""
+    return {PARTITION_KEY: item[PARTITION_KEY], SORT_KEY: item[SORT_KEY]}
+
+
+# Cursor scopes: a cursor only continues the list it came from.
+def orgs_scope() -> str:
+    return "orgs"
+
+
+def users_scope(org_id: str) -> str:
+    return f"users:{org_id}"
+
+
+def tickets_scope(org_id: str, user_id: str) -> str:
+    return f"tickets:{org_id}:{user_id}"

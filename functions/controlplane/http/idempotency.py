@@ -1,0 +1,83 @@
+"""Idempotent creates: a retried POST with the same ``Idempotency-Key`` gets the first answer.
+
+Powertools' Idempotency utility does the work, with its records in the single table:
+``PK = IDEMPOTENCY#<org>`` (one partition per tenant, so no tenant's retries heat another's
+partition; operators' org creations use ``IDEMPOTENCY#operators``), ``SK`` = Powertools' hash of
+the caller, the route and the key, and ``expires_at`` (the table's TTL attribute) 24 hours on. The
+key is hashed together with the caller and the path, so two tenants, or two users, sending the same
+key never see each other's responses. The request body is the payload Powertools validates: the
+same key with another body is refused.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyValidationError,
+)
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel
+
+from controlplane import config
+from controlplane.dal import keys
+from controlplane.dal.schema import PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
+from controlplane.models.errors import Conflict, IdempotencyKeyReused
+
+EXPIRES_AFTER_SECONDS = 24 * 60 * 60
+_CONFIG = IdempotencyConfig(
+    event_key_jmespath="key",
+    payload_validation_jmespath="body",
+    raise_on_no_idempotency_key=True,
+    expires_after_seconds=EXPIRES_AFTER_SECONDS,
+    use_local_cache=False,  # a replay must be answered from the table, the one truth across instances
+)
+
+
+def once(
+    key: str | None,
+    partition: str,
+    identity: dict[str, str],
+    body: BaseModel,
+    make: Callable[[], Response[Any]],
+    lambda_context: LambdaContext,
+) -> Response[Any]:
+    """Run ``make`` once per (``identity``, ``key``); replay its response for later calls.
+
+    The Lambda context bounds the in-progress record by the invocation's remaining time, so a
+    crashed attempt blocks retries for seconds, not for the 24 hours of a finished one.
+    """
+    if key is None:
+        return make()
+    _CONFIG.register_lambda_context(lambda_context)
+    store = DynamoDBPersistenceLayer(
+        table_name=config.settings().table_name,
+        key_attr=PARTITION_KEY,
+        sort_key_attr=SORT_KEY,
+        static_pk_value=keys.idempotency_partition(partition),
+        expiry_attr=TTL_ATTRIBUTE,
+        boto3_client=config.dynamodb(),
+    )
+
+    # Powertools leaves idempotent_function's result unannotated.
+    @idempotent_function(  # type: ignore[untyped-decorator]
+        data_keyword_argument="request", persistence_store=store, config=_CONFIG
+    )
+    def respond(request: dict[str, Any]) -> dict[str, Any]:
+        response = make()
+        payload = response.body.model_dump(mode="json") if isinstance(response.body, BaseModel) else response.body
+        return {"status": response.status_code, "headers": response.headers, "body": payload}
+
+    try:
+        stored = respond(request={"key": {**identity, "idempotency_key": key}, "body": body.model_dump(mode="json")})
+    except IdempotencyValidationError:
+        raise IdempotencyKeyReused("This Idempotency-Key was used with another request body") from None
+    except IdempotencyAlreadyInProgressError:
+        raise Conflict("A request with this Idempotency-Key is still in progress; retry shortly") from None
+    return Response(stored["status"], content_types.APPLICATION_JSON, stored["body"], stored["headers"])

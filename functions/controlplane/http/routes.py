@@ -1,0 +1,120 @@
+"""The route table: one record per route, the API's one definition.
+
+Everything else is derived from it: each handler registers its routes from these records
+(``api.operation``), the guard authorizes with ``allow``, the CDK stack builds API Gateway from
+it, the local gateway dispatches with it, ``Location`` headers are filled from ``location``, and the
+OpenAPI document takes its summaries, operationIds, statuses and models from it. A route that is not
+here is refused to everyone but operators. Paths use API Gateway's ``{param}`` syntax.
+"""
+
+from typing import Any, NamedTuple
+
+from controlplane.http.auth import ADMIN, ANYONE, MEMBER, OWNER, SELF
+from controlplane.models.resources import (
+    DeletionAccepted,
+    Org,
+    OrgPage,
+    OrgWithUsers,
+    PlanList,
+    Ticket,
+    TicketPage,
+    User,
+    UserPage,
+    UserWithTickets,
+)
+
+ORGANIZATIONS = "organizations"
+USERS = "users"
+TICKETS = "tickets"
+FUNCTIONS = (ORGANIZATIONS, USERS, TICKETS)
+
+
+class Route(NamedTuple):
+    method: str
+    path: str
+    function: str  # the folder under functions/ whose handler.py serves the route
+    allow: frozenset[str]  # who besides operators may call it, in their own org (see ``auth``)
+    operation_id: str
+    summary: str
+    status: int  # the success status
+    model: Any  # the success body's model, or None for no body
+    also: tuple[tuple[int, Any], ...] = ()  # other success statuses and their models
+    location: str | None = None  # a create's new resource, filled from its fields
+    seats: bool = False  # takes or resizes an org's seats, so may answer 409 quota_exceeded
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.path}"
+
+    @property
+    def rule(self) -> str:
+        """The path in Powertools' ``<param>`` syntax."""
+        return self.path.replace("{", "<").replace("}", ">")
+
+    @property
+    def successes(self) -> dict[int, Any]:
+        return {self.status: self.model, **dict(self.also)}
+
+
+_ORG = "/orgs/{org_id}"
+_USER = "/orgs/{org_id}/users/{user_id}"
+_TICKET = "/orgs/{org_id}/tickets/{ticket_id}"
+_ANY_MEMBER = frozenset({ADMIN, MEMBER})
+_ADMIN = frozenset({ADMIN})
+_ADMIN_OR_SELF = frozenset({ADMIN, SELF})
+_ADMIN_OR_OWNER = frozenset({ADMIN, OWNER})
+_OPERATORS = frozenset[str]()
+_ANYONE = frozenset({ANYONE})
+
+# fmt: off
+ROUTES: tuple[Route, ...] = (
+    Route("POST", "/orgs", ORGANIZATIONS, _OPERATORS, "createOrg", "Create an organization", 201, Org,
+          location=_ORG),
+    Route("GET", "/orgs", ORGANIZATIONS, _OPERATORS, "listOrgs", "List organizations", 200, OrgPage),
+    Route("GET", _ORG, ORGANIZATIONS, _ANY_MEMBER, "getOrg", "Get an organization, optionally with its first users",
+          200, Org | OrgWithUsers),
+    Route("PATCH", _ORG, ORGANIZATIONS, _ADMIN, "updateOrg",
+          "Update an organization; a new plan must have a seat for every user", 200, Org, seats=True),
+    Route("DELETE", _ORG, ORGANIZATIONS, _OPERATORS, "deleteOrg",
+          "Delete an organization with all its users and tickets", 204, None, ((202, DeletionAccepted),)),
+    Route("GET", "/plans", ORGANIZATIONS, _ANYONE, "listPlans", "List the plans and what each allows", 200, PlanList),
+    Route("POST", f"{_ORG}/users", USERS, _ADMIN, "createUser", "Create a user; takes one of the org's seats", 201,
+          User, location=_USER, seats=True),
+    Route("GET", f"{_ORG}/users", USERS, _ANY_MEMBER, "listUsers", "List the users of an organization", 200,
+          UserPage),
+    Route("GET", _USER, USERS, _ADMIN_OR_SELF, "getUser", "Get a user, optionally with their newest tickets", 200,
+          User | UserWithTickets),
+    Route("PATCH", _USER, USERS, _ADMIN_OR_SELF, "updateUser", "Update a user", 200, User),
+    Route("DELETE", _USER, USERS, _ADMIN, "deleteUser", "Delete a user and all their tickets", 204, None),
+    Route("POST", f"{_USER}/tickets", TICKETS, _ADMIN_OR_SELF, "openTicket", "Open a ticket for a user", 201, Ticket,
+          location=_TICKET),
+    Route("GET", f"{_USER}/tickets", TICKETS, _ADMIN_OR_SELF, "listTickets", "List a user's tickets, newest first",
+          200, TicketPage),
+    Route("GET", _TICKET, TICKETS, _ADMIN_OR_OWNER, "getTicket", "Get a ticket", 200, Ticket),
+    Route("PATCH", _TICKET, TICKETS, _ADMIN_OR_OWNER, "updateTicket", "Update a ticket", 200, Ticket),
+    Route("DELETE", _TICKET, TICKETS, _ADMIN_OR_OWNER, "deleteTicket", "Delete a ticket", 204, None),
+)
+# fmt: on
+
+_BY_KEY = {(route.method, route.path): route for route in ROUTES}
+_BY_OPERATION = {route.operation_id: route for route in ROUTES}
+RESOURCES = frozenset(route.path for route in ROUTES)
+
+
+def find(method: str, path: str | None) -> Route | None:
+    """The record of a route by method and API Gateway resource path, or None."""
+    return _BY_KEY.get((method, path or ""))
+
+
+def operation(operation_id: str) -> Route:
+    return _BY_OPERATION[operation_id]
+
+
+def methods_for(path_segments: list[str]) -> list[str]:
+    """Methods the table offers for a concrete path (e.g. for a 405's ``Allow`` header)."""
+    return [route.method for route in ROUTES if _matches(route.path.strip("/").split("/"), path_segments)]
+
+
+def _matches(template: list[str], segments: list[str]) -> bool:
+    return len(template) == len(segments) and all(
+        t == s or (t.startswith("{") and s != "") for t, s in zip(template, segments, strict=False)
+    )

@@ -1,0 +1,219 @@
+"""The lifecycle events contract: what the control plane tells the application plane, and how one
+DynamoDB stream record becomes those events.
+
+The one definition. The events function publishes exactly what ``events_for`` returns, every
+detail is an instance of the model ``DETAILS`` names for its detail-type (so it is validated as it
+is built), and docs/EVENTS.md shows those models' JSON Schemas (``schemas()``; a test fails when the
+document differs). ``resource`` is rendered by the API's own response models, so it is exactly
+what the API returns: key attributes and internal fields (``entity``, ``created_by``...) never
+appear.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from controlplane.dal import items
+from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
+from controlplane.dal.table import image
+from controlplane.models.resources import Org, OrgId, Plan, Resource, Role, Status, Ticket, Timestamp, User
+
+SOURCE = "controlplane"
+DELETION_STARTED = "Organization Deletion Started"
+ORG_DELETED_CAUSE = "organization_deleted"
+
+# Fields of a resource whose change alone is bookkeeping, not news: the stamps every write moves, the
+# delete mark (it has its own event) and the org's seat usage and limit (a usage counter and its
+# plan's limit, kept by the server). A write that changes only these sends no ``Updated`` event.
+# What changes without being a change of its own: timestamps, the version, the deletion mark (it has
+# its own event), the seat counter and the seat limit (and their API form, ``usage`` and ``limits``:
+# a plan change is reported as the ``plan`` it is).
+BOOKKEEPING = frozenset(
+    {"created_at", "updated_at", "version", items.DELETING, "user_count", "user_limit", "usage", "limits"}
+)
+
+T = TypeVar("T")
+
+
+class Change(BaseModel, Generic[T]):
+    model_config = ConfigDict(extra="forbid")
+    old: T
+    new: T
+
+
+class Detail(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    event_id: str = Field(
+        description="The stream record's eventID. Delivery is at least once: dedupe on (event_id, detail-type)"
+    )
+    org_id: OrgId
+    occurred_at: Timestamp = Field(description="When DynamoDB recorded the change (RFC 3339); also the entry's Time")
+    actor: str | None = Field(description="The `sub` of the caller who made the change; null where none is known")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of resource and the detail-types its changes send."""
+
+    entity: str
+    model: type[Resource]
+    created: str
+    updated: str
+    deleted: str
+    watched: str  # the field whose change also sends ``changed``
+    watched_type: Any
+    changed: str
+    cascaded: bool  # its items can be removed by an org's cascade delete (``cause``)
+
+    def public_fields(self) -> tuple[str, ...]:
+        return tuple(name for name in self.model.model_fields if name not in BOOKKEEPING)
+
+
+KINDS = (
+    Kind(
+        items.ORG,
+        Org,
+        "Organization Created",
+        "Organization Updated",
+        "Organization Deleted",
+        "plan",
+        Plan,
+        "Organization Plan Changed",
+        cascaded=False,
+    ),
+    Kind(
+        items.USER,
+        User,
+        "User Created",
+        "User Updated",
+        "User Deleted",
+        "role",
+        Role,
+        "User Role Changed",
+        cascaded=True,
+    ),
+    Kind(
+        items.TICKET,
+        Ticket,
+        "Ticket Opened",
+        "Ticket Updated",
+        "Ticket Deleted",
+        "status",
+        Status,
+        "Ticket Status Changed",
+        cascaded=True,
+    ),
+)
+_BY_ENTITY = {kind.entity: kind for kind in KINDS}
+
+
+def _detail_models(kind: Kind) -> dict[str, type[BaseModel]]:
+    name = kind.model.__name__
+    # Models built from the kinds at import: their field types are values here, not static types.
+    with_resource: type[BaseModel] = create_model(f"{name}Detail", __base__=Detail, resource=(kind.model, ...))
+    fields = Literal[kind.public_fields()]  # type: ignore[valid-type]
+    changes = Field(description="{field: {old, new}} for every field the write changed")
+    updated = create_model(
+        f"{name}UpdatedDetail",
+        __base__=with_resource,
+        changes=(dict[fields, Change[Any]], changes),  # type: ignore[valid-type]
+    )
+    watched_field: dict[str, Any] = {kind.watched: (Change[kind.watched_type], ...)}  # type: ignore[name-defined]
+    watched = create_model(
+        f"{name}{kind.watched.title()}Change", __config__=ConfigDict(extra="forbid"), **watched_field
+    )
+    changed = create_model(f"{name}{kind.watched.title()}ChangedDetail", __base__=with_resource, changes=(watched, ...))
+    deleted: type[BaseModel] = with_resource
+    if kind.cascaded:
+        cause = Field(description=f'"{ORG_DELETED_CAUSE}" when the org\'s cascade delete removed it, else null')
+        cause_field: dict[str, Any] = {"cause": (Literal[ORG_DELETED_CAUSE] | None, cause)}
+        deleted = create_model(f"{name}DeletedDetail", __base__=with_resource, **cause_field)
+    found: dict[str, type[BaseModel]] = {
+        kind.created: with_resource,
+        kind.updated: updated,
+        kind.changed: changed,
+        kind.deleted: deleted,
+    }
+    if kind.entity == items.ORG:
+        found[DELETION_STARTED] = with_resource
+    return found
+
+
+# Every detail-type, with the model of its Detail.
+DETAILS: dict[str, type[BaseModel]] = {
+    detail_type: model for kind in KINDS for detail_type, model in _detail_models(kind).items()
+}
+
+
+@dataclass(frozen=True)
+class Event:
+    detail_type: str
+    detail: BaseModel
+    time: datetime
+    item: tuple[str, str]  # the changed item's primary key: events of one item keep stream order
+
+    def entry(self, bus_name: str) -> dict[str, Any]:
+        """The PutEvents entry."""
+        return {
+            "Source": SOURCE,
+            "DetailType": self.detail_type,
+            "Detail": self.detail.model_dump_json(),
+            "EventBusName": bus_name,
+            "Time": self.time,
+        }
+
+
+# Whether an org's cascade delete has begun, or is over (org gone): decides a removal's ``cause``.
+OrgBeingDeleted = Callable[[str], bool]
+
+
+def events_for(record: dict[str, Any], org_being_deleted: OrgBeingDeleted) -> list["Event"]:
+    """The events one stream record (a Lambda DynamoDB stream record) sends, in order; none for
+    items that are not resources (idempotency records, sweep markers) and for bookkeeping writes."""
+    change = record["dynamodb"]
+    old = image(change.get("OldImage") or {})
+    new = image(change.get("NewImage") or {})
+    kind = _BY_ENTITY.get(str((new or old).get("entity")))
+    if kind is None:
+        return []
+    stamp = datetime.fromtimestamp(float(change["ApproximateCreationDateTime"]), UTC)
+    keys = image(change["Keys"])
+    base = {
+        "event_id": record["eventID"],
+        "org_id": (new or old)["org_id"],
+        "occurred_at": stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+    }
+
+    def event(detail_type: str, resource: dict[str, Any], actor: str | None, **extra: Any) -> Event:
+        detail = DETAILS[detail_type](**base, actor=actor, resource=kind.model.from_item(resource), **extra)
+        return Event(detail_type, detail, stamp, (keys[PARTITION_KEY], keys[SORT_KEY]))
+
+    if not old:
+        return [event(kind.created, new, new.get(items.CREATED_BY))]
+    if not new:
+        # A DeleteItem records no caller: only an org's delete knows its actor, from its mark.
+        if not kind.cascaded:
+            return [event(kind.deleted, old, old.get(items.DELETED_BY))]
+        cause = ORG_DELETED_CAUSE if org_being_deleted(old["org_id"]) else None
+        return [event(kind.deleted, old, None, cause=cause)]
+    found = []
+    if kind.entity == items.ORG and items.DELETING in new and items.DELETING not in old:
+        found.append(event(DELETION_STARTED, new, new.get(items.DELETED_BY)))
+    before, after = (kind.model.from_item(i).model_dump(mode="json") for i in (old, new))
+    changes = {
+        name: {"old": before[name], "new": after[name]} for name in kind.public_fields() if before[name] != after[name]
+    }
+    if changes:
+        actor = new.get(items.UPDATED_BY)
+        found.append(event(kind.updated, new, actor, changes=changes))
+        if kind.watched in changes:
+            found.append(event(kind.changed, new, actor, changes={kind.watched: changes[kind.watched]}))
+    return found
+
+
+def schemas() -> dict[str, dict[str, Any]]:
+    """The JSON Schema of each detail-type's Detail, as docs/EVENTS.md shows them."""
+    return {detail_type: model.model_json_schema() for detail_type, model in DETAILS.items()}

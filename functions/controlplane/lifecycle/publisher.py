@@ -1,0 +1,141 @@
+"""Publish a batch of stream records' events to the bus, in stream order, each record once.
+
+Lambda reads a stream shard in order, and with ReportBatchItemFailures it checkpoints before the
+first record reported failed and sends that record *and every later one* again. So:
+
+- the records are turned into events in order, and PutEvents is called with up to 10 entries of
+  whole records, chunk after chunk, retrying the entries EventBridge refused (``PUT_ATTEMPTS``);
+- the first record that could not be turned into events or fully published is the cut: it and
+  every record after it are batch item failures, and no chunk after its own is sent. Records before
+  the cut were published and are not sent again;
+- a chunk never holds two records of one item, so a later change of an item can never reach the
+  bus before an earlier one that failed.
+
+What can still repeat (delivery is at least once, docs/EVENTS.md): the entries of the cut record,
+or of later records in its chunk, that EventBridge accepted before the retries ran out.
+"""
+
+import os
+import random
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from controlplane import config
+from controlplane.dal import items, keys
+from controlplane.dal.table import Table
+from controlplane.lifecycle.contract import Event, events_for
+from controlplane.observability import logger
+
+Record = dict[str, Any]  # a Lambda DynamoDB stream record
+
+MAX_ENTRIES = 10  # PutEvents takes at most 10 entries
+PUT_ATTEMPTS = 4
+
+
+class NotPublished(Exception):
+    """A record whose events did not all reach the bus (or that follows one), for Lambda to retry."""
+
+
+@dataclass
+class Outcome:
+    published: int = 0  # events
+    failed: set[str] = field(default_factory=set)  # sequence numbers of the records to report
+
+
+@cache
+def bus_name() -> str:
+    name = os.environ.get("EVENT_BUS_NAME")
+    if not name:
+        raise RuntimeError("environment variable EVENT_BUS_NAME is not set")
+    return name
+
+
+@cache
+def _table() -> Table:
+    # Not items.table(): that needs the cursor secret, which this function has no business reading.
+    return Table(config.dynamodb(), os.environ["TABLE_NAME"])
+
+
+def org_being_deleted(org_id: str) -> bool:
+    """True once an org's cascade delete has begun (or the org is gone)."""
+    org = _table().get(keys.org_key(org_id), consistent=True)
+    return org is None or items.DELETING in org
+
+
+def publish(records: list[Record]) -> Outcome:
+    outcome = Outcome()
+    deleting: dict[str, bool] = {}  # one read per org per batch
+
+    def being_deleted(org_id: str) -> bool:
+        if org_id not in deleting:
+            deleting[org_id] = org_being_deleted(org_id)
+        return deleting[org_id]
+
+    converted: list[tuple[Record, list[Event]]] = []
+    cut = len(records)
+    for index, record in enumerate(records):
+        try:
+            converted.append((record, events_for(record, being_deleted)))
+        except Exception:  # a record we cannot read (or a failed org read) must cut the batch here, not crash
+            # it: a crash would have Lambda send the records before it, already published, again.
+            logger.exception("Cannot turn a stream record into events", event_id=record.get("eventID"))
+            cut = index
+            break
+    for chunk_start, chunk in _chunks(converted):
+        refused = _put(chunk)
+        if refused is not None:
+            cut = chunk_start + refused
+            break
+        outcome.published += sum(len(events) for _, events in chunk)
+    outcome.failed = {record["dynamodb"]["SequenceNumber"] for record in records[cut:]}
+    return outcome
+
+
+def _chunks(converted: list[tuple[Record, list[Event]]]) -> Iterable[tuple[int, list[tuple[Record, list[Event]]]]]:
+    """Consecutive whole records, at most MAX_ENTRIES events, no item twice; with the first one's index."""
+    start, size = 0, 0
+    chunk: list[tuple[Record, list[Event]]] = []
+    items: set[tuple[str, str]] = set()
+    for index, (record, events) in enumerate(converted):
+        item_keys = {event.item for event in events}
+        if chunk and (size + len(events) > MAX_ENTRIES or item_keys & items):
+            yield start, chunk
+            start, chunk, size, items = index, [], 0, set()
+        chunk.append((record, events))
+        size += len(events)
+        items |= item_keys
+    if chunk:
+        yield start, chunk
+
+
+def _put(chunk: list[tuple[Record, list[Event]]]) -> int | None:
+    """PutEvents for a chunk, retrying the entries EventBridge refused; None when all were accepted,
+    else the position in the chunk of the first record with an entry still refused."""
+    pending = [(position, event) for position, (_, events) in enumerate(chunk) for event in events]
+    for attempt in range(PUT_ATTEMPTS):
+        if not pending:
+            return None
+        if attempt:
+            time.sleep(min(0.1 * 2**attempt, 2) * random.uniform(0.5, 1))
+        try:
+            response = config.eventbridge().put_events(Entries=[event.entry(bus_name()) for _, event in pending])
+        except (ClientError, BotoCoreError) as error:  # the whole call failed: every entry again
+            logger.warning("PutEvents failed", error=str(error), attempt=attempt + 1)
+            continue
+        refused = []
+        for (position, event), result in zip(pending, response["Entries"], strict=True):
+            if result.get("ErrorCode"):
+                logger.warning(
+                    "PutEvents refused an entry",
+                    detail_type=event.detail_type,
+                    error_code=result["ErrorCode"],
+                    attempt=attempt + 1,
+                )
+                refused.append((position, event))
+        pending = refused
+    return min(position for position, _ in pending) if pending else None

@@ -1,0 +1,100 @@
+"""Tickets: what users open. Members reach only their own, by a condition on the write itself."""
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from controlplane.dal import items, keys
+from controlplane.dal.table import Expect, Item
+from controlplane.http.auth import Caller
+from controlplane.models.errors import AlreadyExists, Forbidden
+from controlplane.models.ids import new_ulid
+from controlplane.models.resources import Ticket, TicketCreate, TicketPage, TicketUpdate
+from controlplane.observability import metrics
+
+
+def ticket_item(org_id: str, user_id: str, body: TicketCreate, actor: str | None = None) -> Item:
+    """The stored item of a new ticket (also what the benchmarks bulk-load)."""
+    ticket_id = new_ulid()
+    attributes = {"org_id": org_id, "ticket_id": ticket_id, "user_id": user_id, **body.model_dump()}
+    return items.new_item(keys.ticket_keys(org_id, user_id, ticket_id), items.TICKET, attributes, actor)
+
+
+def create_ticket(org_id: str, user_id: str, body: TicketCreate, caller: Caller) -> Ticket:
+    item = ticket_item(org_id, user_id, body, caller.subject)
+    ticket_id = item["ticket_id"]
+    items.table().put_child(
+        keys.user_key(org_id, user_id),
+        item,
+        parent_missing=items.user_missing(org_id, user_id),
+        exists=AlreadyExists(f"Ticket {ticket_id} already exists"),
+    )
+    metrics.add_metric(name="TicketCreated", unit=MetricUnit.Count, value=1)
+    return Ticket.model_validate(item)
+
+
+def list_tickets(org_id: str, user_id: str, limit: int, cursor_token: str | None) -> TicketPage:
+    scope = keys.tickets_scope(org_id, user_id)
+    after = items.resume_after(scope, cursor_token)
+    if after is None:  # the first page comes with the user, so a missing user is a 404
+        _, found, more = first_tickets(org_id, user_id, limit)
+    else:
+        start = keys.ticket_keys(org_id, user_id, after) if after else None
+        found, last = items.table().query(
+            keys.user_collection(org_id, user_id),
+            on_index=True,
+            prefix=keys.TICKET_PREFIX,
+            newest_first=True,
+            limit=limit,
+            start_key=start,
+        )
+        more = last is not None
+    page = [Ticket.model_validate(item) for item in found]
+    return TicketPage(items=page, next_cursor=items.next_cursor(scope, found, "ticket_id", more))
+
+
+def first_tickets(org_id: str, user_id: str, limit: int) -> tuple[Item, list[Item], bool]:
+    """The user and their newest tickets, in one request: on GSI1 the user item sorts after its
+    tickets (USER# > TICKET#), so newest-first puts it first."""
+    missing = items.user_missing(org_id, user_id)
+    collection = keys.user_collection(org_id, user_id)
+    return items.parent_first(collection, items.USER, missing, limit, on_index=True, newest_first=True)
+
+
+def _not_yours(ticket_id: str) -> Forbidden:
+    return Forbidden(f"Ticket {ticket_id} belongs to another user")
+
+
+def _ticket_expects(caller: Caller, ticket_id: str, version: int | None) -> tuple[Expect, ...]:
+    """Members may only touch their own tickets; the write's own condition checks it (403 first)."""
+    owner = caller.owner_filter()
+    mine = (Expect("user_id", owner, _not_yours(ticket_id)),) if owner else ()
+    return mine + items.version_is(version)
+
+
+def get_ticket(org_id: str, ticket_id: str, caller: Caller) -> Ticket:
+    item = items.table().get(keys.ticket_key(org_id, ticket_id))
+    if item is None:
+        raise items.ticket_missing(org_id, ticket_id)
+    if caller.owner_filter() not in (None, item["user_id"]):
+        raise _not_yours(ticket_id)
+    return Ticket.model_validate(item)
+
+
+def update_ticket(
+    org_id: str, ticket_id: str, body: TicketUpdate, caller: Caller, version: int | None = None
+) -> Ticket:
+    item = items.table().update(
+        keys.ticket_key(org_id, ticket_id),
+        items.written_by(body.changes(), caller.subject),
+        items.now(),
+        items.ticket_missing(org_id, ticket_id),
+        _ticket_expects(caller, ticket_id, version),
+    )
+    return Ticket.model_validate(item)
+
+
+def delete_ticket(org_id: str, ticket_id: str, caller: Caller, version: int | None = None) -> None:
+    items.table().delete(
+        keys.ticket_key(org_id, ticket_id),
+        items.ticket_missing(org_id, ticket_id),
+        _ticket_expects(caller, ticket_id, version),
+    )

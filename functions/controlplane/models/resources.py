@@ -1,0 +1,236 @@
+"""Request bodies and response bodies. Stored items are dicts built by the resource modules.
+
+Every model builds its validator at import, on purpose: ``defer_build`` was measured (issue 14) and
+saves under 10 ms of a cold start, because the first request builds the models it touches anyway,
+and the first model build pays for most of pydantic's schema machinery. Under SnapStart, whatever is
+built at import is in the snapshot; whatever is deferred is paid after every restore.
+"""
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+
+from controlplane.models import plans
+from controlplane.models.ids import SLUG_PATTERN, ULID_PATTERN
+
+OrgId = Annotated[str, Field(pattern=SLUG_PATTERN, examples=["acme"])]
+UserId = Annotated[str, Field(pattern=SLUG_PATTERN, examples=["alice"])]
+TicketId = Annotated[str, Field(pattern=ULID_PATTERN, examples=["01JD3Q0Z6V7S3M8E2K9XWQY4PB"])]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)]
+# email-validator is not in the Powertools layer, so EmailStr is out; this is the pragmatic
+# "something@domain.tld" check that a control plane needs before Cognito sends the invite.
+Email = Annotated[str, Field(pattern=r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$", max_length=254)]
+Subject = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Description = Annotated[str, Field(max_length=10_000)]
+Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=32)]
+Tags = Annotated[list[Tag], Field(max_length=20)]
+if TYPE_CHECKING:
+    Plan = str  # a Literal built at run time is no type to a checker; pydantic validates the names
+else:
+    Plan = Literal[tuple(plans.CATALOGUE)]  # the catalogue is the one list
+Role = Literal["admin", "member"]
+Status = Literal["open", "pending", "solved", "closed"]
+Priority = Literal["low", "normal", "high", "urgent"]
+Timestamp = Annotated[str, Field(description="RFC 3339, UTC", examples=["2026-11-21T23:41:48.123Z"])]
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Patch(Request):
+    """A partial update: at least one field, and no field set to null."""
+
+    @model_validator(mode="after")
+    def _one_field_no_nulls(self) -> Self:
+        if not self.model_fields_set:
+            raise ValueError("at least one field is required")
+        nulls = sorted(name for name in self.model_fields_set if getattr(self, name) is None)
+        if nulls:
+            raise ValueError(f"fields may not be null: {', '.join(nulls)}")
+        return self
+
+    def changes(self) -> dict[str, Any]:
+        return self.model_dump(exclude_unset=True)
+
+
+def _unique(tags: list[str] | None) -> list[str] | None:
+    if tags is not None and len(set(tags)) != len(tags):
+        raise ValueError("tags must be unique")
+    return tags
+
+
+class OrgCreate(Request):
+    org_id: OrgId
+    name: Name
+    plan: Plan = plans.DEFAULT_PLAN
+
+
+class OrgUpdate(Patch):
+    name: Name | None = None
+    plan: Plan | None = None
+
+
+class UserCreate(Request):
+    user_id: UserId
+    name: Name
+    email: Email
+    role: Role = "member"
+
+
+class UserUpdate(Patch):
+    name: Name | None = None
+    email: Email | None = None
+    role: Role | None = None
+
+
+class TicketCreate(Request):
+    subject: Subject
+    description: Description = ""
+    status: Status = "open"
+    priority: Priority = "normal"
+    tags: Tags = []
+
+    _unique_tags = field_validator("tags")(_unique)
+
+
+class TicketUpdate(Patch):
+    subject: Subject | None = None
+    description: Description | None = None
+    status: Status | None = None
+    priority: Priority | None = None
+    tags: Tags | None = None
+
+    _unique_tags = field_validator("tags")(_unique)
+
+
+class Resource(BaseModel):
+    created_at: Timestamp
+    updated_at: Timestamp
+    version: int
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any]) -> Self:
+        """The API representation of a stored item."""
+        return cls.model_validate(item)
+
+
+class Limits(BaseModel):
+    users: int = Field(description="Seats: how many users the org may have", examples=[5])
+
+
+class Usage(BaseModel):
+    users: int | None = Field(
+        description="Users the org has; null only for an org stored before seats were counted, until the "
+        "user-count migration counts them",
+        examples=[3],
+    )
+
+
+class Org(Resource):
+    org_id: OrgId
+    name: str
+    plan: Plan
+    deleting_since: Timestamp | None = Field(None, description="Set while the org's cascade delete runs")
+    usage: Usage
+    limits: Limits
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any]) -> "Org":
+        """The stored org, with its bookkeeping (``user_count``, ``user_limit``) shown as usage and limits."""
+        limit = item.get(plans.USER_LIMIT, plans.limit(item["plan"]))
+        return cls.model_validate({**item, "usage": {"users": item.get(plans.USER_COUNT)}, "limits": {"users": limit}})
+
+
+class PlanOffer(BaseModel):
+    plan: Plan
+    limits: Limits
+
+
+class PlanList(BaseModel):
+    items: list[PlanOffer]
+
+
+class User(Resource):
+    org_id: OrgId
+    user_id: UserId
+    name: str
+    email: str
+    role: Role
+
+
+class Ticket(Resource):
+    org_id: OrgId
+    ticket_id: TicketId
+    user_id: UserId
+    subject: str
+    description: str
+    status: Status
+    priority: Priority
+    tags: list[str]
+
+
+class Problem(BaseModel):
+    """One thing that failed validation."""
+
+    loc: list[str | int] = Field(
+        description="Where: `body`, `query`, `path` or `header`, then the field", examples=[["body", "name"]]
+    )
+    message: str = Field(examples=["Field required"])
+    type: str = Field(description="pydantic's error type", examples=["missing"])
+
+
+class QuotaDetails(BaseModel):
+    quota: str = Field(description="What ran out", examples=["users"])
+    limit: int
+    used: int
+    plan: str
+
+
+class ErrorBody(BaseModel):
+    code: str = Field(examples=["not_found"])
+    message: str
+    request_id: str
+    details: list[Problem] | QuotaDetails | None = Field(
+        None, description="What failed validation (for validation_error), or the quota (for quota_exceeded)"
+    )
+
+
+class ErrorResponse(BaseModel):
+    """The one shape of every error: the handlers', the local gateway's and API Gateway's own."""
+
+    error: ErrorBody
+
+
+class Page(BaseModel):
+    next_cursor: str | None = Field(description="Pass as `cursor` to get the next page; null on the last page")
+
+
+class OrgPage(Page):
+    items: list[Org]
+
+
+class UserPage(Page):
+    items: list[User]
+
+
+class TicketPage(Page):
+    items: list[Ticket]
+
+
+class DeletionAccepted(BaseModel):
+    org_id: OrgId
+    status: Literal["deleting"] = "deleting"
+    message: str = "The delete continues in the background; GET the org until it is 404"
+
+
+class OrgWithUsers(BaseModel):
+    org: Org
+    users: list[User]
+    next_cursor: str | None = Field(description="Continues on GET /orgs/{org_id}/users")
+
+
+class UserWithTickets(BaseModel):
+    user: User
+    tickets: list[Ticket]
+    next_cursor: str | None = Field(description="Continues on GET /orgs/{org_id}/users/{user_id}/tickets")

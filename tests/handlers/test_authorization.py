@@ -1,0 +1,212 @@
+"""Route x caller matrix: who may do what, decided before DynamoDB, with no cross-tenant leak."""
+
+import json
+
+import pytest
+
+from controlplane.http import routes
+from controlplane.http.api import create_app, entry_point
+from controlplane.http.routes import ROUTES
+from controlplane.logic import organizations
+from local import isolation
+from local.apigw import LambdaContext, build_event
+from local.isolation import EXPECTED
+from local.samples import BODIES
+from tests.api import OPERATOR, Reply, admin, call, create_org, create_ticket, create_user, member
+
+# Each caller of the matrix (local.isolation.CALLERS), and whose resources they act on in acme.
+CALLERS = {
+    "operator": (OPERATOR, "alice"),
+    "admin_a": (admin("acme", "root"), "alice"),
+    "member_a_own": (member("acme", "alice"), "alice"),
+    "member_a_on_amy": (member("acme", "alice"), "amy"),
+    "admin_b": (admin("bolt", "bob"), "alice"),
+    "no_token": (None, "alice"),
+}
+# Only a ticket's stored owner can tell a member's own ticket from another's: these routes decide
+# with the one DynamoDB request they make anyway (a condition on the write, or a check of the read).
+DECIDED_BY_THE_ITEM = {(m, "/orgs/{org_id}/tickets/{ticket_id}") for m in ("GET", "PATCH", "DELETE")}
+
+
+@pytest.fixture
+def tenants(table):
+    """Two orgs: acme (admin root, members alice and amy, one ticket each) and bolt (admin bob)."""
+    create_org("acme")
+    create_org("bolt")
+    for org_id, user_id, role in [("acme", "root", "admin"), ("acme", "alice", "member"), ("acme", "amy", "member")]:
+        create_user(org_id, user_id, role=role)
+    create_user("bolt", "bob", role="admin")
+    create_ticket("bolt", "bob", subject="bolt secret")
+    return {user_id: create_ticket("acme", user_id).body["ticket_id"] for user_id in ("alice", "amy")}
+
+
+def test_matrix_covers_every_route_and_caller():
+    assert set(EXPECTED) == {(r.method, r.path) for r in ROUTES}
+    assert tuple(CALLERS) == isolation.CALLERS
+
+
+@pytest.mark.parametrize("who", list(CALLERS))
+@pytest.mark.parametrize("route", list(EXPECTED), ids=lambda r: f"{r[0]} {r[1]}")
+def test_route_answers_each_caller_as_the_policy_says(tenants, dynamodb_calls, route, who):
+    caller, subject = CALLERS[who]
+    expected = isolation.expected(route, who)
+    path = route[1].format(org_id="acme", user_id=subject, ticket_id=tenants[subject])
+    ticket_before = call("GET", f"/orgs/acme/tickets/{tenants[subject]}").body
+    dynamodb_calls.clear()
+
+    reply = call(route[0], path, BODIES.get(route), caller=caller)
+
+    assert reply.status == expected, reply.body
+    text = json.dumps(reply.body)
+    if caller is not None and caller is not OPERATOR:
+        foreign = "bolt" if caller["custom:org_id"] == "acme" else "acme"
+        assert foreign not in text
+    assert "bolt secret" not in text
+    if expected in (401, 403):
+        assert reply.error_code == {401: "unauthorized", 403: "forbidden"}[expected]
+        if route in DECIDED_BY_THE_ITEM and who == "member_a_on_amy":
+            assert len(dynamodb_calls) == 1
+            assert call("GET", f"/orgs/acme/tickets/{tenants[subject]}").body == ticket_before
+        else:
+            assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize("org_id", ["bolt", "does-not-exist"])
+def test_other_org_is_403_whether_or_not_it_exists(tenants, dynamodb_calls, org_id):
+    dynamodb_calls.clear()
+
+    reply = call("GET", f"/orgs/{org_id}", caller=admin("acme", "root"))
+
+    assert reply.status == 403
+    assert dynamodb_calls == []
+
+
+def test_member_may_not_change_their_own_role(tenants, dynamodb_calls):
+    reply = call("PATCH", "/orgs/acme/users/alice", {"role": "admin"}, caller=member("acme", "alice"))
+
+    assert reply.status == 403
+    assert call("GET", "/orgs/acme/users/alice").body["role"] == "member"
+
+
+def test_admin_may_change_roles_but_not_the_plan(tenants):
+    assert call("PATCH", "/orgs/acme/users/alice", {"role": "admin"}, caller=admin()).status == 200
+
+    reply = call("PATCH", "/orgs/acme", {"plan": "enterprise"}, caller=admin())
+
+    assert reply.status == 403
+    assert call("GET", "/orgs/acme").body["plan"] == "free"
+
+
+def test_member_creating_a_ticket_for_someone_else_is_403(tenants, dynamodb_calls):
+    dynamodb_calls.clear()
+
+    reply = create_ticket("acme", "amy", caller=member("acme", "alice"))
+
+    assert reply.status == 403
+    assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [{}, {"sub": ""}, {"custom:org_id": "acme", "custom:role": "admin"}],
+    ids=["empty", "blank-sub", "no-sub"],
+)
+def test_claims_without_a_subject_are_401(table, claims):
+    reply = call("GET", "/orgs/acme", caller=claims)
+
+    assert reply.status == 401
+    assert reply.error_code == "unauthorized"
+
+
+def test_a_caller_without_org_or_role_claims_gets_403_not_data(tenants):
+    reply = call("GET", "/orgs/acme", caller={"sub": "someone"})
+
+    assert reply.status == 403
+
+
+# Fail closed: a route the table does not describe is for operators only.
+
+
+@pytest.fixture
+def unlisted_route(table):
+    """A route registered in a handler at run time, with no record in the route table: it reads
+    the org, so any DynamoDB request it would make is seen."""
+    app = create_app()
+
+    @app.get("/orgs/<org_id>/unlisted")
+    def unlisted(org_id: str) -> dict:
+        return organizations.get_org(org_id).model_dump()
+
+    create_org("acme")
+    return entry_point(app)
+
+
+@pytest.mark.parametrize(
+    "caller", [member("acme", "alice"), admin("acme", "root"), admin("bolt", "bob")], ids=["member", "admin", "other"]
+)
+def test_a_route_without_a_rule_is_403_with_no_dynamodb_request(unlisted_route, dynamodb_calls, caller):
+    assert routes.find("GET", "/orgs/{org_id}/unlisted") is None
+    dynamodb_calls.clear()
+
+    reply = _invoke(unlisted_route, "GET", "/orgs/acme/unlisted", caller)
+
+    assert reply.status == 403
+    assert reply.error_code == "forbidden"
+    assert dynamodb_calls == []
+
+
+def test_a_route_without_a_rule_serves_operators(unlisted_route):
+    reply = _invoke(unlisted_route, "GET", "/orgs/acme/unlisted", OPERATOR)
+
+    assert reply.status == 200
+    assert reply.body["org_id"] == "acme"
+
+
+def _invoke(handler, method: str, path: str, caller: dict) -> Reply:
+    event = build_event(method, path, claims=caller)
+    event["resource"] = "/orgs/{org_id}/unlisted"  # API Gateway's resource, as if it were deployed
+    event["pathParameters"] = {"org_id": "acme"}
+    response = handler(event, LambdaContext(function_name="organizations"))
+    return Reply(response["statusCode"], {}, json.loads(response["body"]))
+
+
+# Who before what: the caller is refused before anything they sent is parsed or validated.
+
+BAD_BODY = '{"name": ' + "[" * 5  # not JSON
+
+
+@pytest.mark.parametrize(
+    ("caller", "status"),
+    [(None, 401), (admin("bolt", "bob"), 403), (member("acme", "alice"), 403)],
+    ids=["no-token", "other-org", "member"],
+)
+@pytest.mark.parametrize(
+    ("method", "path", "extra"),
+    [
+        ("PATCH", "/orgs/acme", {}),
+        ("POST", "/orgs/acme/users", {}),
+        ("PATCH", "/orgs/acme/users/root", {}),
+        ("GET", "/orgs", {"query": {"limit": "many"}}),
+        ("POST", "/orgs/acme/users", {"headers": {"Content-Type": ["multipart/form-data"]}}),
+    ],
+    ids=["patch-org", "create-user", "patch-user", "bad-query", "not-json"],
+)
+def test_callers_are_refused_before_what_they_sent_is_read(
+    tenants, dynamodb_calls, caller, status, method, path, extra
+):
+    dynamodb_calls.clear()
+    body = None if method == "GET" else BAD_BODY
+
+    reply = call(method, path, body, caller=caller, **extra)
+
+    assert reply.status == status, reply.body
+    assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [("GET", "/nowhere", 404), ("PUT", "/orgs/acme", 405), ("POST", "/orgs/acme/tickets/x", 405)],
+)
+@pytest.mark.parametrize("caller", [None, member("acme", "alice"), OPERATOR], ids=["no-token", "member", "operator"])
+def test_unknown_routes_stay_404_and_405_for_every_caller(table, method, path, status, caller):
+    assert call(method, path, caller=caller).status == status

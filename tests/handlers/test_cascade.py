@@ -1,0 +1,176 @@
+"""Cascade deletes are complete, survive retries and failures, and finish from the queue when big."""
+
+import json
+import uuid
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from controlplane import config
+from controlplane.dal import items
+from controlplane.dal.table import Table
+from controlplane.logic import cascade, tickets
+from controlplane.models.resources import TicketCreate
+from tests.api import call, create_org, create_ticket, create_user, deliver
+
+ORG_USERS = [f"user-{i}" for i in range(10)]
+
+
+def _items_of(table: str, org_id: str) -> list[dict]:
+    """Every item of an org, base table and GSI1 alike (test-only inspection with Scan)."""
+    items = boto3.client("dynamodb", endpoint_url=config.dynamodb().meta.endpoint_url).scan(TableName=table)["Items"]
+    prefixes = (f"ORG#{org_id}", f"IDEMPOTENCY#{org_id}")
+    return [i for i in items if any(i.get(k, {}).get("S", "").startswith(prefixes) for k in ("PK", "GSI1PK"))]
+
+
+def _bulk_tickets(org_id: str, user_id: str, count: int) -> None:
+    items.table().put_all([tickets.ticket_item(org_id, user_id, TicketCreate(subject=f"t{i}")) for i in range(count)])
+
+
+@pytest.fixture
+def acme(table):
+    create_org("acme")
+    create_org("bolt")
+    for user_id in ORG_USERS[:3]:
+        create_user("acme", user_id)
+        create_ticket("acme", user_id)
+    create_user("bolt", "bob")
+    create_ticket("bolt", "bob")
+    call("POST", "/orgs/acme/users/user-0/tickets", {"subject": "x"}, headers={"Idempotency-Key": ["k1"]})
+    return table
+
+
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
+def test_org_with_10_users_and_10000_tickets_leaves_nothing_behind(table):
+    create_org("acme", plan="pro")
+    for user_id in ORG_USERS:
+        assert create_user("acme", user_id).status == 201
+        _bulk_tickets("acme", user_id, 1_000)
+
+    reply = call("DELETE", "/orgs/acme")
+
+    assert reply.status == 204
+    assert _items_of(table, "acme") == []
+
+
+def test_delete_leaves_other_orgs_and_nothing_of_its_own(acme):
+    assert call("DELETE", "/orgs/acme").status == 204
+
+    assert _items_of(acme, "acme") == []
+    assert len(_items_of(acme, "bolt")) == 3
+
+
+def test_delete_interrupted_by_a_failure_completes_when_retried(acme, monkeypatch):
+    real = Table.delete_all
+    calls = []
+
+    def fail_on_the_third_batch(self, items):
+        calls.append(1)
+        if len(calls) == 3:
+            raise ClientError({"Error": {"Code": "InternalServerError", "Message": "injected"}}, "BatchWriteItem")
+        return real(self, items)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Table, "delete_all", fail_on_the_third_batch)
+        assert call("DELETE", "/orgs/acme").status == 500
+    assert _items_of(acme, "acme")  # half done
+
+    assert call("DELETE", "/orgs/acme").status == 204
+    assert _items_of(acme, "acme") == []
+    assert call("DELETE", "/orgs/acme").status == 404
+
+
+def test_no_user_can_join_an_org_being_deleted(acme):
+    items.table().mark(
+        {"PK": "ORG#acme", "SK": "METADATA#acme"}, items.DELETING, "2026-01-01T00:00:00Z", missing=Exception()
+    )
+
+    assert create_user("acme", "late").status == 404
+    assert call("GET", "/orgs/acme").body["deleting_since"] == "2026-01-01T00:00:00Z"
+
+
+def test_unprocessed_items_are_retried_until_written(acme, monkeypatch):
+    client = config.dynamodb()
+    real = client.batch_write_item
+    throttled = []
+
+    def leave_half_unprocessed(RequestItems):
+        if not throttled:
+            throttled.append(1)
+            ((name, requests),) = RequestItems.items()
+            half = len(requests) // 2
+            if half:
+                real(RequestItems={name: requests[half:]})
+                return {"UnprocessedItems": {name: requests[:half]}}
+            return {"UnprocessedItems": {name: requests}}
+        return real(RequestItems=RequestItems)
+
+    monkeypatch.setattr(client, "batch_write_item", leave_half_unprocessed)
+
+    assert call("DELETE", "/orgs/acme").status == 204
+    assert throttled
+    assert _items_of(acme, "acme") == []
+
+
+def test_tickets_gsi1_shows_late_are_swept_before_the_org_goes(acme, monkeypatch):
+    real = Table.query
+    hidden = []
+
+    def gsi1_lags_once(self, partition, **options):
+        items, last = real(self, partition, **options)
+        if options.get("on_index") and partition.startswith("ORG#acme#USER#") and items and not hidden:
+            hidden.append(items[0]["ticket_id"])
+            return items[1:], last
+        return items, last
+
+    monkeypatch.setattr(Table, "query", gsi1_lags_once)
+
+    assert call("DELETE", "/orgs/acme").status == 204
+    assert hidden
+    assert _items_of(acme, "acme") == []
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
+def test_a_delete_too_big_for_one_request_answers_202_and_finishes_from_the_queue(acme, monkeypatch):
+    queue_url = boto3.client("sqs").create_queue(QueueName=f"deletions-{uuid.uuid4().hex}")["QueueUrl"]
+    monkeypatch.setenv("DELETIONS_QUEUE_URL", queue_url)
+    config.reset()
+    monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 10_000)  # the request has no time for a step
+
+    reply = call("DELETE", "/orgs/acme")
+
+    assert reply.status == 202
+    assert reply.body["status"] == "deleting"
+    assert call("GET", "/orgs/acme").body["deleting_since"]
+    monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 0)
+    _drain(queue_url)
+    assert call("GET", "/orgs/acme").status == 404
+    assert _items_of(acme, "acme") == []
+
+
+def _drain(queue_url: str) -> None:
+    """Play the SQS event source: deliver each message to the organizations function."""
+    sqs = boto3.client("sqs")
+    while messages := sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=1).get("Messages"):
+        result = deliver(messages)
+        assert result == {"batchItemFailures": []}
+        for m in messages:
+            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=m["ReceiptHandle"])
+        assert json.loads(messages[0]["Body"]) == {"org_id": "acme"}
+
+
+def test_a_delete_that_runs_out_of_time_inside_a_users_tickets_resumes_where_it_stopped(table):
+    create_org("acme")
+    create_user("acme", "alice")
+    _bulk_tickets("acme", "alice", 2_500)  # three GSI1 pages of tickets
+    budget = iter([60.0] * 3)  # time for the user step and one page of tickets, then none
+
+    finished = cascade.delete_org("acme", time_left=lambda: next(budget, 0.0))
+
+    assert finished is False
+    left = _items_of(table, "acme")
+    assert 0 < len(left) < 2_500
+    assert call("GET", "/orgs/acme/users/alice").status == 404  # the user went before the tickets
+    assert cascade.delete_org("acme") is True
+    assert _items_of(table, "acme") == []

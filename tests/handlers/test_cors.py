@@ -1,0 +1,41 @@
+"""CORS on the functions' own responses, when origins are configured (API Gateway does the preflight)."""
+
+import pytest
+
+from controlplane.http.api import create_app
+from local.apigw import LambdaContext, build_event
+
+
+@pytest.fixture
+def app(monkeypatch):
+    monkeypatch.setenv("CORS_ALLOW_ORIGINS", "https://app.example.com,https://admin.example.com")
+    app = create_app()
+    app.get("/ping")(lambda: {"ok": True})
+    return app
+
+
+def _get(app, origin: str | None) -> dict:
+    event = build_event("GET", "/ping", headers={"Origin": [origin]} if origin else {})
+    event["requestContext"]["authorizer"] = {"claims": {"sub": "someone"}}
+    response = app.resolve(event, LambdaContext(function_name="test"))
+    return {name: values[-1] for name, values in response["multiValueHeaders"].items()}
+
+
+@pytest.mark.parametrize("origin", ["https://app.example.com", "https://admin.example.com"])
+def test_a_configured_origin_may_read_the_response_and_its_etag(app, origin):
+    headers = _get(app, origin)
+
+    assert headers["Access-Control-Allow-Origin"] == origin
+    assert "ETag" in headers["Access-Control-Expose-Headers"]
+
+
+def test_another_origin_is_not_named(app):
+    assert "Access-Control-Allow-Origin" not in _get(app, "https://evil.example.com")
+
+
+def test_no_configured_origins_means_no_cors_headers(monkeypatch):
+    monkeypatch.delenv("CORS_ALLOW_ORIGINS", raising=False)
+    app = create_app()
+    app.get("/ping")(lambda: {"ok": True})
+
+    assert "Access-Control-Allow-Origin" not in _get(app, "https://app.example.com")

@@ -1,0 +1,110 @@
+"""Idempotent creates: same key and body replays the first answer; the key is scoped to the caller."""
+
+import time
+
+import pytest
+
+from controlplane import config
+from controlplane.logic import organizations
+from tests.api import admin, call, create_org, create_user
+
+ACME_ADMIN = admin("acme", "root")
+TICKETS = "/orgs/acme/users/alice/tickets"
+
+
+def _post(path: str, body: dict, key: str = "key-1", caller: dict = ACME_ADMIN):
+    return call("POST", path, body, headers={"Idempotency-Key": [key]}, caller=caller)
+
+
+@pytest.fixture
+def acme(table):
+    create_org("acme")
+    create_org("bolt")
+    create_user("acme", "alice")
+
+
+def test_replay_returns_the_first_response_and_creates_nothing(acme, dynamodb_calls):
+    first = _post(TICKETS, {"subject": "Help"})
+    dynamodb_calls.clear()
+
+    replay = _post(TICKETS, {"subject": "Help"})
+
+    assert replay.status == first.status == 201
+    assert replay.body == first.body
+    assert replay.headers["Location"] == first.headers["Location"]
+    assert "TransactWriteItems" not in dynamodb_calls
+    assert len(call("GET", TICKETS).body["items"]) == 1
+
+
+def test_replay_of_a_failed_create_returns_the_same_error(acme):
+    assert _post("/orgs/acme/users", {"user_id": "alice", "name": "A", "email": "a@x.io"}).status == 409
+
+    replay = _post("/orgs/acme/users", {"user_id": "alice", "name": "A", "email": "a@x.io"})
+
+    assert replay.status == 409
+
+
+def test_same_key_with_another_body_returns_422_and_creates_nothing(acme):
+    _post(TICKETS, {"subject": "Help"})
+
+    reply = _post(TICKETS, {"subject": "Other"})
+
+    assert reply.status == 422
+    assert reply.error_code == "idempotency_key_reused"
+    assert len(call("GET", TICKETS).body["items"]) == 1
+
+
+def test_two_orgs_with_the_same_key_get_their_own_responses(acme):
+    create_user("bolt", "bob")
+    a = _post(TICKETS, {"subject": "Help"}, key="shared")
+
+    b = _post("/orgs/bolt/users/bob/tickets", {"subject": "Help"}, key="shared", caller=admin("bolt", "boss"))
+
+    assert (a.status, b.status) == (201, 201)
+    assert a.body["org_id"] == "acme"
+    assert b.body["org_id"] == "bolt"
+
+
+def test_two_callers_in_one_org_with_the_same_key_get_their_own_responses(acme):
+    a = _post(TICKETS, {"subject": "Help"}, key="shared")
+
+    b = _post(TICKETS, {"subject": "Help"}, key="shared", caller=admin("acme", "other-admin"))
+
+    assert a.body["ticket_id"] != b.body["ticket_id"]
+
+
+def test_an_in_flight_duplicate_from_the_same_caller_returns_409(acme, monkeypatch):
+    replies = []
+    real_create = organizations.create_org
+
+    def create_while_a_retry_arrives(body, caller):
+        replies.append(call("POST", "/orgs", body.model_dump(), headers={"Idempotency-Key": ["k"]}))
+        return real_create(body, caller)
+
+    monkeypatch.setattr(organizations, "create_org", create_while_a_retry_arrives)
+
+    first = call("POST", "/orgs", {"org_id": "newco", "name": "NewCo"}, headers={"Idempotency-Key": ["k"]})
+
+    assert first.status == 201
+    assert replies[0].status == 409
+    assert replies[0].error_code == "conflict"
+
+
+@pytest.mark.parametrize("key", ["", "a" * 256, "has space", "ünï"])
+def test_malformed_idempotency_key_returns_422(acme, key):
+    reply = _post(TICKETS, {"subject": "Help"}, key=key)
+
+    assert reply.status == 422
+
+
+def test_idempotency_records_expire_after_24_hours_and_stay_in_the_tenants_partition(acme, table):
+    _post(TICKETS, {"subject": "Help"})
+
+    records = config.dynamodb().query(
+        TableName=table,
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues={":pk": {"S": "IDEMPOTENCY#acme"}},
+    )["Items"]
+    assert len(records) == 1
+    created = int(records[0]["expires_at"]["N"]) - 24 * 3600
+    assert abs(created - time.time()) < 60

@@ -1,0 +1,255 @@
+"""Plans and seats: the catalogue, usage on the org, quota_exceeded on the one write that takes a seat."""
+
+import pytest
+from botocore.exceptions import ClientError
+
+from controlplane import config
+from controlplane.models import plans
+from tests.api import admin, call, create_org, create_user, member
+
+FULL = {"quota": "users", "limit": 5, "used": 5, "plan": "free"}
+
+
+def _users(org_id: str = "acme") -> list[str]:
+    return [u["user_id"] for u in call("GET", f"/orgs/{org_id}/users").body["items"]]
+
+
+@pytest.fixture
+def full_free_org(table):
+    create_org("acme")
+    for i in range(5):
+        assert create_user("acme", f"user-{i}").status == 201
+    return table
+
+
+def test_plans_lists_the_catalogue_to_any_signed_in_caller(table):
+    for caller in (admin("acme"), member("bolt", "bob"), {"sub": "no-org"}):
+        reply = call("GET", "/plans", caller=caller)
+
+        assert reply.status == 200
+        assert reply.body == {
+            "items": [
+                {"plan": "free", "limits": {"users": 5}},
+                {"plan": "pro", "limits": {"users": 50}},
+                {"plan": "enterprise", "limits": {"users": 1000}},
+            ]
+        }
+
+
+def test_plans_needs_a_token(table):
+    assert call("GET", "/plans", caller=None).status == 401
+
+
+def test_the_plan_field_accepts_exactly_the_catalogues_plans(table):
+    assert create_org("gold", plan="gold").status == 422
+    for plan in plans.CATALOGUE:
+        assert create_org(f"org-{plan}", plan=plan).status == 201
+
+
+def test_a_new_org_shows_its_usage_and_its_plans_limits(table):
+    reply = create_org("acme", plan="pro")
+
+    assert (reply.body["usage"], reply.body["limits"]) == ({"users": 0}, {"users": 50})
+    assert "user_count" not in reply.body and "user_limit" not in reply.body
+
+
+def test_usage_counts_users_on_get_include_and_list(table):
+    create_org("acme")
+    create_user("acme", "alice")
+    create_user("acme", "bob")
+
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 2}
+    assert call("GET", "/orgs/acme", query={"include": "users"}).body["org"]["usage"] == {"users": 2}
+    assert call("GET", "/orgs").body["items"][0]["usage"] == {"users": 2}
+
+
+def test_creating_a_user_past_the_limit_is_409_quota_exceeded_and_writes_nothing(full_free_org):
+    reply = create_user("acme", "sixth")
+
+    assert reply.status == 409
+    assert reply.error_code == "quota_exceeded"
+    assert reply.body["error"]["details"] == FULL
+    assert "sixth" not in _users()
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 5}
+
+
+def test_an_existing_user_in_a_full_org_is_409_already_exists(full_free_org):
+    reply = create_user("acme", "user-0")
+
+    assert reply.error_code == "already_exists"
+
+
+def test_deleting_a_user_gives_the_seat_back(full_free_org):
+    assert call("DELETE", "/orgs/acme/users/user-0").status == 204
+
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 4}
+    assert create_user("acme", "sixth").status == 201
+
+
+def test_a_stale_if_match_on_a_user_delete_keeps_user_and_seat(full_free_org):
+    call("PATCH", "/orgs/acme/users/user-0", {"name": "Renamed"})
+
+    reply = call("DELETE", "/orgs/acme/users/user-0", headers={"If-Match": ['"1"']})
+
+    assert reply.status == 412
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 5}
+
+
+def test_deleting_a_missing_user_is_404_and_counts_nothing(full_free_org):
+    assert call("DELETE", "/orgs/acme/users/ghost").status == 404
+
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 5}
+
+
+def test_upgrading_sets_the_new_limit_and_makes_room(full_free_org):
+    reply = call("PATCH", "/orgs/acme", {"plan": "pro"})
+
+    assert reply.status == 200
+    assert reply.body["limits"] == {"users": 50}
+    assert create_user("acme", "sixth").status == 201
+
+
+def test_downgrading_below_current_use_is_409_quota_exceeded_and_changes_nothing(table):
+    create_org("acme", plan="pro")
+    for i in range(6):
+        create_user("acme", f"user-{i}")
+    before = call("GET", "/orgs/acme").body
+
+    reply = call("PATCH", "/orgs/acme", {"plan": "free", "name": "Cheaper"})
+
+    assert reply.status == 409
+    assert reply.error_code == "quota_exceeded"
+    assert reply.body["error"]["details"] == {"quota": "users", "limit": 5, "used": 6, "plan": "free"}
+    assert call("GET", "/orgs/acme").body == before
+
+
+def test_downgrading_to_exactly_the_users_there_are_is_allowed(full_free_org):
+    call("PATCH", "/orgs/acme", {"plan": "pro"})
+
+    reply = call("PATCH", "/orgs/acme", {"plan": "free"})
+
+    assert reply.status == 200
+    assert (reply.body["plan"], reply.body["limits"]) == ("free", {"users": 5})
+
+
+def test_a_stale_if_match_on_a_downgrade_is_412_first(table):
+    create_org("acme", plan="pro")
+    for i in range(6):
+        create_user("acme", f"user-{i}")
+    call("PATCH", "/orgs/acme", {"name": "Renamed"})
+
+    reply = call("PATCH", "/orgs/acme", {"plan": "free"}, headers={"If-Match": ['"1"']})
+
+    assert reply.status == 412
+
+
+def test_a_replayed_create_takes_no_second_seat(table):
+    create_org("acme")
+    body = {"user_id": "alice", "name": "Alice", "email": "alice@example.com"}
+    first = call("POST", "/orgs/acme/users", body, headers={"Idempotency-Key": ["k"]})
+
+    replay = call("POST", "/orgs/acme/users", body, headers={"Idempotency-Key": ["k"]})
+
+    assert (first.status, replay.body) == (201, first.body)
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 1}
+
+
+def test_a_transaction_conflict_is_retried_and_counts_once(table, monkeypatch):
+    # DynamoDB Local never cancels for a conflict; the cloud does when two writes touch the org at once.
+    create_org("acme")
+    client = config.dynamodb()
+    real = client.transact_write_items
+    conflicts = []
+
+    def conflict_once(**request):
+        if not conflicts:
+            conflicts.append(1)
+            reasons = [{"Code": "None"}, {"Code": "TransactionConflict", "Message": "Transaction is ongoing"}]
+            error = {"Error": {"Code": "TransactionCanceledException", "Message": "injected"}}
+            raise ClientError({**error, "CancellationReasons": reasons}, "TransactWriteItems")
+        return real(**request)
+
+    monkeypatch.setattr(client, "transact_write_items", conflict_once)
+
+    reply = create_user("acme", "alice")
+
+    assert reply.status == 201
+    assert conflicts == [1]
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 1}
+    assert _users() == ["alice"]
+
+
+def test_conflicts_that_never_end_are_503_and_write_nothing(table, monkeypatch):
+    create_org("acme")
+    client = config.dynamodb()
+
+    def always_conflict(**_):
+        reasons = [{"Code": "TransactionConflict"}, {"Code": "None"}]
+        error = {"Error": {"Code": "TransactionCanceledException", "Message": "injected"}}
+        raise ClientError({**error, "CancellationReasons": reasons}, "TransactWriteItems")
+
+    monkeypatch.setattr(client, "transact_write_items", always_conflict)
+
+    reply = create_user("acme", "alice")
+
+    assert reply.status == 503
+    assert "Retry-After" in reply.headers
+    monkeypatch.undo()
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 0}
+
+
+def _forget_the_count(table: str, org_id: str) -> None:
+    """Make an org as it was stored before seats were counted."""
+    config.dynamodb().update_item(
+        TableName=table,
+        Key={"PK": {"S": f"ORG#{org_id}"}, "SK": {"S": f"METADATA#{org_id}"}},
+        UpdateExpression="REMOVE user_count, user_limit",
+    )
+
+
+def test_an_org_not_counted_yet_refuses_new_users_with_503_and_shows_null_usage(table):
+    create_org("acme")
+    _forget_the_count(table, "acme")
+
+    reply = create_user("acme", "alice")
+
+    assert reply.status == 503
+    assert reply.headers["Retry-After"] == "30"
+    assert _users() == []
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": None}
+    assert call("GET", "/orgs/acme").body["limits"] == {"users": 5}
+
+
+def test_an_org_not_counted_yet_keeps_its_users_until_counted(table):
+    create_org("acme")
+    create_user("acme", "alice")
+    _forget_the_count(table, "acme")
+
+    assert call("DELETE", "/orgs/acme/users/alice").status == 503
+    assert _users() == ["alice"]
+
+
+def test_an_org_not_counted_yet_may_change_plan(table):
+    create_org("acme")
+    _forget_the_count(table, "acme")
+
+    reply = call("PATCH", "/orgs/acme", {"plan": "pro"})
+
+    assert reply.status == 200
+    assert reply.body["limits"] == {"users": 50}
+
+
+def test_the_openapi_document_names_quota_exceeded_on_the_writes_that_take_seats():
+    from organizations.handler import app as organizations_app
+    from users.handler import app as users_app
+
+    for app, path, method in (
+        (users_app, "/orgs/{org_id}/users", "post"),
+        (organizations_app, "/orgs/{org_id}", "patch"),
+    ):
+        schema = app.get_openapi_schema().model_dump(mode="json", by_alias=True, exclude_none=True)
+        conflict = schema["paths"][path][method]["responses"]["409"]["content"]["application/json"]
+
+        example = conflict["examples"]["quota_exceeded"]["value"]["error"]
+        assert example["code"] == "quota_exceeded"
+        assert example["details"] == FULL

@@ -1,0 +1,69 @@
+"""Every route is one DynamoDB request, except the two cascade deletes and the plan catalogue (none);
+counted at the HTTP level."""
+
+import pytest
+
+from controlplane.http.routes import ROUTES
+from local.samples import BODIES
+from tests.api import call, create_org, create_ticket, create_user
+
+CASCADES = {("DELETE", "/orgs/{org_id}"), ("DELETE", "/orgs/{org_id}/users/{user_id}")}
+CATALOGUE = {("GET", "/plans")}  # answered from code
+
+
+def _request(method: str, path: str, ids: dict):
+    return call(method, path.format(**ids), BODIES.get((method, path)))
+
+
+@pytest.fixture
+def seeded(table):
+    create_org("acme")
+    create_user("acme", "alice")
+    tickets = [create_ticket("acme", "alice").body["ticket_id"] for _ in range(3)]
+    return {"org_id": "acme", "user_id": "alice", "ticket_id": tickets[0]}
+
+
+@pytest.mark.parametrize("route", [r for r in ROUTES if (r.method, r.path) not in CASCADES | CATALOGUE], ids=str)
+def test_route_sends_exactly_one_dynamodb_request(seeded, dynamodb_calls, route):
+    reply = _request(route.method, route.path, seeded)
+
+    assert reply.status < 300, reply.body
+    assert len(dynamodb_calls) == 1, dynamodb_calls
+
+
+@pytest.mark.parametrize("route", [r for r in ROUTES if (r.method, r.path) in CATALOGUE], ids=str)
+def test_catalogue_routes_send_no_dynamodb_request(seeded, dynamodb_calls, route):
+    reply = _request(route.method, route.path, seeded)
+
+    assert reply.status == 200, reply.body
+    assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize(
+    ("path", "query", "operation"),
+    [
+        ("/orgs/acme", {"include": "users"}, "Query"),
+        ("/orgs/acme/users/alice", {"include": "tickets"}, "Query"),
+    ],
+)
+def test_include_routes_send_exactly_one_query(seeded, dynamodb_calls, path, query, operation):
+    reply = call("GET", path, query=query)
+
+    assert reply.status == 200
+    assert dynamodb_calls == [operation]
+
+
+def test_failed_writes_are_one_request_too(seeded, dynamodb_calls):
+    assert create_org("acme").status == 409
+    assert create_user("ghost", "bob").status == 404
+    assert create_ticket("acme", "ghost").status == 404
+    assert call("PATCH", "/orgs/ghost", {"name": "x"}).status == 404
+
+    assert dynamodb_calls == ["PutItem", "TransactWriteItems", "TransactWriteItems", "UpdateItem"]
+
+
+def test_cascade_delete_of_a_user_batches_the_ticket_deletes(seeded, dynamodb_calls):
+    reply = call("DELETE", "/orgs/acme/users/alice")
+
+    assert reply.status == 204
+    assert dynamodb_calls == ["Query", "BatchWriteItem", "TransactWriteItems"]  # the user and their seat

@@ -1,0 +1,243 @@
+"""Bad input gets a clear JSON 4xx, reaches no DynamoDB key and changes nothing."""
+
+import json
+
+import pytest
+
+from controlplane.http.routes import ROUTES
+from local.samples import BODIES
+from tests.api import call, create_org, create_ticket, create_user
+
+GOOD = {"org_id": "acme", "user_id": "alice", "ticket_id": "01JD3Q0Z6V7S3M8E2K9XWQY4PB"}  # fixed: stable test ids
+BAD_IDS = {
+    "hash": "ac#me",
+    "slash": "ac/me",
+    "upper": "ACME",
+    "unicode": "acmé",
+    "empty": "",
+    "long": "a" * 300,
+    "space": "ac me",
+    "dash-edge": "-acme",
+    "newline": "acme\n",
+    "dot-dot": "..",
+}
+CASES = [
+    pytest.param(route, param, bad, id=f"{route.method} {route.path} {param}={name}")
+    for route in ROUTES
+    for param in ("org_id", "user_id", "ticket_id")
+    if f"{{{param}}}" in route.path
+    for name, bad in BAD_IDS.items()
+    # An empty last segment is a different route ("/orgs/" is the org list), not a bad id.
+    if not (bad == "" and route.path.endswith(f"{{{param}}}"))
+]
+
+
+@pytest.mark.parametrize(("route", "param", "bad"), CASES)
+def test_bad_id_in_path_returns_4xx_before_any_dynamodb_call(dynamodb_calls, route, param, bad):
+    path = route.path.format(**{**GOOD, param: bad})
+
+    reply = call(route.method, path, BODIES.get((route.method, route.path)))
+
+    assert 400 <= reply.status < 500
+    assert reply.error_code in {"validation_error", "not_found", "method_not_allowed"}
+    assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize("bad", ["ac#me", "ACME", "", "a" * 64, "-x", "acmé"])
+def test_bad_id_in_create_body_returns_422_and_writes_nothing(dynamodb_calls, bad):
+    reply = call("POST", "/orgs", {"org_id": bad, "name": "X"})
+
+    assert reply.status == 422
+    assert reply.body["error"]["details"][0]["loc"] == ["body", "org_id"]
+    assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize(("method", "path"), [("POST", "/orgs"), ("PATCH", "/orgs/acme")])
+@pytest.mark.parametrize("raw", ["{", "not json", '{"name": "x",}', "\x00"])
+def test_malformed_json_returns_400_invalid_json(dynamodb_calls, method, path, raw):
+    reply = call(method, path, raw)
+
+    assert reply.status == 400
+    assert reply.error_code == "invalid_json"
+    assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/orgs", {"org_id": "acme", "name": 42}),
+        ("/orgs", {"org_id": "acme", "name": "Acme", "plan": "platinum"}),
+        ("/orgs", {"org_id": "acme"}),
+        ("/orgs", ["org_id", "acme"]),
+        ("/orgs", '"just a string"'),  # valid JSON, not an object
+        ("/orgs", {"org_id": "acme", "name": "Acme", "PK": "ORG#other"}),
+        ("/orgs", {"org_id": "acme", "name": "x" * 129}),
+        ("/orgs", {"org_id": "acme", "name": "   "}),
+        ("/orgs/acme/users", {"user_id": "bob", "name": "Bob", "email": "not-an-email"}),
+        ("/orgs/acme/users", {"user_id": "bob", "name": "Bob", "email": "bob@example.com", "role": "owner"}),
+        ("/orgs/acme/users", {"user_id": "bob", "name": "Bob", "email": "bob@example.com", "admin": True}),
+        ("/orgs/acme/users/alice/tickets", {"subject": ""}),
+        ("/orgs/acme/users/alice/tickets", {"subject": "s" * 201}),
+        ("/orgs/acme/users/alice/tickets", {"subject": "Help", "description": "d" * 10_001}),
+        ("/orgs/acme/users/alice/tickets", {"subject": "Help", "tags": [f"t{i}" for i in range(21)]}),
+        ("/orgs/acme/users/alice/tickets", {"subject": "Help", "tags": ["dup", "dup"]}),
+        ("/orgs/acme/users/alice/tickets", {"subject": "Help", "tags": ["x" * 33]}),
+        ("/orgs/acme/users/alice/tickets", {"subject": "Help", "tags": [""]}),
+        ("/orgs/acme/users/alice/tickets", {"subject": "Help", "tags": "urgent"}),
+        ("/orgs/acme/users/alice/tickets", {"subject": "Help", "priority": "critical"}),
+        ("/orgs/acme/users/alice/tickets", {"subject": "Help", "ticket_id": GOOD["ticket_id"]}),
+    ],
+)
+def test_invalid_create_body_returns_422_with_details_and_writes_nothing(dynamodb_calls, path, body):
+    reply = call("POST", path, body)
+
+    assert reply.status == 422, reply.body
+    assert reply.error_code == "validation_error"
+    assert reply.body["error"]["details"]
+    assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/orgs/acme", {}),
+        ("/orgs/acme", {"name": None}),
+        ("/orgs/acme", {"org_id": "other"}),
+        ("/orgs/acme", {"version": 7}),
+        ("/orgs/acme/users/alice", {"user_id": "mallory"}),
+        ("/orgs/acme/users/alice", {"role": None}),
+        (f"/orgs/acme/tickets/{GOOD['ticket_id']}", {"user_id": "bob"}),
+        (f"/orgs/acme/tickets/{GOOD['ticket_id']}", {"status": "reopened"}),
+        (f"/orgs/acme/tickets/{GOOD['ticket_id']}", {"tags": [f"t{i}" for i in range(21)]}),
+    ],
+)
+def test_invalid_patch_body_returns_422_and_writes_nothing(dynamodb_calls, path, body):
+    reply = call("PATCH", path, body)
+
+    assert reply.status == 422, reply.body
+    assert dynamodb_calls == []
+
+
+def test_rejected_patch_leaves_the_stored_item_unchanged(table):
+    create_org("acme")
+    create_user("acme", "alice")
+    ticket = create_ticket(subject="Original", tags=["a"]).body
+
+    reply = call("PATCH", f"/orgs/acme/tickets/{ticket['ticket_id']}", {"subject": "New", "tags": ["a"] * 21})
+
+    assert reply.status == 422
+    assert call("GET", f"/orgs/acme/tickets/{ticket['ticket_id']}").body == ticket
+
+
+def test_exactly_20_tags_are_accepted(table):
+    create_org("acme")
+    create_user("acme", "alice")
+
+    reply = create_ticket(tags=[f"tag-{i}" for i in range(20)])
+
+    assert reply.status == 201
+    assert len(reply.body["tags"]) == 20
+
+
+def test_non_json_content_type_returns_415(dynamodb_calls):
+    body = json.dumps({"org_id": "acme", "name": "Acme"})
+
+    reply = call("POST", "/orgs", body, headers={"Content-Type": ["text/plain"]})
+
+    assert reply.status == 415
+    assert reply.error_code == "unsupported_media_type"
+    assert dynamodb_calls == []
+
+
+def test_unknown_path_returns_404_in_the_error_contract(dynamodb_calls):
+    reply = call("GET", "/nowhere")
+
+    assert reply.status == 404
+    assert set(reply.body["error"]) == {"code", "message", "request_id"}
+    assert dynamodb_calls == []
+
+
+def test_unsupported_method_returns_405_with_allow(dynamodb_calls):
+    reply = call("PUT", "/orgs/acme")
+
+    assert reply.status == 405
+    assert reply.error_code == "method_not_allowed"
+    assert reply.headers["Allow"] == "GET, PATCH, DELETE"
+    assert dynamodb_calls == []
+
+
+def test_unknown_include_returns_422(dynamodb_calls):
+    reply = call("GET", "/orgs/acme", query={"include": "tickets"})
+
+    assert reply.status == 422
+    assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize("size", [65 * 1024, 399 * 1024, 401 * 1024, 2 * 1024 * 1024])
+def test_oversized_body_returns_413_before_parsing(dynamodb_calls, size):
+    body = json.dumps({"subject": "Help", "description": "d" * size})
+
+    reply = call("POST", "/orgs/acme/users/alice/tickets", body)
+
+    assert reply.status == 413
+    assert reply.error_code == "payload_too_large"
+    assert dynamodb_calls == []
+
+
+def test_largest_valid_ticket_is_accepted(table):
+    create_org("acme")
+    create_user("acme", "alice")
+
+    reply = create_ticket(subject="s" * 200, description="d" * 10_000, tags=[f"{i:02d}" + "t" * 30 for i in range(20)])
+
+    assert reply.status == 201
+
+
+@pytest.mark.parametrize("depth", [1_000, 30_000])
+def test_deeply_nested_json_returns_400_that_says_so(dynamodb_calls, depth):
+    reply = call("POST", "/orgs", "[" * depth + "]" * depth)
+
+    assert reply.status == 400
+    assert reply.error_code == "invalid_json"
+    assert "nested too deeply" in reply.body["error"]["message"]
+    assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "content_type"),
+    [
+        ("POST", "/orgs", "Application/JSON; charset=utf-8"),
+        ("POST", "/orgs", "application/json;charset=UTF-8"),
+        ("PATCH", "/orgs/acme", "application/merge-patch+json"),
+        ("PATCH", "/orgs/acme", "APPLICATION/JSON"),
+    ],
+)
+def test_json_media_types_are_matched_in_any_case_and_with_parameters(table, method, path, content_type):
+    if method == "PATCH":
+        call("POST", "/orgs", {"org_id": "acme", "name": "Acme"})
+    body = {"org_id": "acme", "name": "Acme"} if method == "POST" else {"name": "Acme Corp"}
+
+    reply = call(method, path, json.dumps(body), headers={"Content-Type": [content_type]})
+
+    assert reply.status == {"POST": 201, "PATCH": 200}[method], reply.body
+
+
+def test_merge_patch_is_only_for_patch(table):
+    reply = call(
+        "POST",
+        "/orgs",
+        '{"org_id": "acme", "name": "Acme"}',
+        headers={"Content-Type": ["application/merge-patch+json"]},
+    )
+
+    assert reply.status == 415
+
+
+@pytest.mark.parametrize(
+    "content_type", ["multipart/form-data", "application/x-www-form-urlencoded", "text/plain; charset=utf-8"]
+)
+def test_bodies_that_are_not_json_are_415_before_parsing(dynamodb_calls, content_type):
+    reply = call("POST", "/orgs", '{"org_id": "acme", "name": "Acme"}', headers={"Content-Type": [content_type]})
+
+    assert reply.status == 415
+    assert dynamodb_calls == []

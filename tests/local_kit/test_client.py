@@ -1,0 +1,241 @@
+"""The typed client: its coverage of the route table, its retries (scripted answers), and the real
+API through the local gateway on DynamoDB Local. (The e2e suite, e2e/, uses it on every route.)"""
+
+import json
+
+import httpx
+import pytest
+
+from controlplane.http.routes import ROUTES
+from controlplane.models import errors
+from cpctl import client as client_module
+from cpctl.client import (
+    MAX_ATTEMPTS,
+    MAX_WAIT_SECONDS,
+    AlreadyExists,
+    ApiError,
+    Client,
+    Conflict,
+    NotFound,
+    PreconditionFailed,
+    ServiceUnavailable,
+    etag,
+)
+from local import tokens
+
+ORG = {
+    "org_id": "acme",
+    "name": "Acme",
+    "plan": "free",
+    "created_at": "2026-11-22T00:00:00.000Z",
+    "updated_at": "2026-11-22T00:00:00.000Z",
+    "version": 1,
+    "deleting_since": None,
+    "usage": {"users": 0},
+    "limits": {"users": 5},
+}
+
+
+def error(status: int, code: str, headers: dict | None = None) -> httpx.Response:
+    body = {"error": {"code": code, "message": f"a {code}", "request_id": "req-1"}}
+    return httpx.Response(status, json=body, headers=headers)
+
+
+class Scripted:
+    """A transport that answers from a list and records what was sent."""
+
+    def __init__(self, *answers: httpx.Response):
+        self.answers = list(answers)
+        self.requests: list[httpx.Request] = []
+        self.waits: list[float] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+    def client(self) -> Client:
+        return Client("http://api.test", "t0ken", transport=httpx.MockTransport(self), sleep=self.waits.append)
+
+    def keys(self) -> list[str | None]:
+        return [request.headers.get("Idempotency-Key") for request in self.requests]
+
+
+def test_every_route_of_the_table_has_a_client_method():
+    assert {(route.method, route.path) for route in ROUTES} == client_module.COVERED
+
+
+def test_a_client_method_for_a_route_the_table_lacks_fails_at_import():
+    with pytest.raises(LookupError, match=r"not in controlplane\.routes\.ROUTES"):
+        client_module._route("PUT", "/orgs/{org_id}")
+
+
+def test_every_error_code_the_functions_raise_has_its_exception_class():
+    codes = {cls.code for cls in errors.ApiError.__subclasses__()}
+
+    assert codes <= set(client_module.ERRORS)
+    assert all(client_module.ERRORS[code] is not ApiError for code in codes)
+
+
+def test_a_503_is_retried_after_retry_after_with_the_same_idempotency_key():
+    api = Scripted(error(503, "service_unavailable", {"Retry-After": "2"}), httpx.Response(201, json=ORG))
+
+    org = api.client().create_org("acme", name="Acme")
+
+    assert org.org_id == "acme"
+    assert api.waits == [2.0]
+    first, second = api.keys()
+    assert first and first == second
+
+
+def test_a_409_conflict_means_the_first_attempt_still_runs_so_the_same_key_is_sent_again():
+    api = Scripted(error(409, "conflict"), error(409, "conflict"), httpx.Response(201, json=ORG))
+
+    api.client().create_org("acme", name="Acme")
+
+    assert len(set(api.keys())) == 1 and len(api.requests) == 3
+    assert len(api.waits) == 2
+
+
+def test_each_create_gets_its_own_key_and_a_given_key_is_sent_as_is():
+    api = Scripted(httpx.Response(201, json=ORG))
+    client = api.client()
+
+    client.create_org("acme", name="Acme")
+    client.create_org("acme", name="Acme")
+    client.create_org("acme", name="Acme", idempotency_key="mine")
+
+    first, second, mine = api.keys()
+    assert first != second and mine == "mine"
+
+
+def test_already_exists_is_raised_at_once_not_retried():
+    api = Scripted(error(409, "already_exists"))
+
+    with pytest.raises(AlreadyExists) as raised:
+        api.client().create_org("acme", name="Acme")
+
+    assert len(api.requests) == 1
+    assert (raised.value.status, raised.value.code, raised.value.request_id) == (409, "already_exists", "req-1")
+
+
+def test_a_conflict_on_a_request_without_idempotency_key_is_not_retried():
+    api = Scripted(error(409, "conflict"))
+
+    with pytest.raises(Conflict):
+        api.client().update_org("acme", name="X")
+
+    assert len(api.requests) == 1
+
+
+def test_retries_are_bounded_and_each_wait_is_capped():
+    api = Scripted(error(503, "service_unavailable", {"Retry-After": "3600"}))
+
+    with pytest.raises(ServiceUnavailable):
+        api.client().get_org("acme")
+
+    assert len(api.requests) == MAX_ATTEMPTS
+    assert api.waits == [MAX_WAIT_SECONDS] * (MAX_ATTEMPTS - 1)
+
+
+def test_an_answer_that_is_not_the_error_contract_still_raises_with_the_status():
+    api = Scripted(httpx.Response(502, json={"message": "Internal server error"}, headers={"x-amzn-RequestId": "r"}))
+
+    with pytest.raises(ApiError) as raised:
+        api.client().get_org("acme")
+
+    assert (raised.value.status, raised.value.code, raised.value.request_id) == (502, "http_502", "r")
+
+
+def test_ids_are_quoted_into_one_path_segment_and_the_token_is_sent_raw():
+    api = Scripted(error(422, "validation_error"))
+
+    with pytest.raises(ApiError):
+        api.client().get_user("acme", "../orgs")
+
+    assert api.requests[0].url.raw_path == b"/orgs/acme/users/..%2Forgs"
+    assert api.requests[0].headers["Authorization"] == "t0ken"
+
+
+def test_patch_sends_only_the_fields_given_and_if_match_from_a_resource():
+    api = Scripted(httpx.Response(200, json=ORG))
+    org = api.client().get_org("acme")
+
+    api.client().update_org("acme", name="Renamed", if_match=org)
+
+    patch = api.requests[-1]
+    assert json.loads(patch.content) == {"name": "Renamed"}
+    assert patch.headers["If-Match"] == '"1"'
+
+
+# Against the API: the local gateway over real HTTP, the functions on DynamoDB Local.
+
+
+@pytest.fixture
+def api(gateway):
+    with Client(gateway, tokens.issue(tokens.OPERATOR)) as client:
+        yield client
+
+
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
+def test_page_iterators_follow_next_cursor_to_the_last_page(table, api):
+    api.create_org("acme", name="Acme")
+    api.create_user("acme", "alice", name="Alice", email="alice@acme.example")
+    opened = [api.create_ticket("acme", "alice", f"Ticket {i}").ticket_id for i in range(45)]
+
+    pages = list(api.ticket_pages("acme", "alice"))
+
+    assert [len(page.items) for page in pages] == [20, 20, 5]
+    assert [ticket.ticket_id for page in pages for ticket in page.items] == opened[::-1]
+    assert [ticket.ticket_id for ticket in api.iter_tickets("acme", "alice", limit=100)] == opened[::-1]
+
+
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
+def test_etag_of_a_resource_is_the_header_the_api_sent_and_a_stale_one_is_refused(table, api):
+    created = api.create_org("acme", name="Acme")
+    assert api.last_response.headers["ETag"] == etag(created)
+    api.update_org("acme", name="First", if_match=created)
+
+    with pytest.raises(PreconditionFailed) as stale:
+        api.update_org("acme", name="Second", if_match=etag(created))
+
+    assert stale.value.code == "precondition_failed"
+    assert api.get_org("acme").name == "First"
+
+
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
+def test_an_error_carries_the_request_id_the_gateway_sent(table, api):
+    with pytest.raises(NotFound) as missing:
+        api.get_org("nowhere")
+
+    assert missing.value.request_id == api.last_response.headers["x-amzn-RequestId"]
+    assert missing.value.message and missing.value.body == api.last_response.text
+
+
+class Flaky(Scripted):
+    """Drops the first connection, then answers."""
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if not self.requests:
+            self.requests.append(request)
+            raise httpx.ConnectError("connection reset", request=request)
+        return super().__call__(request)
+
+
+def test_a_lost_connection_is_retried_for_reads_and_keyed_creates_with_the_same_key():
+    reads, creates = Flaky(httpx.Response(200, json=ORG)), Flaky(httpx.Response(201, json=ORG))
+
+    reads.client().get_org("acme")
+    creates.client().create_org("acme", name="Acme")
+
+    assert len(reads.requests) == 2
+    first, second = creates.keys()
+    assert first and first == second
+
+
+def test_a_lost_connection_is_not_retried_for_an_update():
+    api = Flaky(httpx.Response(200, json=ORG))
+
+    with pytest.raises(httpx.ConnectError):
+        api.client().update_org("acme", name="X")
+
+    assert len(api.requests) == 1

@@ -1,0 +1,85 @@
+"""Keys, cursors and ids: no AWS, no handler."""
+
+import base64
+import time
+
+import pytest
+from ulid import ULID
+
+from controlplane.dal import cursor, keys
+from controlplane.models.errors import InvalidCursor
+from controlplane.models.ids import new_ulid
+
+SECRET = b"unit-secret"
+
+
+def test_keys_follow_the_documented_design():
+    assert keys.org_keys("acme") == {"PK": "ORG#acme", "SK": "METADATA#acme", "GSI1PK": "ORGS", "GSI1SK": "ORG#acme"}
+    assert keys.user_keys("acme", "alice") == {
+        "PK": "ORG#acme",
+        "SK": "USER#alice",
+        "GSI1PK": "ORG#acme#USER#alice",
+        "GSI1SK": "USER#alice",
+    }
+    assert keys.ticket_keys("acme", "alice", "01T") == {
+        "PK": "ORG#acme#TICKET#01T",
+        "SK": "TICKET#01T",
+        "GSI1PK": "ORG#acme#USER#alice",
+        "GSI1SK": "TICKET#01T",
+    }
+
+
+def test_org_metadata_sorts_before_users_and_user_after_its_tickets():
+    assert keys.org_key("a")["SK"] < keys.user_key("a", "0")["SK"]
+    assert keys.ticket_keys("a", "u", "7ZZZZZZZZZZZZZZZZZZZZZZZZZ")["GSI1SK"] < keys.user_keys("a", "u")["GSI1SK"]
+
+
+def test_new_ulid_is_a_valid_ulid_with_the_current_time():
+    before = int(time.time() * 1000)
+
+    ticket_id = new_ulid()
+
+    parsed = ULID.from_str(ticket_id)
+    assert str(parsed) == ticket_id
+    assert before <= parsed.milliseconds <= int(time.time() * 1000)
+
+
+def test_new_ulids_are_unique_and_sort_in_creation_order():
+    ids = [new_ulid() for _ in range(10_000)]
+
+    assert len(set(ids)) == len(ids)
+    assert ids == sorted(ids)
+
+
+def test_cursor_round_trips_within_its_scope():
+    token = cursor.encode("users:acme", "alice", SECRET)
+
+    assert cursor.decode("users:acme", token, SECRET) == "alice"
+
+
+def test_cursor_shows_no_key_attribute():
+    token = cursor.encode("tickets:acme:alice", "01J0000000000000000000000A", SECRET)
+
+    shown = base64.urlsafe_b64decode(token.split(".")[0] + "==").decode()
+    assert shown == "01J0000000000000000000000A"
+    assert "#" not in shown and "{" not in shown
+
+
+def test_no_last_item_means_no_cursor_and_an_empty_cursor_is_the_first_page():
+    assert cursor.encode("users:acme", None, SECRET) is None
+    assert cursor.decode("users:acme", None, SECRET) is None
+    assert cursor.decode("users:acme", "", SECRET) is None
+
+
+def test_cursor_is_rejected_in_another_scope():
+    token = cursor.encode("users:acme", "a", SECRET)
+
+    with pytest.raises(InvalidCursor):
+        cursor.decode("users:other", token, SECRET)
+
+
+def test_cursor_signed_with_another_secret_is_rejected():
+    token = cursor.encode("orgs", "acme", b"other-secret")
+
+    with pytest.raises(InvalidCursor):
+        cursor.decode("orgs", token, SECRET)
