@@ -77,6 +77,10 @@ def test_every_relative_link_resolves(page):
     assert broken(page) == []
 
 
+def test_the_readme_is_the_first_hour_not_the_reference():
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 200, "move reference material to docs/"
+
+
 def test_the_readme_links_every_docs_page():
     linked = {(ROOT / link.partition("#")[0]).resolve() for link in links((ROOT / "README.md").read_text())}
 
