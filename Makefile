@@ -1,5 +1,5 @@
-# The README's commands: `make` lists them, from the `## ` comment on each target's line. Each target
-# installs what it needs first and is safe to run again.
+# The commands of the README and docs/: `make` lists them, from the `## ` comment on each target's
+# line. Each target installs what it needs first and is safe to run again.
 .DEFAULT_GOAL := help
 PYTHON ?= python3
 VENV := .venv
@@ -105,7 +105,7 @@ tokens: install ## ready-to-paste tokens for make seed's demo org: OPS, ADMIN, M
 events: install ## events/: an API Gateway event per route, for sam local invoke
 	$(BIN)/python -m local.events
 
-# docs/EVENTS.md's JSON Schemas, from the event contract (controlplane/events.py).
+# docs/EVENTS.md's JSON Schemas, from the event contract (controlplane/lifecycle/contract.py).
 .PHONY: event-docs
 event-docs: install ## docs/EVENTS.md's JSON Schemas, from the event contract
 	$(BIN)/python -m local.event_docs
