@@ -42,7 +42,8 @@ def test_prod_table_is_deletion_protected_and_retained(prod):
     table = _table(prod)
 
     assert table["Properties"]["DeletionProtectionEnabled"] is True
-    assert table["DeletionPolicy"] == table["UpdateReplacePolicy"] == "Retain"
+    assert table["DeletionPolicy"] == "RetainExceptOnCreate"  # not what a failed first create made
+    assert table["UpdateReplacePolicy"] == "Retain"
 
 
 def test_dev_table_is_deleted_with_its_stack(dev):
@@ -56,7 +57,7 @@ def test_prod_log_groups_are_retained_and_expire(prod):
     log_groups = [r for r in prod["Resources"].values() if r["Type"] == "AWS::Logs::LogGroup"]
 
     assert len(log_groups) == 5  # three API functions, the events function and the API's access logs
-    assert all(group["DeletionPolicy"] == "Retain" for group in log_groups)
+    assert all(group["DeletionPolicy"] == "RetainExceptOnCreate" for group in log_groups)
     assert all(group["Properties"]["RetentionInDays"] == 30 for group in log_groups)
 
 
