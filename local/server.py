@@ -70,8 +70,14 @@ UNAUTHORIZED = (
 _one_at_a_time = threading.Lock()
 
 
+_log_lock = threading.Lock()
+
+
 def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    """One line, written whole: request lines and the stream thread's event lines never share one."""
+    with _log_lock:
+        sys.stderr.write(f"{message}\n")
+        sys.stderr.flush()
 
 
 class Gateway(BaseHTTPRequestHandler):
@@ -90,8 +96,10 @@ class Gateway(BaseHTTPRequestHandler):
         else:
             if self.command == "GET" and url.path == "/":
                 status, headers, body = 302, [("Location", "/docs"), ("Content-Type", JSON)], ROOT_ANSWER
+            elif self.command == "GET" and url.path == "/favicon.ico":
+                status, headers, body = 204, [], b""  # no icon, and no 404 in the browser's console
             elif self.command == "GET" and (url.path in ("/openapi.json", "/docs") or url.path in DOCS_ASSETS):
-                status, headers, body = self.docs(url.path)
+                status, headers, body = self.docs(url.path, parse_qs(url.query))
             else:
                 status, headers, body = self.proxy(url.path, url.query, request_body)
         # Logged before the answer leaves: once the client has it, the line is there too.
@@ -192,8 +200,9 @@ class Gateway(BaseHTTPRequestHandler):
     def authorizer_claims(self) -> dict[str, str] | None:
         return tokens.verify(self.headers.get("Authorization"))
 
-    def docs(self, path: str) -> Answer:
-        if path == "/openapi.json":
+    def docs(self, path: str, query: dict[str, list[str]]) -> Answer:
+        # Swagger UI's link under its title is /docs?format=json, Powertools' own way to the document.
+        if path == "/openapi.json" or query.get("format") == ["json"]:
             return 200, [("Content-Type", JSON)], json.dumps(openapi.document()).encode()
         if path == "/docs":
             html = generate_swagger_html(
@@ -203,7 +212,7 @@ class Gateway(BaseHTTPRequestHandler):
                 swagger_base_url="/docs",
                 oauth2_config=None,
                 persist_authorization=True,  # the pasted token survives a reload
-            )
+            ).replace("<head>", "<head>\n    <link rel='icon' href='data:,'>", 1)  # no icon to fetch
             return 200, [("Content-Type", "text/html; charset=utf-8")], html.encode()
         asset = Path(swagger_ui.__file__).parent / path.rsplit("/", 1)[-1]
         return 200, [("Content-Type", DOCS_ASSETS[path]), ("Cache-Control", "max-age=3600")], asset.read_bytes()
@@ -276,11 +285,10 @@ def in_thread() -> Iterator[str]:
 
 def publish_lifecycle_events(stop: threading.Event) -> None:
     """What Lambda's event source mapping does in the cloud: the table's stream into the events
-    function, in process; its bus is the local sink. Changes made while the server runs are published."""
+    function, in process; its bus is the local sink. Changes made while the server runs are published:
+    the stream's position is taken here, before the gateway serves, and read from a thread."""
     import boto3
     from botocore.exceptions import ClientError
-
-    from events.handler import lambda_handler
 
     os.environ.setdefault("EVENT_BUS_NAME", "controlplane-local")  # the sink's name for the bus
     config.use_bus(SINK)
@@ -291,6 +299,11 @@ def publish_lifecycle_events(stop: threading.Event) -> None:
     except (KeyError, ClientError) as error:  # moto, the no-Java fallback, has no stream to read
         log(f"Lifecycle events are off: this DynamoDB has no readable stream ({error!r})")
         return
+    threading.Thread(target=_poll, args=(reader, stop), daemon=True).start()
+
+
+def _poll(reader: StreamReader, stop: threading.Event) -> None:
+    from events.handler import lambda_handler
 
     def drop(records: list[dict]) -> None:
         log(f"events: gave up on stream record {records[0]['eventID']} (in the cloud: the on-failure queue)")
@@ -331,7 +344,7 @@ def main() -> int:
             created = ensure_table(config.dynamodb(), table)
             openapi.document()  # imports the three functions now, not on the first request
             stop = threading.Event()
-            threading.Thread(target=publish_lifecycle_events, args=(stop,), daemon=True).start()
+            publish_lifecycle_events(stop)
             log(
                 f"DynamoDB: {where}; table {table}{' (created)' if created else ''}\n"
                 f"API on http://{HOST}:{port}  (Swagger UI /docs, OpenAPI /openapi.json)\n"

@@ -424,3 +424,24 @@ def test_a_refused_request_with_a_body_leaves_the_kept_alive_connection_usable(g
     assert (refused.status, answered.status) == (401, 202)
     assert len(lambda_sees) == 1
     connection.close()
+
+
+def test_swagger_uis_spec_link_opens_the_json_document(gateway):
+    # Swagger UI links the document under its title as the page's own path with ?format=json
+    _, _, page = fetch(f"{gateway}/docs")
+    assert b'currentUrl.pathname + "?format=json"' in page
+
+    status, headers, document = fetch(f"{gateway}/docs?format=json")
+
+    assert status == 200
+    assert headers["Content-Type"] == "application/json"
+    assert document == openapi.document()
+
+
+def test_the_browser_finds_no_missing_favicon(gateway):
+    _, _, page = fetch(f"{gateway}/docs")
+    assert b"<link rel='icon' href='data:,'>" in page  # the docs page asks for none
+
+    status, _, body = fetch(f"{gateway}/favicon.ico")  # and a page that does gets no 404
+
+    assert status == 204 and not body
