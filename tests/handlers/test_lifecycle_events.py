@@ -311,3 +311,20 @@ def test_published_events_reach_a_consumer_through_a_rule_on_the_bus(table, monk
         ("controlplane", "User Role Changed"),
     ]
     assert received[3]["detail"]["changes"] == {"role": {"old": "member", "new": "admin"}}
+
+
+@on_dynamodb_local
+def test_occurred_at_is_the_items_own_stamp_of_the_write_to_the_millisecond(bus, stream):
+    # Given a create, an update and an org's delete mark (DynamoDB Local rounds the stream's time to the minute)
+    create_org("exact")
+    created = call("GET", "/orgs/exact")[2]
+    updated = call("PATCH", "/orgs/exact", {"name": "Exact Inc."})[2]
+
+    # When the stream is published
+    _publish(stream)
+
+    # Then each event's occurred_at is the stamp its write put on the item
+    occurred = {detail_type: detail["occurred_at"] for detail_type, detail in bus.events()}
+    assert occurred["Organization Created"] == created["created_at"]
+    assert occurred["Organization Updated"] == updated["updated_at"] != created["created_at"]
+    _assert_valid(bus)  # and the entry's Time is the same instant

@@ -50,7 +50,10 @@ class Detail(BaseModel):
         description="The stream record's eventID. Delivery is at least once: dedupe on (event_id, detail-type)"
     )
     org_id: OrgId
-    occurred_at: Timestamp = Field(description="When DynamoDB recorded the change (RFC 3339); also the entry's Time")
+    occurred_at: Timestamp = Field(
+        description="When the change was made (RFC 3339, milliseconds): the item's own timestamp of the "
+        "write, or for a delete when DynamoDB recorded it; also the entry's Time"
+    )
     actor: str | None = Field(description="The `sub` of the caller who made the change; null where none is known")
 
 
@@ -179,7 +182,7 @@ def events_for(record: dict[str, Any], org_being_deleted: OrgBeingDeleted) -> li
     kind = _BY_ENTITY.get(str((new or old).get("entity")))
     if kind is None:
         return []
-    stamp = datetime.fromtimestamp(float(change["ApproximateCreationDateTime"]), UTC)
+    stamp = _written_at(old, new) or datetime.fromtimestamp(float(change["ApproximateCreationDateTime"]), UTC)
     keys = image(change["Keys"])
     base = {
         "event_id": record["eventID"],
@@ -212,6 +215,21 @@ def events_for(record: dict[str, Any], org_being_deleted: OrgBeingDeleted) -> li
         if kind.watched in changes:
             found.append(event(kind.changed, new, actor, changes={kind.watched: changes[kind.watched]}))
     return found
+
+
+def _written_at(old: dict[str, Any], new: dict[str, Any]) -> datetime | None:
+    """The instant the write stamped on the item, exact to the millisecond: the stream's own time is
+    rounded (to the second; by DynamoDB Local, to the minute). None for a delete, which stamps nothing,
+    and for a write that moved no stamp of its own."""
+    if not new:
+        return None
+    if not old:
+        stamp = new.get("created_at")
+    elif items.DELETING in new and items.DELETING not in old:
+        stamp = new[items.DELETING]
+    else:
+        stamp = new.get("updated_at") if new.get("updated_at") != old.get("updated_at") else None
+    return datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
 
 
 def schemas() -> dict[str, dict[str, Any]]:
