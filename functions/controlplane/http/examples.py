@@ -60,7 +60,7 @@ def error_examples(route: routes.Route, status: int, page: bool) -> dict[str, Ex
     """The examples of ``status`` for ``route``: the common ones and those of its shape. ``page``: the
     route answers a page, so a cursor can be refused."""
     if status == 400:
-        examples = {}
+        examples: dict[str, Example] = {}
         if route.method in ("POST", "PATCH"):
             examples |= _example("The body is not JSON", "invalid_json", "The request body is not valid JSON")
         if page:
