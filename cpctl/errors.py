@@ -1,4 +1,4 @@
-"""The API's refusals as exceptions: one class per error code of its contract (README, "Errors").
+"""The API's refusals as exceptions: one class per error code of its contract (docs/API.md, "Errors").
 
     from cpctl.errors import NotFound, PreconditionFailed
 
