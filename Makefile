@@ -145,4 +145,4 @@ bench: install ## docs/BENCHMARKS.md, measured on DynamoDB Local (several minute
 # AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:8000 and TABLE=control-plane-local. Safe to run again.
 .PHONY: migrate-user-counts
 migrate-user-counts: install ## one-off: count each org's users: make migrate-user-counts TABLE=...
-	$(BIN)/python -m local.migrate_user_counts --table $(TABLE)
+	$(BIN)/python -m ops.migrate_user_counts --table $(TABLE)
