@@ -22,7 +22,7 @@ from rich.table import Table
 
 from controlplane.models.resources import Page, Plan, Priority, Role, Status
 from cpctl import login as credentials
-from cpctl.client import DEFAULT_URL, ApiError, Client
+from cpctl.client import DEFAULT_URL, ApiError, Client, Throttled
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -84,6 +84,10 @@ def api(ctx: typer.Context) -> Iterator[Client]:
     client = Client(settings.url, token)
     try:
         yield client
+    except Throttled as error:  # the client waited out every Retry-After it was given: say which limit
+        wait = error.headers.get("Retry-After", "a few")
+        typer.echo(f"Error: throttled: {error.message}. Still refused after retrying; try again in {wait} s.", err=True)
+        raise typer.Exit(1) from None
     except ApiError as error:
         if settings.output is Output.json and error.body:
             typer.echo(error.body, err=True)

@@ -235,6 +235,13 @@ def retry_after(response: httpx.Response, attempt: int) -> float:
     return min(max(wait, 0.0), MAX_WAIT_SECONDS)
 
 
+def _quota_spent(error: ApiError) -> bool:
+    """A 429 for the daily quota: its Retry-After is the hours until midnight UTC, beyond any wait
+    worth making for the caller, so it is raised at once."""
+    value = error.headers.get("Retry-After", "")
+    return isinstance(error, Throttled) and value.isdigit() and int(value) > MAX_WAIT_SECONDS
+
+
 class Client:
     """One API endpoint and one ID token. ``on_response(route, response)`` sees every answer
     (``route`` is ``(method, path template)``), e.g. for logging."""
@@ -314,7 +321,7 @@ class Client:
             retry = response.status_code in RETRY_STATUSES or (
                 isinstance(error, Conflict) and idempotency_key is not None
             )
-            if not retry or last:
+            if not retry or last or _quota_spent(error):
                 raise error
             self.sleep(retry_after(response, attempt))
         raise AssertionError("unreachable")

@@ -23,6 +23,10 @@ from infra.events import LifecycleEvents
 from infra.function import ApiFunction
 from infra.identity import Identity
 from infra.table import ControlPlaneTable
+from infra.tenant_keys import TenantKeys
+from infra.usage_plans import UsagePlans
+
+_POWERTOOLS = ("POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE", "LOG_LEVEL")
 
 
 class ControlPlaneStack(Stack):
@@ -91,7 +95,7 @@ class ControlPlaneStack(Stack):
         deletions.attach(functions[ORGANIZATIONS], targets[ORGANIZATIONS])
 
         # No cursor secret (it reads one item, never a page) and no CORS (it answers no browser).
-        LifecycleEvents(
+        lifecycle = LifecycleEvents(
             self,
             "Events",
             stage=config.stage,
@@ -109,6 +113,18 @@ class ControlPlaneStack(Stack):
 
         api = Api(self, "Api", config=config, user_pool=identity.user_pool, removal_policy=removal_policy)
         api.add_routes(targets)
+        usage_plans = UsagePlans(self, "UsagePlans", api=api.api, prefix=config.stack_name)
+        TenantKeys(
+            self,
+            "TenantKeys",
+            bus=lifecycle.bus,
+            data=data,
+            usage_plan_ids=usage_plans.ids,
+            key_name_prefix=f"{config.stack_name}/org/",
+            layers=[powertools],
+            environment={"TABLE_NAME": data.table.table_name, **{k: environment[k] for k in _POWERTOOLS}},
+            removal_policy=removal_policy,
+        )
 
         CfnOutput(self, "ApiUrl", value=api.url, description="Base URL of the API: append paths like /orgs")
         CfnOutput(self, "TableName", value=data.table.table_name)
