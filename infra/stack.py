@@ -26,8 +26,6 @@ from infra.table import ControlPlaneTable
 from infra.tenant_keys import TenantKeys
 from infra.usage_plans import UsagePlans
 
-_POWERTOOLS = ("POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE", "LOG_LEVEL")
-
 
 class ControlPlaneStack(Stack):
     def __init__(self, scope: Construct, *, config: StageConfig, **kwargs) -> None:
@@ -94,7 +92,13 @@ class ControlPlaneStack(Stack):
             functions[name], targets[name] = function, api_function.target
         deletions.attach(functions[ORGANIZATIONS], targets[ORGANIZATIONS])
 
-        # No cursor secret (it reads one item, never a page) and no CORS (it answers no browser).
+        # No cursor secret (it reads one item, never a page) and no CORS (it answers no browser): the
+        # events function's, and the tenant-keys consumer's.
+        without_api_settings = {
+            name: value
+            for name, value in environment.items()
+            if name not in ("CURSOR_SECRET_ARN", "CORS_ALLOW_ORIGINS")
+        }
         lifecycle = LifecycleEvents(
             self,
             "Events",
@@ -102,11 +106,7 @@ class ControlPlaneStack(Stack):
             archive_days=config.events_archive_days,
             data=data,
             layers=[powertools],
-            environment={
-                name: value
-                for name, value in environment.items()
-                if name not in ("CURSOR_SECRET_ARN", "CORS_ALLOW_ORIGINS")
-            },
+            environment=without_api_settings,
             removal_policy=removal_policy,
             snap_start=config.snap_start_enabled,
         )
@@ -122,7 +122,7 @@ class ControlPlaneStack(Stack):
             usage_plan_ids=usage_plans.ids,
             key_name_prefix=f"{config.stack_name}/org/",
             layers=[powertools],
-            environment={"TABLE_NAME": data.table.table_name, **{k: environment[k] for k in _POWERTOOLS}},
+            environment=without_api_settings,
             removal_policy=removal_policy,
         )
 
