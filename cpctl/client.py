@@ -60,7 +60,7 @@ M = TypeVar("M", bound=BaseModel)
 P = TypeVar("P", bound=Page)
 
 
-# Errors: one class per error code of the API's contract (README, "Errors").
+# Errors: one class per error code of the API's contract (docs/API.md, "Errors").
 
 
 class ApiError(Exception):
