@@ -102,7 +102,7 @@ POWERTOOLS_VERSION = _pinned("aws-lambda-powertools")
 # version for this architecture and runtime, so a runtime upgrade moves the layer with it.
 POWERTOOLS_LAYER_PARAMETER = f"/aws/service/powertools/python/{ARCHITECTURE.name}/{RUNTIME.name}/{POWERTOOLS_VERSION}"
 
-# The DynamoDB actions each function's code performs (functions/controlplane/dal/table.py, and Powertools
+# The DynamoDB actions each function's code performs (functions/controlplane/dal/, and Powertools
 # Idempotency on every create: PutItem, GetItem, UpdateItem, DeleteItem), granted on the table and its
 # indexes. TransactWriteItems has no IAM action of its own: IAM authorizes each ConditionCheck and Put
 # inside it. Never Scan. tests/infra/test_infra_permissions.py records what the handlers really send.

@@ -20,7 +20,7 @@ from infra.constants import (
 )
 from infra.deletions import DeletionsQueue
 from infra.events import LifecycleEvents
-from infra.function import ApiFunction
+from infra.function import ControlPlaneFunction
 from infra.identity import Identity
 from infra.table import ControlPlaneTable
 from infra.tenant_keys import TenantKeys
@@ -74,7 +74,7 @@ class ControlPlaneStack(Stack):
             environment |= {"AWS_ENDPOINT_URL_DYNAMODB": "", "CURSOR_SECRET": ""}
         functions, targets = {}, {}
         for name in FUNCTIONS:
-            api_function = ApiFunction(
+            api_function = ControlPlaneFunction(
                 self,
                 name.capitalize(),
                 name=name,

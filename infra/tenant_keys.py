@@ -23,7 +23,7 @@ from infra.constants import (
     TIMEOUT,
 )
 from infra.dead_end import dead_end_queue
-from infra.function import ApiFunction
+from infra.function import ControlPlaneFunction
 from infra.table import ControlPlaneTable
 
 
@@ -85,7 +85,7 @@ class TenantKeys(Construct):
             event_pattern=events.EventPattern(source=[SOURCE], detail_type=list(EVENTS)),
             targets=[targets.SqsQueue(queue)],
         )
-        consumer = ApiFunction(
+        consumer = ControlPlaneFunction(
             self,
             "Function",
             name=TENANT_KEYS_FUNCTION,
