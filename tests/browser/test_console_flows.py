@@ -106,6 +106,7 @@ def test_admin_renames_the_org_adds_a_user_and_is_offered_no_plan_or_org_list(co
     expect(page.get_by_role("heading", name="Demo Industries")).to_be_visible()
     add_user(page, "dave")
     expect(page.get_by_text("4 of 50 seats used")).to_be_visible()
+    expect(page.get_by_role("link", name="dave")).to_be_visible()
     shoot(page, "admin-org")
 
     assert api.call("GET", "/orgs/demo")["name"] == "Demo Industries"
