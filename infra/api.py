@@ -51,15 +51,15 @@ class Api(Construct):
         config: StageConfig,
         user_pool: cognito.IUserPool,
         removal_policy: RemovalPolicy,
+        console_origin: str,
     ):
         super().__init__(scope, construct_id)
         access_logs = logs.LogGroup(self, "AccessLogs", retention=LOG_RETENTION, removal_policy=removal_policy)
-        cors = None
-        if config.cors_allow_origins:
-            cors = apigw.CorsOptions(
-                allow_origins=list(config.cors_allow_origins),
-                allow_headers=[*apigw.Cors.DEFAULT_HEADERS, *CORS_REQUEST_HEADERS],
-            )
+        # The console's origin, and any other the stage's context adds.
+        cors = apigw.CorsOptions(
+            allow_origins=[console_origin, *config.cors_allow_origins],
+            allow_headers=[*apigw.Cors.DEFAULT_HEADERS, *CORS_REQUEST_HEADERS],
+        )
         self.api = apigw.RestApi(
             self,
             "RestApi",
@@ -98,8 +98,15 @@ class Api(Construct):
                 response_type.response_type,
                 type=response_type,
                 status_code=status,
-                response_headers={"Retry-After": f"'{retry_after}'"} if retry_after else None,
                 templates={"application/json": error_template(code, message)},
+                # So the console can read API Gateway's own refusals (401, 403, 429, 5xx) too. One
+                # static value is all a gateway response can carry: the console's.
+                response_headers={
+                    "Access-Control-Allow-Origin": f"'{console_origin}'",
+                    "Access-Control-Expose-Headers": "'Retry-After'",
+                    "Vary": "'Origin'",
+                    **({"Retry-After": f"'{retry_after}'"} if retry_after else {}),
+                },
             )
         Validations.of(self.api).acknowledge(
             Acknowledgment(
@@ -121,7 +128,12 @@ class Api(Construct):
     @property
     def url(self) -> str:
         """The stage's base URL, without a trailing slash: append paths like ``/orgs``."""
-        return f"https://{self.api.rest_api_id}.execute-api.{Aws.REGION}.{Aws.URL_SUFFIX}/{self.api.deployment_stage.stage_name}"
+        return f"{self.origin}/{self.api.deployment_stage.stage_name}"
+
+    @property
+    def origin(self) -> str:
+        """Where the API answers browsers from: the console's CSP lets it connect there."""
+        return f"https://{self.api.rest_api_id}.execute-api.{Aws.REGION}.{Aws.URL_SUFFIX}"
 
     def add_routes(self, functions: dict[str, lambda_.IFunction]) -> None:
         """Every route of the route table, each to its function behind the authorizer; one integration

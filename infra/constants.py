@@ -11,6 +11,7 @@ from controlplane.http.routes import ORGANIZATIONS, TICKETS, USERS
 
 ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS_DIR = ROOT / "functions"
+CONSOLE_DIR = ROOT / "console"  # the console's static files, deployed as they are: no build step
 SHARED_PACKAGE = "controlplane"  # imported by every function, so shipped in every asset
 
 STACK_NAME = "ControlPlane"  # the deployed stack is "ControlPlane-<stage>"

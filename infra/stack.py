@@ -1,5 +1,5 @@
 """The control plane's stack: the table, the cursor secret, the user pool, the deletions queue, the three
-API functions and the REST API, and the lifecycle events (stream, events function, bus)."""
+API functions and the REST API, the lifecycle events (stream, events function, bus), and the console."""
 
 from aws_cdk import Acknowledgment, CfnOutput, CfnParameter, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_lambda as lambda_
@@ -9,6 +9,7 @@ from constructs import Construct
 from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS
 from infra.api import Api
 from infra.config import StageConfig
+from infra.console import Console
 from infra.constants import (
     COGNITO_ACTIONS,
     CURSOR_SECRET_LENGTH,
@@ -32,7 +33,9 @@ class ControlPlaneStack(Stack):
         super().__init__(scope, config.stack_name, **kwargs)
         removal_policy = RemovalPolicy.RETAIN if config.protected else RemovalPolicy.DESTROY
         data = ControlPlaneTable(self, "Data", protected=config.protected)
-        identity = Identity(self, "Identity", protected=config.protected)
+        identity = Identity(self, "Identity", protected=config.protected, stage=config.stage)
+        console = Console(self, "Console", removal_policy=removal_policy)
+        login_domain, console_client = identity.add_console_client(console.url)
         deletions = DeletionsQueue(self, "Deletions", removal_policy=removal_policy)
 
         cursor_secret = secretsmanager.Secret(
@@ -68,8 +71,7 @@ class ControlPlaneStack(Stack):
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             "LOG_LEVEL": LOG_LEVEL,
         }
-        if config.cors_allow_origins:
-            environment["CORS_ALLOW_ORIGINS"] = ",".join(config.cors_allow_origins)
+        environment["CORS_ALLOW_ORIGINS"] = ",".join([console.origin, *config.cors_allow_origins])
         if config.sam_local:
             environment |= {"AWS_ENDPOINT_URL_DYNAMODB": "", "CURSOR_SECRET": ""}
         functions, targets = {}, {}
@@ -111,7 +113,14 @@ class ControlPlaneStack(Stack):
             snap_start=config.snap_start_enabled,
         )
 
-        api = Api(self, "Api", config=config, user_pool=identity.user_pool, removal_policy=removal_policy)
+        api = Api(
+            self,
+            "Api",
+            config=config,
+            user_pool=identity.user_pool,
+            removal_policy=removal_policy,
+            console_origin=console.origin,
+        )
         api.add_routes(targets)
         usage_plans = UsagePlans(self, "UsagePlans", api=api.api, prefix=config.stack_name)
         TenantKeys(
@@ -125,6 +134,12 @@ class ControlPlaneStack(Stack):
             environment=without_api_settings,
             removal_policy=removal_policy,
         )
+        console.connect(
+            api_url=api.url,
+            api_origin=api.origin,
+            cognito_domain=login_domain.base_url(),
+            client_id=console_client.user_pool_client_id,
+        )
 
         CfnOutput(self, "ApiUrl", value=api.url, description="Base URL of the API: append paths like /orgs")
         CfnOutput(self, "TableName", value=data.table.table_name)
@@ -134,4 +149,7 @@ class ControlPlaneStack(Stack):
             "UserPoolClientId",
             value=identity.client.user_pool_client_id,
             description="App client for sign-in: SRP, or ADMIN_USER_PASSWORD_AUTH with IAM credentials",
+        )
+        CfnOutput(
+            self, "ConsoleUrl", value=console.url, description="The console: sign in with Cognito's managed login"
         )

@@ -33,7 +33,7 @@ from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate
 from controlplane import config
 from controlplane.http import auth
 from controlplane.models import errors
-from local import ROOT, apigw, backend, environment, limits, openapi, stream, tokens
+from local import ROOT, apigw, backend, console, environment, limits, openapi, stream, tokens
 from local.dynamodb_local import PortInUse, ensure_table
 from local.sink import EVENTS_FILE
 
@@ -89,6 +89,8 @@ class Gateway(BaseHTTPRequestHandler):
                 status, headers, body = 302, [("Location", "/docs"), ("Content-Type", JSON)], ROOT_ANSWER
             elif self.command == "GET" and (url.path in ("/openapi.json", "/docs") or url.path in DOCS_ASSETS):
                 status, headers, body = self.docs(url.path)
+            elif self.command == "GET" and console.serves(url.path):
+                status, headers, body = console.answer(url.path)
             else:
                 status, headers, body = self.proxy(url.path, url.query, request_body)
         # Logged before the answer leaves: once the client has it, the line is there too.
@@ -273,6 +275,7 @@ def main() -> int:
             log(
                 f"DynamoDB: {where}; table {table}{' (created)' if created else ''}\n"
                 f"API on http://{HOST}:{port}  (Swagger UI /docs, OpenAPI /openapi.json)\n"
+                f"Console on http://{HOST}:{port}/console/  (make console prints sign-in links)\n"
                 f"Lifecycle events: one line each below, and in {EVENTS_FILE.relative_to(ROOT)}\n"
                 f"Rate limits per org, from the plans: {'on' if server.limiter else 'off'} (RATE_LIMITS=on|off)\n"
                 "Tokens: make token (an operator), make token ORG=acme USER=alice ROLE=admin, make tokens (demo).\n"
