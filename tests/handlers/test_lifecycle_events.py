@@ -317,8 +317,8 @@ def test_published_events_reach_a_consumer_through_a_rule_on_the_bus(table, monk
 def test_occurred_at_is_the_items_own_stamp_of_the_write_to_the_millisecond(bus, stream):
     # Given a create, an update and an org's delete mark (DynamoDB Local rounds the stream's time to the minute)
     create_org("exact")
-    created = call("GET", "/orgs/exact")[2]
-    updated = call("PATCH", "/orgs/exact", {"name": "Exact Inc."})[2]
+    created = call("GET", "/orgs/exact").body
+    updated = call("PATCH", "/orgs/exact", {"name": "Exact Inc."}).body
 
     # When the stream is published
     _publish(stream)

@@ -55,14 +55,16 @@ def test_api_gateway_account_role_context_key(context, expected):
     assert StageConfig.from_context(cdk.App(context=context).node).api_gateway_account_role is expected
 
 
-def test_the_app_client_may_write_every_attribute_the_pool_requires(dev):
+def test_every_app_client_may_write_every_attribute_the_pool_requires(dev):
     # CreateUserPoolClient refuses a client that cannot write a required attribute
     [pool] = _of_type(dev, "AWS::Cognito::UserPool").values()
-    [client] = _of_type(dev, "AWS::Cognito::UserPoolClient").values()
+    clients = _of_type(dev, "AWS::Cognito::UserPoolClient")
     required = {attribute["Name"] for attribute in pool["Properties"]["Schema"] if attribute.get("Required")}
 
     assert required == {"email"}
-    assert required <= set(client["Properties"]["WriteAttributes"])
+    assert len(clients) == 2  # the API's and the console's
+    for client_id, client in clients.items():
+        assert required <= set(client["Properties"]["WriteAttributes"]), client_id
 
 
 @pytest.mark.parametrize("stage", ["dev", "prod", "shared"])

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from controlplane import config
-from local import ROOT, server, stream, tokens
+from local import ROOT, stream, tokens
 from local.dynamodb_local import free_port
 from local.process import ServerProcess
 from local.seed import fetch
@@ -62,15 +62,17 @@ def test_the_stream_position_is_taken_before_the_gateway_serves(table, monkeypat
             time.sleep(0.5)
             super().__post_init__()
 
-    monkeypatch.setattr(server, "StreamReader", SlowToPosition)
+    monkeypatch.setattr(stream, "StreamReader", SlowToPosition)
+    monkeypatch.setattr(stream, "Sink", lambda log: Sink(tmp_path / "events.jsonl", log=log))
     lines: list[str] = []
-    monkeypatch.setattr(server, "SINK", Sink(tmp_path / "events.jsonl", log=lines.append))
     monkeypatch.setenv("EVENT_BUS_NAME", "controlplane-local")
     handler()  # the events function's cached bus name and table, reset
     stop = threading.Event()
 
     # When make run starts publishing, as it does before it serves
-    starting = threading.Thread(target=server.publish_lifecycle_events, args=(stop,), daemon=True)
+    starting = threading.Thread(
+        target=stream.publish_lifecycle_events, args=(stop, threading.Lock(), lines.append), daemon=True
+    )
     starting.start()
     starting.join(timeout=10)
     try:

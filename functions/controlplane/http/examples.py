@@ -4,6 +4,7 @@ contract, so Swagger UI shows what the route really answers with that status."""
 from typing import Any
 
 from controlplane.http import routes
+from controlplane.models.plans import THROTTLED_MESSAGE
 
 REQUEST_ID = "c6af9ac6-7b61-11e6-9a41-93e8deadbeef"
 Example = dict[str, Any]  # OpenAPI's Example Object: a summary and a value
@@ -46,7 +47,7 @@ _COMMON: dict[int, dict[str, Example]] = {
         "The request is not valid",
         [{"loc": ["body", "email"], "message": "not a valid e-mail address", "type": "value_error"}],
     ),
-    429: _example("Too many requests: retry later", "throttled", "Too many requests, retry later"),
+    429: _example("Too many requests: retry after Retry-After seconds", "throttled", THROTTLED_MESSAGE),
     500: _example("A bug of ours: the request_id finds it in the logs", "internal_error", "Internal error"),
     503: _example(
         "A dependency is busy or out: retry after Retry-After seconds",
