@@ -207,7 +207,8 @@ def error_answer(status: int, code: str, message: str, request_id: str | None = 
     """An answer of the gateway itself, in the API's error contract (the stack's gateway responses)."""
     request_id = request_id or str(uuid.uuid4())
     body = {"error": {"code": code, "message": message, "request_id": request_id}}
-    return status, [("Content-Type", JSON), ("x-amzn-RequestId", request_id)], json.dumps(body).encode()
+    compact = json.dumps(body, separators=(",", ":")).encode()  # the functions' style, for every error body
+    return status, [("Content-Type", JSON), ("x-amzn-RequestId", request_id)], compact
 
 
 ROOT_ANSWER = json.dumps({"docs": "/docs", "openapi": "/openapi.json"}).encode()

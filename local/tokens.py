@@ -48,7 +48,8 @@ def issue(role: str, org_id: str | None = None, user_id: str | None = None, life
 def verify(authorization: str | None) -> dict[str, str] | None:
     """The claims API Gateway's authorizer would pass on for this Authorization header (the raw
     token, or ``Bearer <token>``), or None when it would answer 401."""
-    token = (authorization or "").removeprefix("Bearer ").strip()
+    scheme, _, rest = (authorization or "").strip().partition(" ")
+    token = rest.strip() if scheme.lower() == "bearer" else (authorization or "").strip()  # any case: RFC 7235
     if not token:
         return None
     try:
