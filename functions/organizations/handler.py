@@ -42,8 +42,8 @@ def get_org(
     limit: Limit = DEFAULT_LIMIT,
 ) -> Response[Org | OrgWithUsers]:
     if include == "users":
-        return with_etag(organizations.get_org_with_users(org_id, limit))
-    return with_etag(organizations.get_org(org_id))
+        return with_etag(organizations.get_org_with_users(org_id, limit, current_caller(app)))
+    return with_etag(organizations.get_org(org_id, current_caller(app)))
 
 
 @operation(app, "updateOrg")

@@ -268,16 +268,22 @@ class Table:
         exists: ApiError,
         parent_refused: Callable[[Item | None], ApiError],
         parent_unmarked: str | None = None,
+        parent_not: tuple[str, object] | None = None,
     ) -> None:
         """Create ``item`` and add 1 to ``parent``'s ``counter``, in one transaction, only if the item
-        does not exist yet and the parent exists (without the mark ``parent_unmarked``) with its
-        count below its limit. A refused parent is passed to ``parent_refused`` (None if missing),
-        which names the error; a parent without a count is refused too (it was never counted)."""
+        does not exist yet and the parent exists (without the mark ``parent_unmarked``, and without
+        the attribute-value pair ``parent_not``) with its count below its limit. A refused parent is
+        passed to ``parent_refused`` (None if missing), which names the error; a parent without a
+        count is refused too (it was never counted)."""
         names = {"#pk": PARTITION_KEY, "#count": counter.count, "#limit": counter.limit}
+        values: dict[str, object] = {":one": 1}
         condition = "attribute_exists(#pk) AND #count < #limit"
         if parent_unmarked:
             condition += " AND attribute_not_exists(#mark)"
             names["#mark"] = parent_unmarked
+        if parent_not:
+            condition += " AND (attribute_not_exists(#not) OR #not <> :not)"
+            names["#not"], values[":not"] = parent_not
         request: list[TransactWriteItemTypeDef] = [
             {  # first: an existing item is 409 already_exists, whatever the parent's count
                 "Put": {
@@ -294,7 +300,7 @@ class Table:
                     "UpdateExpression": "ADD #count :one",
                     "ConditionExpression": condition,
                     "ExpressionAttributeNames": names,
-                    "ExpressionAttributeValues": _to_dynamo({":one": 1}),
+                    "ExpressionAttributeValues": _to_dynamo(values),
                     "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
                 }
             },
@@ -347,16 +353,29 @@ class Table:
         raise ServiceUnavailable()
 
     @tracer.capture_method
-    def update(self, key: Key, changes: Item, now: str, missing: ApiError, expects: tuple[Expect, ...] = ()) -> Item:
+    def update(
+        self,
+        key: Key,
+        changes: Item,
+        now: str,
+        missing: ApiError,
+        expects: tuple[Expect, ...] = (),
+        *,
+        kept: frozenset[str] = frozenset(),
+        removed: tuple[str, ...] = (),
+    ) -> Item:
         """Set ``changes``, stamp ``updated_at`` and bump ``version``, only if the item exists and
-        meets ``expects`` (e.g. its owner, its version)."""
+        meets ``expects`` (e.g. its owner, its version). Changes named in ``kept`` are set only where
+        the item has none yet; the ``removed`` attributes go."""
         names = {"#updated_at": "updated_at", "#version": "version"}
         values = {":now": now, ":one": 1}
         assignments = ["#updated_at = :now", "#version = #version + :one"]
         for i, (field, value) in enumerate(changes.items()):
             names[f"#f{i}"] = field
             values[f":f{i}"] = value
-            assignments.append(f"#f{i} = :f{i}")
+            assignments.append(f"#f{i} = if_not_exists(#f{i}, :f{i})" if field in kept else f"#f{i} = :f{i}")
+        names |= {f"#r{i}": field for i, field in enumerate(removed)}
+        removal = f" REMOVE {', '.join(f'#r{i}' for i in range(len(removed)))}" if removed else ""
         condition = _condition(expects)
         condition["ExpressionAttributeNames"] |= names
         condition["ExpressionAttributeValues"] = condition.get("ExpressionAttributeValues", {}) | values
@@ -364,7 +383,7 @@ class Table:
             response = self.client.update_item(
                 TableName=self.name,
                 Key=_to_dynamo(key),
-                UpdateExpression="SET " + ", ".join(assignments),
+                UpdateExpression="SET " + ", ".join(assignments) + removal,
                 ReturnValues="ALL_NEW",
                 **_serialized(condition),
             )

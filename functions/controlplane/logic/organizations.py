@@ -7,9 +7,12 @@ from aws_lambda_powertools.metrics import MetricUnit
 from controlplane.dal import items, keys
 from controlplane.dal.table import Expect, Item
 from controlplane.http.auth import Caller, authorize_fields
+from controlplane.logic import signins
 from controlplane.models import plans
 from controlplane.models.errors import AlreadyExists, ApiError, QuotaExceeded
 from controlplane.models.resources import (
+    ACTIVE,
+    SUSPENDED,
     Limits,
     Org,
     OrgCreate,
@@ -21,6 +24,8 @@ from controlplane.models.resources import (
     User,
 )
 from controlplane.observability import metrics
+
+SUSPENDED_AT, SUSPENSION_REASON = "suspended_at", "suspension_reason"
 
 
 def list_plans() -> PlanList:
@@ -45,17 +50,17 @@ def list_orgs(limit: int, cursor_token: str | None) -> OrgPage:
     return OrgPage(items=orgs, next_cursor=items.next_cursor(scope, found, "org_id", last is not None))
 
 
-def get_org(org_id: str) -> Org:
+def get_org(org_id: str, caller: Caller) -> Org:
     item = items.table().get(keys.org_key(org_id))
     if item is None:
         raise items.org_missing(org_id)
-    return Org.from_item(item)
+    return Org.from_item(item).seen_by(caller.operator)
 
 
-def get_org_with_users(org_id: str, limit: int) -> OrgWithUsers:
+def get_org_with_users(org_id: str, limit: int, caller: Caller) -> OrgWithUsers:
     org, users, more = first_users(org_id, limit)
     return OrgWithUsers(
-        org=Org.from_item(org),
+        org=Org.from_item(org).seen_by(caller.operator),
         users=[User.model_validate(item) for item in users],
         next_cursor=items.next_cursor(keys.users_scope(org_id), users, "user_id", more),
     )
@@ -78,10 +83,27 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
         limit = plans.limit(changes["plan"])
         changes[plans.USER_LIMIT] = limit
         expects += (Expect(plans.USER_COUNT, limit, _downgrade_refused(changes["plan"], limit), at_most=True),)
+    stamp = items.now()
+    kept: frozenset[str] = frozenset()
+    removed: tuple[str, ...] = ()
+    if changes.get("status") == SUSPENDED:
+        # Suspended again (a new reason): still suspended since the first time.
+        changes[SUSPENDED_AT] = stamp
+        kept = frozenset({SUSPENDED_AT})
+    elif changes.get("status") == ACTIVE:
+        removed = (SUSPENDED_AT, SUSPENSION_REASON)
     item = items.table().update(
-        keys.org_key(org_id), items.written_by(changes, caller.subject), items.now(), items.org_missing(org_id), expects
+        keys.org_key(org_id),
+        items.written_by(changes, caller.subject),
+        stamp,
+        items.org_missing(org_id),
+        expects,
+        kept=kept,
+        removed=removed,
     )
-    return Org.from_item(item)
+    if "status" in changes:
+        signins.start(org_id, enabled=changes["status"] == ACTIVE)
+    return Org.from_item(item).seen_by(caller.operator)
 
 
 def _downgrade_refused(plan: str, limit: int) -> Callable[[Item], ApiError]:
