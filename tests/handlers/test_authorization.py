@@ -5,7 +5,7 @@ import json
 import pytest
 
 from controlplane.http import routes
-from controlplane.http.api import create_app, entry_point
+from controlplane.http.api import create_app, current_caller, entry_point
 from controlplane.http.routes import ROUTES
 from controlplane.logic import organizations
 from local import isolation
@@ -135,7 +135,7 @@ def unlisted_route(table):
 
     @app.get("/orgs/<org_id>/unlisted")
     def unlisted(org_id: str) -> dict:
-        return organizations.get_org(org_id).model_dump()
+        return organizations.get_org(org_id, current_caller(app)).model_dump()
 
     create_org("acme")
     return entry_point(app)

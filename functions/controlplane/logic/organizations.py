@@ -35,7 +35,8 @@ def list_plans() -> PlanList:
 
 def create_org(body: OrgCreate, caller: Caller) -> Org:
     seats = {plans.USER_COUNT: 0, plans.USER_LIMIT: plans.limit(body.plan)}
-    item = items.new_item(keys.org_keys(body.org_id), items.ORG, {**body.model_dump(), **seats}, caller.subject)
+    attributes = {**body.model_dump(), "status": ACTIVE, **seats}
+    item = items.new_item(keys.org_keys(body.org_id), items.ORG, attributes, caller.subject)
     items.table().put_new(item, exists=AlreadyExists(f"Organization {body.org_id} already exists"))
     metrics.add_metric(name="OrganizationCreated", unit=MetricUnit.Count, value=1)
     return Org.from_item(item)
