@@ -161,7 +161,7 @@ def test_an_invalid_status_change_is_422_and_changes_nothing(table, dynamodb_cal
 
     assert reply.status == 422, reply.body
     assert reply.error_code == "validation_error"
-    assert [problem["loc"][: len(loc)] for problem in reply.body["error"]["details"]][0] == loc
+    assert reply.body["error"]["details"][0]["loc"][: len(loc)] == loc
     assert dynamodb_calls == []
     assert _stored()["status"] == "active" and _stored()["version"] == 1
 
