@@ -176,7 +176,7 @@ IfMatch = Annotated[str | None, typer.Option(help='Only if the resource still ha
 IdempotencyKey = Annotated[
     str | None, typer.Option(help="Reuse a key to make a retried create safe; default: a new one per call.")
 ]
-ORG_COLUMNS = ("org_id", "name", "plan", "version", "updated_at")
+ORG_COLUMNS = ("org_id", "name", "plan", "status", "version", "updated_at")
 USER_COLUMNS = ("user_id", "name", "email", "role", "version")
 TICKET_COLUMNS = ("ticket_id", "user_id", "status", "priority", "subject", "tags")
 
@@ -239,6 +239,28 @@ def orgs_update(
     """Rename an organization or change its plan."""
     with api(ctx) as client:
         show(ctx, client, client.update_org(org_id, if_match=if_match, **_set(name=name, plan=plan)))
+
+
+@orgs.command("suspend")
+def orgs_suspend(
+    ctx: typer.Context,
+    org_id: Annotated[str, typer.Argument(metavar="ORG")],
+    reason: Annotated[str, typer.Option(help="Why (at most 500 characters); shown to operators only.")],
+    if_match: IfMatch = None,
+) -> None:
+    """Suspend an organization (operators): its users are signed out and locked out until it is
+    activated again; nothing is deleted."""
+    with api(ctx) as client:
+        show(ctx, client, client.suspend_org(org_id, reason, if_match=if_match))
+
+
+@orgs.command("activate")
+def orgs_activate(
+    ctx: typer.Context, org_id: Annotated[str, typer.Argument(metavar="ORG")], if_match: IfMatch = None
+) -> None:
+    """Reactivate a suspended organization (operators): its users may sign in again."""
+    with api(ctx) as client:
+        show(ctx, client, client.activate_org(org_id, if_match=if_match))
 
 
 @orgs.command("delete")

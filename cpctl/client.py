@@ -115,6 +115,10 @@ class QuotaExceeded(ApiError):
     """The org's plan has no seat left (``details`` says which quota, its limit and the use)."""
 
 
+class OrgSuspended(ApiError):
+    """The org is suspended: its users' calls are refused (403), and it takes no new user (409)."""
+
+
 class PreconditionFailed(ApiError):
     """The If-Match version is not the current one: read the resource again."""
 
@@ -158,6 +162,7 @@ ERRORS: dict[str, type[ApiError]] = {
     "already_exists": AlreadyExists,
     "conflict": Conflict,
     "quota_exceeded": QuotaExceeded,
+    "org_suspended": OrgSuspended,
     "precondition_failed": PreconditionFailed,
     "payload_too_large": PayloadTooLarge,
     "unsupported_media_type": UnsupportedMediaType,
@@ -369,6 +374,15 @@ class Client:
     def update_org(self, org_id: str, *, if_match: ETagLike = None, **changes: Any) -> Org:
         response = self.request(PATCH_ORG, body=OrgUpdate(**changes), headers=_if_match(if_match), org_id=org_id)
         return self._model(Org, response)
+
+    def suspend_org(self, org_id: str, reason: str, *, if_match: ETagLike = None) -> Org:
+        """Suspend an org (operators): its users are signed out and cannot sign in or call the API
+        until ``activate_org``; nothing is deleted. The ``reason`` is shown to operators only."""
+        return self.update_org(org_id, if_match=if_match, status="suspended", suspension_reason=reason)
+
+    def activate_org(self, org_id: str, *, if_match: ETagLike = None) -> Org:
+        """Reactivate a suspended org (operators): its users may sign in again."""
+        return self.update_org(org_id, if_match=if_match, status="active")
 
     def delete_org(self, org_id: str, *, if_match: ETagLike = None) -> DeletionAccepted | None:
         """None when the org is gone; ``DeletionAccepted`` (202) when the delete continues in the
