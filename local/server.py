@@ -33,7 +33,7 @@ from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate
 from controlplane import config
 from controlplane.http import auth
 from controlplane.models import errors
-from local import ROOT, apigw, backend, environment, openapi, stream, tokens
+from local import ROOT, apigw, backend, environment, limits, openapi, stream, tokens
 from local.dynamodb_local import PortInUse, ensure_table
 from local.sink import EVENTS_FILE
 
@@ -163,6 +163,10 @@ class Gateway(BaseHTTPRequestHandler):
             # The Cognito authorizer answers a missing or bad token itself, with the stack's
             # UNAUTHORIZED gateway response in the error contract; Lambda never runs.
             return error_answer(401, "unauthorized", UNAUTHORIZED)
+        limiter: limits.Limiter | None = getattr(self.server, "limiter", None)
+        if route and claims is not None and limiter and (refused := limiter.admit(claims)):
+            status, headers_, body_ = error_answer(429, "throttled", refused.message)
+            return status, [*headers_, ("Retry-After", str(refused.retry_after))], body_
         headers: dict[str, list[str]] = {}
         for name, value in self.headers.items():
             headers.setdefault(name, []).append(value)
@@ -226,10 +230,12 @@ ROOT_ANSWER = json.dumps({"docs": "/docs", "openapi": "/openapi.json"}).encode()
 
 
 @contextmanager
-def in_thread() -> Iterator[str]:
+def in_thread(limiter: limits.Limiter | None = None) -> Iterator[str]:
     """The gateway in a thread of this process, on a free port, over whatever DynamoDB the
-    functions' environment names (the tests'); yields its URL."""
+    functions' environment names (the tests'); yields its URL. ``limiter``: the tests' own, with
+    its clock; else RATE_LIMITS says."""
     httpd = ThreadingHTTPServer((HOST, 0), Gateway)
+    httpd.limiter = limiter or limits.from_environment()
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         yield f"http://{HOST}:{httpd.server_port}"
@@ -244,6 +250,7 @@ def main() -> int:
     port = int(os.environ.get("PORT", "3000"))
     try:
         server = ThreadingHTTPServer((HOST, port), Gateway)
+        server.limiter = limits.from_environment()
     except OSError as error:
         log(
             f"Cannot listen on {HOST}:{port}: {error.strerror}. Is `make run` already running? "
@@ -267,6 +274,7 @@ def main() -> int:
                 f"DynamoDB: {where}; table {table}{' (created)' if created else ''}\n"
                 f"API on http://{HOST}:{port}  (Swagger UI /docs, OpenAPI /openapi.json)\n"
                 f"Lifecycle events: one line each below, and in {EVENTS_FILE.relative_to(ROOT)}\n"
+                f"Rate limits per org, from the plans: {'on' if server.limiter else 'off'} (RATE_LIMITS=on|off)\n"
                 "Tokens: make token (an operator), make token ORG=acme USER=alice ROLE=admin, make tokens (demo).\n"
                 "Ctrl-C stops."
             )

@@ -21,6 +21,7 @@ from controlplane.models.resources import (
     OrgWithUsers,
     PlanList,
     PlanOffer,
+    RequestLimits,
     User,
 )
 from controlplane.observability import metrics
@@ -30,7 +31,16 @@ SUSPENDED_AT, SUSPENSION_REASON = "suspended_at", "suspension_reason"
 
 def list_plans() -> PlanList:
     """The catalogue itself: no request to DynamoDB."""
-    return PlanList(items=[PlanOffer(plan=plan, limits=Limits(**limits)) for plan, limits in plans.CATALOGUE.items()])
+    return PlanList(
+        items=[
+            PlanOffer(
+                plan=plan,
+                limits=Limits(**limits),
+                requests=RequestLimits(**plans.request_limits(plan)._asdict()),
+            )
+            for plan, limits in plans.CATALOGUE.items()
+        ]
+    )
 
 
 def create_org(body: OrgCreate, caller: Caller) -> Org:
