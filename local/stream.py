@@ -5,11 +5,14 @@ for the shards, GetShardIterator, GetRecords, and hands each batch to the events
 ``lambda_handler`` as the Lambda DynamoDB stream event. As Lambda does with
 ReportBatchItemFailures, a batch item failure is retried from the first failed record, up to
 ``retry_attempts`` times; then its records are dropped with a log line (the cloud sends them to the
-on-failure queue).
+on-failure queue). Records the event source mapping's filter would not deliver
+(``activity.FILTERS``: the activity log's own items, idempotency records...) are dropped first.
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from controlplane.lifecycle import activity
 
 
 def lambda_record(record: dict, stream_arn: str) -> dict:
@@ -76,11 +79,12 @@ class Feeder:
     batch_size: int = 100
     retry_attempts: int = 3
     on_drop: Callable[[list[dict]], None] = lambda records: None
+    accept: Callable[[dict], bool] = activity.accepts  # the event source mapping's filter criteria
     _pending: list[dict] = field(default_factory=list)
     _attempts: int = 0
 
     def feed(self, records: list[dict]) -> None:
-        self._pending += records
+        self._pending += [record for record in records if self.accept(record)]
         while self._pending:
             batch = self._pending[: self.batch_size]
             failures = self.handler({"Records": batch}, self.context).get("batchItemFailures") or []

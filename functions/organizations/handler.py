@@ -19,8 +19,17 @@ from controlplane.http.api import (
     operation,
     with_etag,
 )
-from controlplane.logic import deletions, organizations
-from controlplane.models.resources import DeletionAccepted, Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers, PlanList
+from controlplane.logic import activity, deletions, organizations
+from controlplane.models.resources import (
+    ActivityPage,
+    DeletionAccepted,
+    Org,
+    OrgCreate,
+    OrgPage,
+    OrgUpdate,
+    OrgWithUsers,
+    PlanList,
+)
 
 app = create_app()
 
@@ -56,6 +65,11 @@ def delete_org(org_id: OrgIdPath, if_match: IfMatch = None) -> Response[Deletion
     if deletions.delete_org(org_id, expected_version(if_match), app.lambda_context, current_caller(app)):
         return no_content()
     return Response(202, content_types.APPLICATION_JSON, DeletionAccepted(org_id=org_id))
+
+
+@operation(app, "listActivity")
+def list_activity(org_id: OrgIdPath, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> ActivityPage:
+    return activity.list_activity(org_id, limit, cursor, current_caller(app))
 
 
 @operation(app, "listPlans")

@@ -9,7 +9,13 @@ from controlplane.dal import cursor
 from controlplane.dal.table import Expect, Item, Table
 from controlplane.models.errors import NotFound, PreconditionFailed
 
-ORG, USER, TICKET, SWEEP = "org", "user", "ticket", "sweep"  # the ``entity`` attribute of each item
+ORG, USER, TICKET, SWEEP, ACTIVITY = (
+    "org",
+    "user",
+    "ticket",
+    "sweep",
+    "activity",
+)  # the ``entity`` attribute of each item
 DELETING = "deleting_since"  # set on an org whose cascade delete has begun
 # Who wrote an item last, and who started an org's delete: the ``sub`` of the caller, so that the
 # lifecycle events (controlplane.lifecycle.contract) can name their actor. Never part of a response.
@@ -50,12 +56,21 @@ def next_cursor(scope: str, page: list[Item], id_attribute: str, more: bool) -> 
 
 
 def parent_first(
-    partition: str, parent: str, missing: NotFound, limit: int, on_index: bool = False, newest_first: bool = False
+    partition: str,
+    parent: str,
+    missing: NotFound,
+    limit: int,
+    on_index: bool = False,
+    newest_first: bool = False,
+    between: tuple[str, str] | None = None,
 ) -> tuple[Item, list[Item], bool]:
-    """A parent item and the first ``limit`` items after it in its collection, in one request:
-    the parent sorts first (an org before its users, a user before its tickets newest-first).
-    The parent's absence is ``missing``; the flag says whether more items follow."""
-    found, last = table().query(partition, limit=limit + 1, on_index=on_index, newest_first=newest_first)
+    """A parent item and the first ``limit`` items after it in its collection (or in the sort-key
+    range ``between``), in one request: the parent sorts first (an org before its users, a user
+    before its tickets newest-first). The parent's absence is ``missing``; the flag says whether
+    more items follow."""
+    found, last = table().query(
+        partition, limit=limit + 1, on_index=on_index, newest_first=newest_first, between=between
+    )
     if not found or found[0]["entity"] != parent:
         raise missing
     return found[0], found[1:], last is not None

@@ -385,8 +385,10 @@ class Table:
         prefix: str | None = None,
         on_index: bool = False,
         newest_first: bool = False,
+        between: tuple[str, str] | None = None,
     ) -> tuple[list[Item], Key | None]:
-        """One page of one partition, of the table or of GSI1, optionally narrowed to a sort-key prefix."""
+        """One page of one partition, of the table or of GSI1, optionally narrowed to a sort-key
+        prefix or to the sort keys ``between`` two bounds (both included)."""
         pk, sk = (GSI1_PARTITION_KEY, GSI1_SORT_KEY) if on_index else (PARTITION_KEY, SORT_KEY)
         condition = "#pk = :pk"
         names = {"#pk": pk}
@@ -395,6 +397,10 @@ class Table:
             condition += " AND begins_with(#sk, :prefix)"
             names["#sk"] = sk
             values[":prefix"] = prefix
+        elif between:
+            condition += " AND #sk BETWEEN :low AND :high"
+            names["#sk"] = sk
+            values[":low"], values[":high"] = between
         request: QueryInputTypeDef = {
             "TableName": self.name,
             "KeyConditionExpression": condition,

@@ -62,9 +62,11 @@ def get_org_with_users(org_id: str, limit: int) -> OrgWithUsers:
 
 
 def first_users(org_id: str, limit: int) -> tuple[Item, list[Item], bool]:
-    """The org and its first users, in one request: METADATA# sorts before USER# in the partition.
-    Sweep markers of an org being deleted (SWEEP#) sort between them and are left out."""
-    org, rest, more = items.parent_first(keys.org_partition(org_id), items.ORG, items.org_missing(org_id), limit)
+    """The org and its first users, in one request: METADATA# sorts before USER# in the partition
+    (and after the org's ACTIVITY#, outside the range). Sweep markers of an org being deleted
+    (SWEEP#) sort between them and are left out."""
+    partition, missing = keys.org_partition(org_id), items.org_missing(org_id)
+    org, rest, more = items.parent_first(partition, items.ORG, missing, limit, between=keys.users_range(org_id))
     return org, [item for item in rest if item["entity"] == items.USER], more
 
 
