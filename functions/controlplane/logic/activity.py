@@ -5,48 +5,47 @@ comes first, newest-first, and a missing org is a 404 in that same request.
 
 A deleted org's log stays until its entries' TTL, so an operator can still answer "who deleted it":
 for an operator, a missing org with entries left answers them. An org created again with the same id
-shows only what happened since its creation: older entries belong to the org that was deleted, and
-the cursor carries that bound into the key condition of the later pages.
+shows only its own log: the list ends at the newest ``Organization Created`` entry, as what sorts
+before it belongs to the org deleted before (that page may read more items than it returns).
 """
 
 from controlplane.dal import items, keys
+from controlplane.dal.table import Item
 from controlplane.http.auth import Caller
-from controlplane.models.errors import InvalidCursor
+from controlplane.lifecycle.contract import KINDS
 from controlplane.models.resources import ActivityEntry, ActivityPage
 
-_SEPARATOR = "|"  # between the bound and the position, in a cursor's id
+_ORG_CREATED = next(kind.created for kind in KINDS if kind.entity == items.ORG)
 
 
 def list_activity(org_id: str, limit: int, cursor_token: str | None, caller: Caller) -> ActivityPage:
     scope = keys.activity_scope(org_id)
     after = items.resume_after(scope, cursor_token)
-    partition = keys.org_partition(org_id)
+    table, partition = items.table(), keys.org_partition(org_id)
     if after is None:
-        found, last = items.table().query(
-            partition, limit=limit + 1, newest_first=True, between=keys.activity_range(org_id)
-        )
+        found, last = table.query(partition, limit=limit + 1, newest_first=True, between=keys.activity_range(org_id))
         org = found.pop(0) if found and found[0]["entity"] == items.ORG else None
         if org is None and not (caller.operator and found):
             raise items.org_missing(org_id)
-        since = org["created_at"][:19] if org else ""  # to the second, as the stream's times are
-        kept = [entry for entry in found[:limit] if entry["position"] >= since]
-        more = last is not None and len(kept) == len(found[:limit])
-        page = kept
+        found, more = found[:limit], last is not None
     else:
-        since, _, position = after.partition(_SEPARATOR)
-        if not position:
-            raise InvalidCursor("The cursor is malformed, was altered, or belongs to another list")
-        page, last = items.table().query(
-            partition,
-            limit=limit,
-            newest_first=True,
-            between=keys.activity_range(org_id, since),
-            start_key=keys.activity_key(org_id, position),
+        start = keys.activity_key(org_id, after) if after else None
+        found, last = table.query(
+            partition, limit=limit, newest_first=True, between=keys.activity_range(org_id), start_key=start
         )
         more = last is not None
-    for entry in page:
-        entry["cursor_id"] = f"{since}{_SEPARATOR}{entry['position']}"
+    page = _since_created(found)
+    if page and page[-1]["type"] == _ORG_CREATED:  # the org's first entry: nothing of its log is older
+        more = False
     return ActivityPage(
         items=[ActivityEntry.model_validate(entry) for entry in page],
-        next_cursor=items.next_cursor(scope, page, "cursor_id", more),
+        next_cursor=items.next_cursor(scope, page, "position", more),
     )
+
+
+def _since_created(found: list[Item]) -> list[Item]:
+    """Entries up to the org's creation, newest first: older ones are an earlier org's of that id."""
+    for index, entry in enumerate(found):
+        if entry["type"] == _ORG_CREATED:
+            return found[: index + 1]
+    return found
