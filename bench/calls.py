@@ -25,10 +25,10 @@ INCLUDES = {
     ("GET", "/orgs/{org_id}/users/{user_id}"): {"include": "tickets"},
 }
 # What the lists return: a page of items, or (include=) the parent and a page of its children.
-LIST_PATHS = {"/orgs", "/orgs/{org_id}/users", "/orgs/{org_id}/users/{user_id}/tickets"}
+LIST_PATHS = {"/orgs", "/orgs/{org_id}/users", "/orgs/{org_id}/users/{user_id}/tickets", "/orgs/{org_id}/activity"}
 # The first page of these lists starts at its parent (the org, the user), which answers 404 for a
 # missing one in the same request: one item read that the page does not return.
-PARENT_FIRST = {"/orgs/{org_id}/users", "/orgs/{org_id}/users/{user_id}/tickets"}
+PARENT_FIRST = {"/orgs/{org_id}/users", "/orgs/{org_id}/users/{user_id}/tickets", "/orgs/{org_id}/activity"}
 
 
 class Case(NamedTuple):

@@ -178,6 +178,7 @@ IdempotencyKey = Annotated[
 ]
 ORG_COLUMNS = ("org_id", "name", "plan", "version", "updated_at")
 USER_COLUMNS = ("user_id", "name", "email", "role", "version")
+ACTIVITY_COLUMNS = ("occurred_at", "type", "actor", "resource", "changes")
 TICKET_COLUMNS = ("ticket_id", "user_id", "status", "priority", "subject", "tags")
 
 
@@ -249,6 +250,20 @@ def orgs_delete(
     with api(ctx) as client:
         accepted = client.delete_org(org_id, if_match=if_match)
         show(ctx, client, accepted, done=f"Deleted {org_id}")
+
+
+@orgs.command("activity")
+def orgs_activity(
+    ctx: typer.Context,
+    org_id: Annotated[str, typer.Argument(metavar="ORG")],
+    limit: Limit = None,
+    cursor: CursorOption = None,
+    every: All = False,
+) -> None:
+    """Who did what in an organization, newest first (its admins, operators)."""
+    with api(ctx) as client:
+        pages = _pages(every, cursor, lambda c: client.list_activity(org_id, limit, c))
+        show_pages(ctx, client, pages, ACTIVITY_COLUMNS, every)
 
 
 # Users.

@@ -31,6 +31,7 @@ from pydantic import BaseModel
 
 from controlplane.http import routes
 from controlplane.models.resources import (
+    ActivityPage,
     DeletionAccepted,
     Org,
     OrgCreate,
@@ -193,6 +194,7 @@ GET_ORG = _route("GET", "/orgs/{org_id}")
 PATCH_ORG = _route("PATCH", "/orgs/{org_id}")
 DELETE_ORG = _route("DELETE", "/orgs/{org_id}")
 GET_PLANS = _route("GET", "/plans")
+GET_ACTIVITY = _route("GET", "/orgs/{org_id}/activity")
 POST_USERS = _route("POST", "/orgs/{org_id}/users")
 GET_USERS = _route("GET", "/orgs/{org_id}/users")
 GET_USER = _route("GET", "/orgs/{org_id}/users/{user_id}")
@@ -375,6 +377,14 @@ class Client:
         background (GET the org until NotFound)."""
         response = self.request(DELETE_ORG, headers=_if_match(if_match), org_id=org_id)
         return self._model(DeletionAccepted, response) if response.status_code == 202 else None
+
+    def list_activity(self, org_id: str, limit: int | None = None, cursor: str | None = None) -> ActivityPage:
+        """The org's lifecycle events, newest first (its admins and operators)."""
+        response = self.request(GET_ACTIVITY, params={"limit": limit, "cursor": cursor}, org_id=org_id)
+        return self._model(ActivityPage, response)
+
+    def activity_pages(self, org_id: str, limit: int | None = None) -> Iterator[ActivityPage]:
+        return self.pages(lambda cursor: self.list_activity(org_id, limit, cursor))
 
     # Users.
 
