@@ -1,4 +1,4 @@
-"""The data the benchmarks read: organizations and users through the API, tickets in bulk."""
+"""The data the benchmarks read: organizations and users through the API, tickets and activity in bulk."""
 
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -8,6 +8,7 @@ from boto3.dynamodb.types import TypeSerializer
 from bench.harness import TABLE_NAME
 from controlplane.dal import keys
 from controlplane.dal.table import Table
+from controlplane.lifecycle import activity, contract
 from controlplane.logic import tickets
 from controlplane.models.resources import TicketCreate
 from local.apigw import OPERATOR_CLAIMS, call
@@ -65,3 +66,28 @@ def check_ticket_shape(client, org_id: str, user_id: str) -> None:
 
 def _types(item: dict) -> dict[str, str]:
     return {name: next(iter(value)) for name, value in item.items()}
+
+
+def load_activity(client, org_id: str) -> int:
+    """The activity entries the events function writes for the creation of each of the org's users, made
+    by the same code from stream records shaped as Lambda delivers them; how many."""
+    response = client.query(
+        TableName=TABLE_NAME,
+        KeyConditionExpression="PK = :pk AND begins_with(SK, :users)",
+        ExpressionAttributeValues={":pk": {"S": keys.org_partition(org_id)}, ":users": {"S": keys.USER_PREFIX}},
+    )
+    entries = []
+    for number, item in enumerate(response["Items"], start=1):
+        record = {
+            "eventID": f"bench-{number}",
+            "dynamodb": {
+                "ApproximateCreationDateTime": time.time(),
+                "Keys": {"PK": item["PK"], "SK": item["SK"]},
+                "NewImage": item,
+                "SequenceNumber": str(number),
+            },
+        }
+        events = contract.events_for(record, lambda _: False)
+        entries += activity.entries(str(number), events, activity.DEFAULT_RETENTION_DAYS)
+    Table(client, TABLE_NAME).put_all(entries)
+    return len(entries)
