@@ -11,21 +11,28 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from controlplane.http.routes import ROUTES
+from controlplane.models import plans
 from infra.config import StageConfig
 from infra.constants import CORS_REQUEST_HEADERS, LOG_RETENTION
 
 # (response type, status code or None to keep API Gateway's, error code, message or None for API
-# Gateway's own). An unknown path or method is MISSING_AUTHENTICATION_TOKEN, whatever the token. The
-# authorizer answers UNAUTHORIZED for a missing, invalid or expired token, with a message that says which.
+# Gateway's own, Retry-After or None). An unknown path or method is MISSING_AUTHENTICATION_TOKEN,
+# whatever the token. The authorizer answers UNAUTHORIZED for a missing, invalid or expired token,
+# with a message that says which. THROTTLED is a tenant's usage plan (or the stage) out of requests
+# per second; QUOTA_EXCEEDED its daily quota (a static Retry-After: the template cannot count the
+# hours to midnight UTC). INVALID_API_KEY is the seconds after an org's creation or plan change,
+# before the tenant-keys consumer has put its key in its usage plan: a retry, not a refusal.
 _GATEWAY_ERRORS = (
-    (apigw.ResponseType.DEFAULT_4_XX, None, "bad_request", None),
-    (apigw.ResponseType.DEFAULT_5_XX, None, "internal_error", None),
-    (apigw.ResponseType.UNAUTHORIZED, "401", "unauthorized", None),
-    (apigw.ResponseType.ACCESS_DENIED, "403", "forbidden", None),
-    (apigw.ResponseType.RESOURCE_NOT_FOUND, "404", "not_found", "No route for this method and path"),
-    (apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, "404", "not_found", "No route for this method and path"),
-    (apigw.ResponseType.THROTTLED, "429", "throttled", "Too many requests, retry later"),
-    (apigw.ResponseType.REQUEST_TOO_LARGE, "413", "payload_too_large", "The request body is too large"),
+    (apigw.ResponseType.DEFAULT_4_XX, None, "bad_request", None, None),
+    (apigw.ResponseType.DEFAULT_5_XX, None, "internal_error", None, None),
+    (apigw.ResponseType.UNAUTHORIZED, "401", "unauthorized", None, None),
+    (apigw.ResponseType.ACCESS_DENIED, "403", "forbidden", None, None),
+    (apigw.ResponseType.RESOURCE_NOT_FOUND, "404", "not_found", "No route for this method and path", None),
+    (apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, "404", "not_found", "No route for this method and path", None),
+    (apigw.ResponseType.THROTTLED, "429", "throttled", plans.THROTTLED_MESSAGE, "1"),
+    (apigw.ResponseType.QUOTA_EXCEEDED, "429", "throttled", plans.QUOTA_EXCEEDED_MESSAGE, "3600"),
+    (apigw.ResponseType.INVALID_API_KEY, "503", "service_unavailable", plans.KEY_PENDING_MESSAGE, "5"),
+    (apigw.ResponseType.REQUEST_TOO_LARGE, "413", "payload_too_large", "The request body is too large", None),
 )
 
 
@@ -58,6 +65,8 @@ class Api(Construct):
             "RestApi",
             rest_api_name=config.stack_name,
             endpoint_types=[apigw.EndpointType.REGIONAL],
+            # Each org's usage plan key comes from the authorizer (usageIdentifierKey), never from a client.
+            api_key_source_type=apigw.ApiKeySourceType.AUTHORIZER,
             cloud_watch_role=False,
             default_cors_preflight_options=cors,
             deploy_options=apigw.StageOptions(
@@ -84,11 +93,12 @@ class Api(Construct):
         self.authorizer = apigw.CognitoUserPoolsAuthorizer(self, "Authorizer", cognito_user_pools=[user_pool])
         # The stack outputs the URL without the trailing slash, under a plain name, instead of this one.
         self.api.node.try_remove_child("Endpoint")
-        for response_type, status, code, message in _GATEWAY_ERRORS:
+        for response_type, status, code, message, retry_after in _GATEWAY_ERRORS:
             self.api.add_gateway_response(
                 response_type.response_type,
                 type=response_type,
                 status_code=status,
+                response_headers={"Retry-After": f"'{retry_after}'"} if retry_after else None,
                 templates={"application/json": error_template(code, message)},
             )
         Validations.of(self.api).acknowledge(
@@ -122,5 +132,14 @@ class Api(Construct):
         }
         for route in ROUTES:
             self.api.root.resource_for_path(route.path).add_method(
-                route.method, integrations[route.function], authorizer=self.authorizer
+                route.method,
+                integrations[route.function],
+                authorizer=self.authorizer,
+                api_key_required=self.tenant_keys_required,
             )
+
+    @property
+    def tenant_keys_required(self) -> bool:
+        """Methods require a usage plan key where the authorizer can return one: a Lambda
+        authorizer (usageIdentifierKey). Cognito's cannot, and would then refuse every request."""
+        return isinstance(self.authorizer, apigw.RequestAuthorizer | apigw.TokenAuthorizer)

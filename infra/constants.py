@@ -31,6 +31,15 @@ ARCHITECTURE = lambda_.Architecture.ARM_64
 # Lifecycle events (controlplane.lifecycle.contract): the events function reads the table's stream and publishes
 # to the bus "controlplane-<stage>". It serves no route, so it is not in routes.FUNCTIONS.
 EVENTS_FUNCTION = "events"
+# The tenant-keys consumer (controlplane.logic.tenant_keys): org events from the bus, through a queue,
+# to each org's API key in its plan's usage plan. Serves no route either.
+TENANT_KEYS_FUNCTION = "tenantkeys"
+TENANT_KEYS_BATCH_SIZE = 10
+# Then the message waits in the dead-end queue. API Gateway allows 5 CreateApiKey (and DeleteApiKey) a
+# second per account: a burst of sign-ups is throttled and retried through the queue's redelivery.
+TENANT_KEYS_MAX_RECEIVE_COUNT = 8
+TENANT_KEY_SECRET_LENGTH = 64
+OPERATORS_KEY_LENGTH = 40  # an API key value: 20 to 128 characters
 
 MEMORY_MB = {
     # Cascade deletes serialize and send 1,000-item pages in batches of 25 against a 29 s budget:
@@ -42,6 +51,8 @@ MEMORY_MB = {
     # Up to 100 stream records a batch, turned into events and sent 10 at a time: a few ms of CPU,
     # the rest waiting on EventBridge.
     EVENTS_FUNCTION: 512,
+    # A handful of API Gateway control calls per org event; waiting, not computing.
+    TENANT_KEYS_FUNCTION: 256,
 }
 LAMBDA_FULL_VCPU_MB = 1769  # the memory size at which a function gets one whole vCPU
 TIMEOUT = Duration.seconds(28)  # just under API Gateway's 29 s integration timeout
@@ -49,8 +60,12 @@ LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 
 CURSOR_SECRET_LENGTH = 64
 
-DEFAULT_THROTTLE_RATE_LIMIT = 50  # requests per second, steady state, for the whole stage
-DEFAULT_THROTTLE_BURST_LIMIT = 100
+# The stage-wide throttle caps all tenants together (each tenant has its own usage plan: models/plans.py).
+# Derived from the account's regional API Gateway throttle, shared by every API of the account in the
+# region: 10,000 requests per second by default (a Service Quotas increase raises it; the context key
+# account_rps_limit says so), with a burst API Gateway sets at half of it, at most 5,000.
+DEFAULT_ACCOUNT_RPS_LIMIT = 10_000
+ACCOUNT_BURST_CAP = 5_000
 CORS_REQUEST_HEADERS = ("If-Match", "Idempotency-Key")  # the API's own headers, beyond CORS's defaults
 
 # The custom attributes controlplane.dal.directory writes, which the ID token carries as ``custom:<name>``.
@@ -98,6 +113,7 @@ DYNAMODB_ACTIONS: dict[str, tuple[str, ...]] = {
     TICKETS: (*_READ_WRITE, "dynamodb:ConditionCheckItem"),  # create only if the user exists
     # Is the org of a removed user or ticket being deleted? And the orgs' activity logs, in batches.
     EVENTS_FUNCTION: ("dynamodb:GetItem", "dynamodb:BatchWriteItem"),
+    TENANT_KEYS_FUNCTION: ("dynamodb:GetItem",),  # the org item is the truth the key follows
 }
 
 # The Cognito actions each function's code performs on the user pool (controlplane.dal.directory).

@@ -23,6 +23,8 @@ from infra.events import LifecycleEvents
 from infra.function import ApiFunction
 from infra.identity import Identity
 from infra.table import ControlPlaneTable
+from infra.tenant_keys import TenantKeys
+from infra.usage_plans import UsagePlans
 
 
 class ControlPlaneStack(Stack):
@@ -90,8 +92,14 @@ class ControlPlaneStack(Stack):
             functions[name], targets[name] = function, api_function.target
         deletions.attach(functions[ORGANIZATIONS], targets[ORGANIZATIONS])
 
-        # No cursor secret (it reads one item, never a page) and no CORS (it answers no browser).
-        LifecycleEvents(
+        # No cursor secret (it reads one item, never a page) and no CORS (it answers no browser): the
+        # events function's, and the tenant-keys consumer's.
+        without_api_settings = {
+            name: value
+            for name, value in environment.items()
+            if name not in ("CURSOR_SECRET_ARN", "CORS_ALLOW_ORIGINS")
+        }
+        lifecycle = LifecycleEvents(
             self,
             "Events",
             stage=config.stage,
@@ -99,17 +107,25 @@ class ControlPlaneStack(Stack):
             activity_retention_days=config.activity_retention_days,
             data=data,
             layers=[powertools],
-            environment={
-                name: value
-                for name, value in environment.items()
-                if name not in ("CURSOR_SECRET_ARN", "CORS_ALLOW_ORIGINS")
-            },
+            environment=without_api_settings,
             removal_policy=removal_policy,
             snap_start=config.snap_start_enabled,
         )
 
         api = Api(self, "Api", config=config, user_pool=identity.user_pool, removal_policy=removal_policy)
         api.add_routes(targets)
+        usage_plans = UsagePlans(self, "UsagePlans", api=api.api, prefix=config.stack_name)
+        TenantKeys(
+            self,
+            "TenantKeys",
+            bus=lifecycle.bus,
+            data=data,
+            usage_plan_ids=usage_plans.ids,
+            key_name_prefix=f"{config.stack_name}/org/",
+            layers=[powertools],
+            environment=without_api_settings,
+            removal_policy=removal_policy,
+        )
 
         CfnOutput(self, "ApiUrl", value=api.url, description="Base URL of the API: append paths like /orgs")
         CfnOutput(self, "TableName", value=data.table.table_name)

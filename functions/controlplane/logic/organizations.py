@@ -18,6 +18,7 @@ from controlplane.models.resources import (
     OrgWithUsers,
     PlanList,
     PlanOffer,
+    RequestLimits,
     User,
 )
 from controlplane.observability import metrics
@@ -25,7 +26,16 @@ from controlplane.observability import metrics
 
 def list_plans() -> PlanList:
     """The catalogue itself: no request to DynamoDB."""
-    return PlanList(items=[PlanOffer(plan=plan, limits=Limits(**limits)) for plan, limits in plans.CATALOGUE.items()])
+    return PlanList(
+        items=[
+            PlanOffer(
+                plan=plan,
+                limits=Limits(**limits),
+                requests=RequestLimits(**plans.request_limits(plan)._asdict()),
+            )
+            for plan, limits in plans.CATALOGUE.items()
+        ]
+    )
 
 
 def create_org(body: OrgCreate, caller: Caller) -> Org:
