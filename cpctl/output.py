@@ -24,7 +24,8 @@ from cpctl.errors import ApiError
 from cpctl.retries import refused
 
 # The columns of each resource's list table. ``users``: an org's seats used, of its limit.
-ORG_COLUMNS = ("org_id", "name", "plan", "users", "version", "updated_at")
+ORG_COLUMNS = ("org_id", "name", "plan", "status", "users", "version", "updated_at")
+ACTIVITY_COLUMNS = ("occurred_at", "type", "actor", "resource", "changes")
 USER_COLUMNS = ("user_id", "name", "email", "role", "version")
 TICKET_COLUMNS = ("ticket_id", "user_id", "status", "priority", "subject", "tags")
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from constructs import Node
 
+from controlplane.lifecycle.activity import DEFAULT_RETENTION_DAYS
 from controlplane.models import plans
 from infra.constants import (
     ACCOUNT_BURST_CAP,
@@ -27,6 +28,7 @@ class StageConfig:
     account_rps_limit: int = DEFAULT_ACCOUNT_RPS_LIMIT
     cors_allow_origins: tuple[str, ...] = ()  # none: no CORS preflight
     events_archive_days: int = DEFAULT_EVENTS_ARCHIVE_DAYS  # retention of the event bus's archive
+    activity_retention_days: int = DEFAULT_RETENTION_DAYS  # the TTL of the orgs' activity log entries
     # Declare the local-only variables (DynamoDB endpoint, cursor secret) so that `sam local invoke
     # --env-vars` can set them: SAM only overrides variables the template declares. Never deploy this.
     sam_local: bool = False
@@ -52,6 +54,8 @@ class StageConfig:
             )
         if self.events_archive_days < 1:
             raise ValueError(f"events_archive_days must be at least 1, not {self.events_archive_days}")
+        if self.activity_retention_days < 1:
+            raise ValueError(f"activity_retention_days must be at least 1, not {self.activity_retention_days}")
         if self.snap_start and self.region and self.region not in SNAP_START_REGIONS:
             raise ValueError(
                 f"Lambda SnapStart is not available in {self.region} (cfn-lint E2530's list): "
@@ -89,9 +93,9 @@ class StageConfig:
     def from_context(cls, node: Node) -> "StageConfig":
         """Context keys: stage, account_rps_limit, cors_allow_origins (a list
         in cdk.json, comma-separated on the command line, where every value is a string),
-        events_archive_days, sam_local, snap_start (``true``/``false``; unset: on for prod where the
-        region has it), api_gateway_account_role (``true``/``false``; unset: true), alarm_email.
-        The region is the CDK CLI's (``CDK_DEFAULT_REGION``: the profile's or ``AWS_REGION``)."""
+        events_archive_days, activity_retention_days, sam_local, snap_start (``true``/``false``; unset:
+        on for prod where the region has it), api_gateway_account_role (``true``/``false``; unset: true),
+        alarm_email. The region is the CDK CLI's (``CDK_DEFAULT_REGION``: the profile's or ``AWS_REGION``)."""
         defaults = cls()
         origins = node.try_get_context("cors_allow_origins") or ()
         if isinstance(origins, str):
@@ -101,6 +105,9 @@ class StageConfig:
             account_rps_limit=int(node.try_get_context("account_rps_limit") or defaults.account_rps_limit),
             cors_allow_origins=tuple(origin.strip() for origin in origins if origin.strip()),
             events_archive_days=int(node.try_get_context("events_archive_days") or defaults.events_archive_days),
+            activity_retention_days=int(
+                node.try_get_context("activity_retention_days") or defaults.activity_retention_days
+            ),
             sam_local=str(node.try_get_context("sam_local")).lower() == "true",
             snap_start=_flag(node.try_get_context("snap_start")),
             region=os.environ.get("CDK_DEFAULT_REGION") or None,

@@ -118,13 +118,20 @@ DYNAMODB_ACTIONS: dict[str, tuple[str, ...]] = {
     ORGANIZATIONS: (*_READ_WRITE, "dynamodb:BatchWriteItem"),  # cascade delete: mark, sweep markers, batches
     USERS: (*_READ_WRITE, "dynamodb:BatchWriteItem"),  # delete tickets; creates and deletes count seats (Update)
     TICKETS: (*_READ_WRITE, "dynamodb:ConditionCheckItem"),  # create only if the user exists
-    EVENTS_FUNCTION: ("dynamodb:GetItem",),  # is the org of a removed user or ticket being deleted?
+    # Is the org of a removed user or ticket being deleted? And the orgs' activity logs, in batches.
+    EVENTS_FUNCTION: ("dynamodb:GetItem", "dynamodb:BatchWriteItem"),
     TENANT_KEYS_FUNCTION: ("dynamodb:GetItem",),  # the org item is the truth the key follows
 }
 
 # The Cognito actions each function's code performs on the user pool (controlplane.dal.directory).
 COGNITO_ACTIONS: dict[str, tuple[str, ...]] = {
-    ORGANIZATIONS: ("cognito-idp:AdminDeleteUser",),  # the cascade delete removes its users' sign-ins
+    ORGANIZATIONS: (
+        "cognito-idp:AdminDeleteUser",  # the cascade delete removes its users' sign-ins
+        # suspension disables and signs out its users' sign-ins, reactivation enables them (logic/signins.py)
+        "cognito-idp:AdminDisableUser",
+        "cognito-idp:AdminUserGlobalSignOut",
+        "cognito-idp:AdminEnableUser",
+    ),
     USERS: (
         "cognito-idp:AdminCreateUser",
         "cognito-idp:AdminGetUser",

@@ -112,15 +112,16 @@ StatusOption = Annotated[Status | None, typer.Option(show_choices=False, help=f"
 PriorityOption = Annotated[Priority | None, typer.Option(show_choices=False, help=f"{one_of(Priority)}.")]
 
 
-def confirm(yes: bool, question: str) -> None:
-    """A delete goes ahead with ``--yes``, or when the person at the terminal says so. Without a
-    terminal to ask on, and without ``--yes``, nothing is deleted: exit code 2, as a usage error."""
+def confirm(yes: bool, question: str, done: str = "deleted") -> None:
+    """A delete (or a suspension) goes ahead with ``--yes``, or when the person at the terminal says
+    so. Without a terminal to ask on, and without ``--yes``, nothing changes: exit code 2, as a usage
+    error."""
     if yes:
         return
     if not terminal():
-        raise usage_error("this deletes data and there is no terminal to ask on: pass --yes to confirm")
+        raise usage_error(f"nothing {done}: there is no terminal to ask on, so pass --yes to confirm")
     if not typer.confirm(question, default=False):
-        typer.echo("Nothing deleted.", err=True)
+        typer.echo(f"Nothing {done}.", err=True)
         raise typer.Exit(1)
 
 

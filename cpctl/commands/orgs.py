@@ -18,7 +18,7 @@ from cpctl.commands.common import (
     confirm,
     pages,
 )
-from cpctl.output import ORG_COLUMNS, USER_COLUMNS, Output, next_page, show, show_pages, show_rows
+from cpctl.output import ACTIVITY_COLUMNS, ORG_COLUMNS, USER_COLUMNS, Output, next_page, show, show_pages, show_rows
 
 app = typer.Typer(no_args_is_help=True, help="Organizations (tenants).")
 
@@ -76,6 +76,28 @@ def orgs_update(
         show(ctx, client, client.update_org(org_id, if_match=if_match, **changed(name=name, plan=plan)))
 
 
+@app.command("suspend")
+def orgs_suspend(
+    ctx: typer.Context,
+    org_id: OrgArgument,
+    reason: Annotated[str, typer.Option(help="Why (at most 500 characters); shown to operators only.")],
+    if_match: IfMatch = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Suspend without asking.")] = False,
+) -> None:
+    """Suspend an organization (operators): its users are signed out and locked out until it is
+    activated again; nothing is deleted."""
+    confirm(yes, f"Suspend organization {org_id}, signing out and locking out all its users?", "suspended")
+    with api(ctx) as client:
+        show(ctx, client, client.suspend_org(org_id, reason, if_match=if_match))
+
+
+@app.command("activate")
+def orgs_activate(ctx: typer.Context, org_id: OrgArgument, if_match: IfMatch = None) -> None:
+    """Reactivate a suspended organization (operators): its users may sign in again."""
+    with api(ctx) as client:
+        show(ctx, client, client.activate_org(org_id, if_match=if_match))
+
+
 @app.command("delete")
 def orgs_delete(ctx: typer.Context, org_id: OrgArgument, if_match: IfMatch = None, yes: Yes = False) -> None:
     """Delete an organization with all its users and tickets (operators)."""
@@ -83,3 +105,13 @@ def orgs_delete(ctx: typer.Context, org_id: OrgArgument, if_match: IfMatch = Non
     with api(ctx) as client:
         accepted = client.delete_org(org_id, if_match=if_match)
         show(ctx, client, accepted, done=f"Deleted {org_id}")
+
+
+@app.command("activity")
+def orgs_activity(
+    ctx: typer.Context, org_id: OrgArgument, limit: Limit = None, cursor: CursorOption = None, every: All = False
+) -> None:
+    """Who did what in an organization, newest first (its admins, operators)."""
+    with api(ctx) as client:
+        found = pages(every, cursor, lambda c: client.list_activity(org_id, limit, c))
+        show_pages(ctx, client, found, ACTIVITY_COLUMNS, every)

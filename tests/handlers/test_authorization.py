@@ -135,7 +135,7 @@ def unlisted_route(table):
 
     @app.get("/orgs/<org_id>/unlisted")
     def unlisted(org_id: str) -> dict:
-        return organizations.get_org(org_id).model_dump()
+        return organizations.get_org(org_id, app.caller).model_dump()
 
     create_org("acme")
     return app.entry_point()

@@ -207,3 +207,25 @@ def test_a_delete_on_a_terminal_asks_and_yes_skips_the_question(table, cpctl, mo
     assert declined.exit_code == 1 and "Delete ticket" in declined.stdout
     assert accepted.exit_code == 0 and cpctl("tickets", "get", "acme", ticket).exit_code == 1
     assert unasked.exit_code == 0 and "Delete ticket" not in unasked.stdout
+
+
+def test_a_suspension_without_a_terminal_or_yes_exits_2_and_changes_nothing(table, cpctl):
+    cpctl("orgs", "create", "acme", "--name", "Acme")
+
+    refused = cpctl("orgs", "suspend", "acme", "--reason", "Unpaid invoice")
+
+    assert refused.exit_code == 2 and "--yes" in refused.stderr
+    assert "suspended" not in cpctl("orgs", "get", "acme").stdout
+
+
+def test_the_activity_hint_and_table_keep_the_list_rules(table, cpctl):
+    # Given more activity than a page
+    _org_with_tickets(cpctl, tickets=3)
+
+    shown = cpctl("orgs", "activity", "acme", "--limit", "2")
+
+    assert shown.exit_code == 0, shown.stderr
+    assert "{" not in shown.stdout  # nested values readable, not a Python dict
+    [hint] = [line for line in shown.stderr.splitlines() if line.startswith("More: ")] or [""]
+    if hint:  # the activity log is written from the stream, so it may not hold a second page yet
+        assert hint.startswith("More: cpctl orgs activity acme --limit 2 --cursor ")

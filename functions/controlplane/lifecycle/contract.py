@@ -18,7 +18,20 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from controlplane.dal import codec, keys, stamps
 from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
-from controlplane.models.resources import Org, OrgId, Plan, Resource, Role, Status, Ticket, Timestamp, User
+from controlplane.models.resources import (
+    ACTIVE,
+    SUSPENDED,
+    Org,
+    OrgId,
+    OrgStatus,
+    Plan,
+    Resource,
+    Role,
+    Status,
+    Ticket,
+    Timestamp,
+    User,
+)
 
 SOURCE = "controlplane"
 DELETION_STARTED = "Organization Deletion Started"
@@ -49,11 +62,19 @@ class Detail(BaseModel):
         description="The stream record's eventID. Delivery is at least once: dedupe on (event_id, detail-type)"
     )
     org_id: OrgId
-    occurred_at: Timestamp = Field(
-        description="When the change was made (RFC 3339, milliseconds): the item's own timestamp of the "
-        "write, or for a delete when DynamoDB recorded it; also the entry's Time"
-    )
+    occurred_at: Timestamp = Field(description="When DynamoDB recorded the change (RFC 3339); also the entry's Time")
     actor: str | None = Field(description="The `sub` of the caller who made the change; null where none is known")
+
+
+@dataclass(frozen=True)
+class Transition:
+    """A detail-type sent, as ``changed`` is, beside ``updated`` when ``field`` changes to ``value``;
+    its ``changes`` hold that field only."""
+
+    field: str
+    field_type: Any
+    value: str
+    detail_type: str
 
 
 @dataclass(frozen=True)
@@ -69,6 +90,7 @@ class Kind:
     watched_type: Any
     changed: str
     cascaded: bool  # its items can be removed by an org's cascade delete (``cause``)
+    transitions: tuple[Transition, ...] = ()
 
     def public_fields(self) -> tuple[str, ...]:
         return tuple(name for name in self.model.model_fields if name not in BOOKKEEPING)
@@ -85,6 +107,10 @@ KINDS = (
         Plan,
         "Organization Plan Changed",
         cascaded=False,
+        transitions=(
+            Transition("status", OrgStatus, SUSPENDED, "Organization Suspended"),
+            Transition("status", OrgStatus, ACTIVE, "Organization Reactivated"),
+        ),
     ),
     Kind(
         keys.USER,
@@ -141,6 +167,11 @@ def _detail_models(kind: Kind) -> dict[str, type[BaseModel]]:
     }
     if kind.entity == keys.ORG:
         found[DELETION_STARTED] = with_resource
+    for transition in kind.transitions:
+        field: dict[str, Any] = {transition.field: (Change[transition.field_type], ...)}  # type: ignore[name-defined]
+        title = transition.detail_type.replace(" ", "")
+        change = create_model(f"{title}Change", __config__=ConfigDict(extra="forbid"), **field)
+        found[transition.detail_type] = create_model(f"{title}Detail", __base__=with_resource, changes=(change, ...))
     return found
 
 
@@ -181,7 +212,7 @@ def events_for(record: dict[str, Any], org_being_deleted: OrgBeingDeleted) -> li
     kind = _BY_ENTITY.get(str((new or old).get("entity")))
     if kind is None:
         return []
-    stamp = _written_at(old, new) or datetime.fromtimestamp(float(change["ApproximateCreationDateTime"]), UTC)
+    stamp = datetime.fromtimestamp(float(change["ApproximateCreationDateTime"]), UTC)
     key = codec.item(change["Keys"])
     base = {
         "event_id": record["eventID"],
@@ -213,22 +244,9 @@ def events_for(record: dict[str, Any], org_being_deleted: OrgBeingDeleted) -> li
         found.append(event(kind.updated, new, actor, changes=changes))
         if kind.watched in changes:
             found.append(event(kind.changed, new, actor, changes={kind.watched: changes[kind.watched]}))
+        for moved in (t for t in kind.transitions if t.field in changes and changes[t.field]["new"] == t.value):
+            found.append(event(moved.detail_type, new, actor, changes={moved.field: changes[moved.field]}))
     return found
-
-
-def _written_at(old: dict[str, Any], new: dict[str, Any]) -> datetime | None:
-    """The instant the write stamped on the item, exact to the millisecond: the stream's own time is
-    rounded (to the second; by DynamoDB Local, to the minute). None for a delete, which stamps nothing,
-    and for a write that moved no stamp of its own."""
-    if not new:
-        return None
-    if not old:
-        stamp = new.get("created_at")
-    elif stamps.DELETING in new and stamps.DELETING not in old:
-        stamp = new[stamps.DELETING]
-    else:
-        stamp = new.get("updated_at") if new.get("updated_at") != old.get("updated_at") else None
-    return datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
 
 
 def schemas() -> dict[str, dict[str, Any]]:
