@@ -1,11 +1,10 @@
-"""The REST API: resources and methods from the route table, each behind the Cognito authorizer,
+"""The REST API: resources and methods from the route table, each behind the Lambda authorizer,
 stage settings, and API Gateway's own error responses in the same JSON shape the functions answer with."""
 
 import json
 
-from aws_cdk import Acknowledgment, Aws, RemovalPolicy, Validations
+from aws_cdk import Acknowledgment, Aws, Duration, RemovalPolicy, Validations
 from aws_cdk import aws_apigateway as apigw
-from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -14,14 +13,20 @@ from controlplane.http.routes import ROUTES
 from infra.config import StageConfig
 from infra.constants import CORS_REQUEST_HEADERS, LOG_RETENTION
 
+AUTHORIZER_FAILURE_MESSAGE = "The API cannot check your token right now; retry later"
+
 # (response type, status code or None to keep API Gateway's, error code, message or None for API
 # Gateway's own). An unknown path or method is MISSING_AUTHENTICATION_TOKEN, whatever the token. The
-# authorizer answers UNAUTHORIZED for a missing, invalid or expired token, with a message that says which.
+# authorizer (functions/authorizer) raises for a missing, invalid or expired token: UNAUTHORIZED. Its
+# Deny (a suspended org) is ACCESS_DENIED, with the code and message it puts in its context
+# ($context.authorizer.<key>). When it cannot decide (JWKS or DynamoDB down) it fails:
+# AUTHORIZER_FAILURE, a 503 to retry, never an Allow.
 _GATEWAY_ERRORS = (
     (apigw.ResponseType.DEFAULT_4_XX, None, "bad_request", None),
     (apigw.ResponseType.DEFAULT_5_XX, None, "internal_error", None),
     (apigw.ResponseType.UNAUTHORIZED, "401", "unauthorized", None),
-    (apigw.ResponseType.ACCESS_DENIED, "403", "forbidden", None),
+    (apigw.ResponseType.ACCESS_DENIED, "403", "$context.authorizer.error_code", "$context.authorizer.error_message"),
+    (apigw.ResponseType.AUTHORIZER_FAILURE, "503", "service_unavailable", AUTHORIZER_FAILURE_MESSAGE),
     (apigw.ResponseType.RESOURCE_NOT_FOUND, "404", "not_found", "No route for this method and path"),
     (apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, "404", "not_found", "No route for this method and path"),
     (apigw.ResponseType.THROTTLED, "429", "throttled", "Too many requests, retry later"),
@@ -29,9 +34,16 @@ _GATEWAY_ERRORS = (
 )
 
 
+_GATEWAY_HEADERS = {apigw.ResponseType.AUTHORIZER_FAILURE: {"Retry-After": "'1'"}}  # static values are quoted
+
+
 def error_template(code: str, message: str | None) -> str:
-    """The API's error body as a mapping template. ``messageString`` is API Gateway's message, quoted."""
-    quoted_message = json.dumps(message) if message else "$context.error.messageString"
+    """The API's error body as a mapping template. ``messageString`` is API Gateway's message, quoted;
+    a ``$context`` variable of the authorizer's is a plain string, so it is quoted here."""
+    if message and message.startswith("$context."):
+        quoted_message = f'"{message}"'
+    else:
+        quoted_message = json.dumps(message) if message else "$context.error.messageString"
     return f'{{"error": {{"code": "{code}", "message": {quoted_message}, "request_id": "$context.requestId"}}}}'
 
 
@@ -42,7 +54,7 @@ class Api(Construct):
         construct_id: str,
         *,
         config: StageConfig,
-        user_pool: cognito.IUserPool,
+        authorizer: lambda_.IFunction,
         removal_policy: RemovalPolicy,
     ):
         super().__init__(scope, construct_id)
@@ -79,9 +91,15 @@ class Api(Construct):
                 throttling_burst_limit=config.throttle_burst_limit,
             ),
         )
-        # Verifies the ID token in the Authorization header and hands its claims to the functions.
-        # No OAuth scopes on the methods: then the authorizer takes ID tokens, which carry custom:*.
-        self.authorizer = apigw.CognitoUserPoolsAuthorizer(self, "Authorizer", cognito_user_pools=[user_pool])
+        # TOKEN type: the decision depends on the Authorization header alone, which is then the cache key;
+        # a cached decision covers every method, so one token costs one authorizer call per TTL.
+        self.authorizer = apigw.TokenAuthorizer(
+            self,
+            "Authorizer",
+            handler=authorizer,
+            identity_source=apigw.IdentitySource.header("Authorization"),
+            results_cache_ttl=Duration.seconds(config.authorizer_ttl_seconds),
+        )
         # The stack outputs the URL without the trailing slash, under a plain name, instead of this one.
         self.api.node.try_remove_child("Endpoint")
         for response_type, status, code, message in _GATEWAY_ERRORS:
@@ -90,6 +108,7 @@ class Api(Construct):
                 type=response_type,
                 status_code=status,
                 templates={"application/json": error_template(code, message)},
+                response_headers=_GATEWAY_HEADERS.get(response_type),
             )
         Validations.of(self.api).acknowledge(
             Acknowledgment(

@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from constructs import Node
 
 from infra.constants import (
+    DEFAULT_AUTHORIZER_TTL_SECONDS,
     DEFAULT_EVENTS_ARCHIVE_DAYS,
     DEFAULT_THROTTLE_BURST_LIMIT,
     DEFAULT_THROTTLE_RATE_LIMIT,
+    MAX_AUTHORIZER_TTL_SECONDS,
     PROTECTED_STAGES,
     STACK_NAME,
 )
@@ -23,6 +25,9 @@ class StageConfig:
     throttle_burst_limit: int = DEFAULT_THROTTLE_BURST_LIMIT
     cors_allow_origins: tuple[str, ...] = ()  # none: no CORS preflight
     events_archive_days: int = DEFAULT_EVENTS_ARCHIVE_DAYS  # retention of the event bus's archive
+    # How long API Gateway caches an authorizer decision: a suspension or reactivation takes effect
+    # within it. 0 asks the authorizer on every request (one GetItem each).
+    authorizer_ttl_seconds: int = DEFAULT_AUTHORIZER_TTL_SECONDS
     # Declare the local-only variables (DynamoDB endpoint, cursor secret) so that `sam local invoke
     # --env-vars` can set them: SAM only overrides variables the template declares. Never deploy this.
     sam_local: bool = False
@@ -35,6 +40,10 @@ class StageConfig:
             raise ValueError(f"stage {self.stage!r} must match {_STAGE_PATTERN.pattern}")
         if self.events_archive_days < 1:
             raise ValueError(f"events_archive_days must be at least 1, not {self.events_archive_days}")
+        if not 0 <= self.authorizer_ttl_seconds <= MAX_AUTHORIZER_TTL_SECONDS:
+            raise ValueError(
+                f"authorizer_ttl_seconds must be 0 to {MAX_AUTHORIZER_TTL_SECONDS}, not {self.authorizer_ttl_seconds}"
+            )
 
     @property
     def stack_name(self) -> str:
@@ -52,7 +61,7 @@ class StageConfig:
     def from_context(cls, node: Node) -> "StageConfig":
         """Context keys: stage, throttle_rate_limit, throttle_burst_limit, cors_allow_origins (a list
         in cdk.json, comma-separated on the command line, where every value is a string),
-        events_archive_days, sam_local, snap_start (``true``/``false``; unset: on for prod)."""
+        events_archive_days, authorizer_ttl_seconds, sam_local, snap_start (``true``/``false``; unset: on for prod)."""
         defaults = cls()
         origins = node.try_get_context("cors_allow_origins") or ()
         if isinstance(origins, str):
@@ -63,9 +72,17 @@ class StageConfig:
             throttle_burst_limit=int(node.try_get_context("throttle_burst_limit") or defaults.throttle_burst_limit),
             cors_allow_origins=tuple(origin.strip() for origin in origins if origin.strip()),
             events_archive_days=int(node.try_get_context("events_archive_days") or defaults.events_archive_days),
+            authorizer_ttl_seconds=int(
+                _or_default(node.try_get_context("authorizer_ttl_seconds"), defaults.authorizer_ttl_seconds)
+            ),
             sam_local=str(node.try_get_context("sam_local")).lower() == "true",
             snap_start=_flag(node.try_get_context("snap_start")),
         )
+
+
+def _or_default(value, default):
+    """``value`` unless unset: a 0 is a setting, not an absence."""
+    return default if value is None or value == "" else value
 
 
 def _flag(value) -> bool | None:

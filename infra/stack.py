@@ -8,6 +8,7 @@ from constructs import Construct
 
 from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS
 from infra.api import Api
+from infra.authorizer import ApiAuthorizer
 from infra.config import StageConfig
 from infra.constants import (
     COGNITO_ACTIONS,
@@ -107,7 +108,17 @@ class ControlPlaneStack(Stack):
             snap_start=config.snap_start_enabled,
         )
 
-        api = Api(self, "Api", config=config, user_pool=identity.user_pool, removal_policy=removal_policy)
+        authorizer = ApiAuthorizer(
+            self,
+            "Authorizer",
+            data=data,
+            user_pool=identity.user_pool,
+            client=identity.client,
+            removal_policy=removal_policy,
+        )
+        if config.sam_local:  # JWKS_URL, TOKEN_ISSUER and TOKEN_AUDIENCE are declared already
+            authorizer.function.add_environment("AWS_ENDPOINT_URL_DYNAMODB", "")
+        api = Api(self, "Api", config=config, authorizer=authorizer.function, removal_policy=removal_policy)
         api.add_routes(targets)
 
         CfnOutput(self, "ApiUrl", value=api.url, description="Base URL of the API: append paths like /orgs")

@@ -35,6 +35,7 @@ from controlplane import config
 from controlplane.http import auth
 from controlplane.models import errors
 from local import ROOT, apigw, environment, openapi, tokens
+from local.authorizer import Authorizer, Refusal
 from local.dynamodb_local import DynamoDBLocal, JavaNotFound, PortInUse, ensure_table
 from local.sink import EVENTS_FILE, Sink
 from local.stream import Feeder, StreamReader
@@ -53,17 +54,18 @@ Answer = tuple[int, list[tuple[str, str]], bytes]
 def _functions_sign_in_message() -> str:
     """The functions' own 401 message, so the gateway's cannot drift from it."""
     try:
-        auth.caller_from_claims(None)
+        auth.caller_from(None)
     except errors.Unauthorized as refused:
         return refused.message
-    raise AssertionError("the functions accept a request without claims")
+    raise AssertionError("the functions accept a request without an authorizer context")
 
 
-# The Cognito authorizer's 401, with how to get a token here.
+# The authorizer's 401, with how to get a token here.
 UNAUTHORIZED = (
     f'{_functions_sign_in_message()}. Locally: OPS=$(make -s token), then -H "Authorization: Bearer $OPS" '
     "(make tokens prints one per role of the demo org)"
 )
+AUTHORIZER = Authorizer(UNAUTHORIZED)  # functions/authorizer, called and cached as API Gateway does
 
 # Lambda gives each execution environment one request at a time, and the handlers keep per-request
 # state in module globals (the resolver's current event, the logger's keys): so one at a time here.
@@ -90,6 +92,8 @@ class Gateway(BaseHTTPRequestHandler):
         else:
             if self.command == "GET" and url.path == "/":
                 status, headers, body = 302, [("Location", "/docs"), ("Content-Type", JSON)], ROOT_ANSWER
+            elif self.command == "GET" and url.path == tokens.JWKS_PATH:  # as Cognito serves a pool's keys
+                status, headers, body = 200, [("Content-Type", JSON)], json.dumps(tokens.jwks()).encode()
             elif self.command == "GET" and (url.path in ("/openapi.json", "/docs") or url.path in DOCS_ASSETS):
                 status, headers, body = self.docs(url.path)
             else:
@@ -161,11 +165,13 @@ class Gateway(BaseHTTPRequestHandler):
     def proxy(self, path: str, query: str, body: bytes) -> Answer:
         """What API Gateway does: authorizer, proxy event, Lambda, response mapping."""
         route, _ = apigw.match(self.command, path)
-        claims = self.authorizer_claims()
-        if route and claims is None:
-            # The Cognito authorizer answers a missing or bad token itself, with the stack's
-            # UNAUTHORIZED gateway response in the error contract; Lambda never runs.
-            return error_answer(401, "unauthorized", UNAUTHORIZED)
+        context = None
+        if route:
+            # The authorizer's refusals are the stack's gateway responses; the function never runs.
+            context = AUTHORIZER.decide(self.headers.get("Authorization"), self.command, path)
+            if isinstance(context, Refusal):
+                status, headers, body = error_answer(context.status, context.code, context.message)
+                return status, [*headers, *context.headers], body
         headers: dict[str, list[str]] = {}
         for name, value in self.headers.items():
             headers.setdefault(name, []).append(value)
@@ -175,7 +181,7 @@ class Gateway(BaseHTTPRequestHandler):
             query=parse_qs(query, keep_blank_values=True),
             headers=headers,
             body=body.decode(errors="replace") if body else None,
-            claims=claims,
+            authorizer=context,
             stage_in_url=False,
         )
         request_id = event["requestContext"]["requestId"]
@@ -188,9 +194,6 @@ class Gateway(BaseHTTPRequestHandler):
         answer = response.get("body") or ""
         raw = base64.b64decode(answer) if response.get("isBase64Encoded") else answer.encode()
         return response["statusCode"], [*response_headers(response), ("x-amzn-RequestId", request_id)], raw
-
-    def authorizer_claims(self) -> dict[str, str] | None:
-        return tokens.verify(self.headers.get("Authorization"))
 
     def docs(self, path: str) -> Answer:
         if path == "/openapi.json":
@@ -266,6 +269,7 @@ def in_thread() -> Iterator[str]:
     """The gateway in a thread of this process, on a free port, over whatever DynamoDB the
     functions' environment names (the tests'); yields its URL."""
     httpd = ThreadingHTTPServer((HOST, 0), Gateway)
+    trust_local_tokens(httpd.server_port)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         yield f"http://{HOST}:{httpd.server_port}"
@@ -308,6 +312,15 @@ def publish_lifecycle_events(stop: threading.Event) -> None:
 SINK = Sink(log=log)
 
 
+def trust_local_tokens(port: int) -> None:
+    """Point the authorizer at this gateway's JWKS, and start it and the cache afresh."""
+    from authorizer import handler
+
+    os.environ.update(tokens.environment(f"http://{HOST}:{port}{tokens.JWKS_PATH}"))
+    handler.reset()
+    AUTHORIZER.clear()
+
+
 def main() -> int:
     environment.use_defaults()
     warnings.filterwarnings("ignore", "No application metrics to publish")  # read routes emit no metric
@@ -327,6 +340,7 @@ def main() -> int:
     try:
         with dynamodb() as where:
             config.reset()
+            trust_local_tokens(port)
             table = config.settings().table_name
             created = ensure_table(config.dynamodb(), table)
             openapi.document()  # imports the three functions now, not on the first request

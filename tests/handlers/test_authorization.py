@@ -59,7 +59,7 @@ def test_route_answers_each_caller_as_the_policy_says(tenants, dynamodb_calls, r
     assert reply.status == expected, reply.body
     text = json.dumps(reply.body)
     if caller is not None and caller is not OPERATOR:
-        foreign = "bolt" if caller["custom:org_id"] == "acme" else "acme"
+        foreign = "bolt" if caller["org_id"] == "acme" else "acme"
         assert foreign not in text
     assert "bolt secret" not in text
     if expected in (401, 403):
@@ -107,18 +107,18 @@ def test_member_creating_a_ticket_for_someone_else_is_403(tenants, dynamodb_call
 
 
 @pytest.mark.parametrize(
-    "claims",
-    [{}, {"sub": ""}, {"custom:org_id": "acme", "custom:role": "admin"}],
+    "context",
+    [{}, {"sub": ""}, {"org_id": "acme", "role": "admin"}],
     ids=["empty", "blank-sub", "no-sub"],
 )
-def test_claims_without_a_subject_are_401(table, claims):
-    reply = call("GET", "/orgs/acme", caller=claims)
+def test_an_authorizer_context_without_a_subject_is_401(table, context):
+    reply = call("GET", "/orgs/acme", caller=context)
 
     assert reply.status == 401
     assert reply.error_code == "unauthorized"
 
 
-def test_a_caller_without_org_or_role_claims_gets_403_not_data(tenants):
+def test_a_caller_without_org_or_role_gets_403_not_data(tenants):
     reply = call("GET", "/orgs/acme", caller={"sub": "someone"})
 
     assert reply.status == 403
@@ -163,7 +163,7 @@ def test_a_route_without_a_rule_serves_operators(unlisted_route):
 
 
 def _invoke(handler, method: str, path: str, caller: dict) -> Reply:
-    event = build_event(method, path, claims=caller)
+    event = build_event(method, path, authorizer=caller)
     event["resource"] = "/orgs/{org_id}/unlisted"  # API Gateway's resource, as if it were deployed
     event["pathParameters"] = {"org_id": "acme"}
     response = handler(event, LambdaContext(function_name="organizations"))
