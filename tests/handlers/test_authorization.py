@@ -4,14 +4,19 @@ import json
 
 import pytest
 
+from controlplane import config
+from controlplane.dal import keys
 from controlplane.http import routes
 from controlplane.http.api import create_app, entry_point
+from controlplane.http.auth import ADMIN, MEMBER
 from controlplane.http.routes import ROUTES
 from controlplane.logic import organizations
-from local import isolation
+from local import authorizer as local_authorizer
+from local import isolation, tokens
 from local.apigw import LambdaContext, build_event
 from local.isolation import EXPECTED
 from local.samples import BODIES
+from local.seed import fetch
 from tests.api import OPERATOR, Reply, admin, call, create_org, create_ticket, create_user, member
 
 # Each caller of the matrix (local.isolation.CALLERS), and whose resources they act on in acme.
@@ -210,3 +215,83 @@ def test_callers_are_refused_before_what_they_sent_is_read(
 @pytest.mark.parametrize("caller", [None, member("acme", "alice"), OPERATOR], ids=["no-token", "member", "operator"])
 def test_unknown_routes_stay_404_and_405_for_every_caller(table, method, path, status, caller):
     assert call(method, path, caller=caller).status == status
+
+
+# The suspended-org column (local.isolation.expected_suspended): through the local gateway, which
+# runs the API's authorizer as API Gateway does, with its cache's clock moved past the TTL.
+
+SUSPENDED_TOKENS = {
+    "operator": tokens.issue(tokens.OPERATOR),
+    "admin_a": tokens.issue(ADMIN, "acme", "root"),
+    "member_a_own": tokens.issue(MEMBER, "acme", "alice"),
+}
+
+
+def _set_status(table: str, status: str) -> None:
+    """As the operators' PATCH stores it: the org item's ``status``."""
+    config.dynamodb().update_item(
+        TableName=table,
+        Key={name: {"S": value} for name, value in keys.org_key("acme").items()},
+        UpdateExpression="SET #status = :status",
+        ExpressionAttributeNames={"#status": "status"},
+        ExpressionAttributeValues={":status": {"S": status}},
+    )
+
+
+def _items(table: str) -> list[dict]:
+    """acme's items, but for the org's status (what the suspension itself changes)."""
+    items = config.dynamodb().scan(TableName=table)["Items"]
+    acme = [
+        {k: v for k, v in item.items() if k != "status"} for item in items if item["PK"]["S"].startswith("ORG#acme")
+    ]
+    return sorted(acme, key=json.dumps)
+
+
+def _over_http(gateway: str, route: tuple[str, str], who: str, ticket_id: str):
+    path = route[1].format(org_id="acme", user_id="alice", ticket_id=ticket_id)
+    headers = {"Authorization": f"Bearer {SUSPENDED_TOKENS[who]}"}
+    return fetch(f"{gateway}{path}", route[0], BODIES.get(route), headers)
+
+
+@pytest.fixture
+def suspended(tenants, table, gateway, monkeypatch):
+    """acme suspended, and the authorizer's cache (a minute) past its TTL."""
+    clock = [1000.0]
+    monkeypatch.setattr(local_authorizer.time, "monotonic", lambda: clock[0])
+    for who in SUSPENDED_TOKENS:  # each token's Allow, cached before the suspension
+        assert _over_http(gateway, ("GET", "/plans"), who, tenants["alice"])[0] == 200
+    _set_status(table, "suspended")
+    clock[0] += local_authorizer.DEFAULT_TTL_SECONDS
+    return gateway
+
+
+@pytest.mark.parametrize("who", isolation.SUSPENDED_CALLERS)
+@pytest.mark.parametrize("route", list(EXPECTED), ids=lambda r: f"{r[0]} {r[1]}")
+def test_a_suspended_orgs_callers_get_403_org_suspended_on_every_route(suspended, tenants, route, who):
+    status, _, body = _over_http(suspended, route, who, tenants["alice"])
+
+    assert status == isolation.expected_suspended(route, who), body
+    if who != "operator":
+        assert body["error"] == {
+            "code": isolation.SUSPENDED_CODE,
+            "message": "Organization acme is suspended",
+            "request_id": body["error"]["request_id"],
+        }
+
+
+def test_after_reactivation_every_cell_is_as_before_and_no_item_was_lost(tenants, table, gateway, monkeypatch):
+    # Given acme's items, then a suspension that every caller of acme has met
+    monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "0")
+    before = _items(table)
+    _set_status(table, "suspended")
+    reads = [_over_http(gateway, route, "member_a_own", tenants["alice"])[0] for route in EXPECTED]
+    assert set(reads) == {403}
+
+    # When acme is active again
+    _set_status(table, "active")
+
+    # Then its items are all there, unchanged but for the status, and the callers' reads answer as before
+    assert _items(table) == before
+    for who in isolation.SUSPENDED_CALLERS:
+        for route in [r for r in EXPECTED if r[0] == "GET"]:
+            assert _over_http(gateway, route, who, tenants["alice"])[0] == isolation.expected(route, who), (route, who)
