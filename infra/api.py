@@ -34,7 +34,8 @@ _GATEWAY_ERRORS = (
 )
 
 
-_GATEWAY_HEADERS = {apigw.ResponseType.AUTHORIZER_FAILURE: {"Retry-After": "'1'"}}  # static values are quoted
+# By the type's name (jsii makes a new ResponseType object each time); static values are quoted.
+_GATEWAY_HEADERS = {apigw.ResponseType.AUTHORIZER_FAILURE.response_type: {"Retry-After": "'1'"}}
 
 
 def error_template(code: str, message: str | None) -> str:
@@ -108,7 +109,7 @@ class Api(Construct):
                 type=response_type,
                 status_code=status,
                 templates={"application/json": error_template(code, message)},
-                response_headers=_GATEWAY_HEADERS.get(response_type),
+                response_headers=_GATEWAY_HEADERS.get(response_type.response_type),
             )
         Validations.of(self.api).acknowledge(
             Acknowledgment(

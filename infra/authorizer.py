@@ -51,7 +51,7 @@ def download_wheels() -> None:
 class _InstallFromWheelhouse:
     """pip installs the layer's pinned requirements from WHEELHOUSE for Lambda's platform, offline."""
 
-    def try_bundle(self, output_dir: str, **_options) -> bool:
+    def try_bundle(self, output_dir: str, options: object) -> bool:
         if not WHEELHOUSE.is_dir():
             raise RuntimeError(f"{WHEELHOUSE} is missing: `make install` downloads the authorizer's wheels there")
         command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
