@@ -118,6 +118,12 @@ class Api(Construct):
                 "with the API's error contract; API Gateway models would be a second copy that could drift.",
             ),
             Acknowledgment(
+                id="AwsSolutions-COG4",
+                reason="A Lambda authorizer (functions/authorizer) verifies the user pool's ID tokens as the "
+                "Cognito authorizer did (RS256 against the pool's JWKS, iss, aud, token_use, exp) and also "
+                "denies suspended tenants, which a Cognito authorizer cannot know.",
+            ),
+            Acknowledgment(
                 id="AwsSolutions-APIG3",
                 reason="No WAF yet: stage throttling bounds abuse; a web ACL is a separate cost decision.",
             ),

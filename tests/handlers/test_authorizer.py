@@ -14,11 +14,11 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from authorizer import handler
 from botocore.stub import Stubber
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
+from authorizer import handler
 from tests.api import create_org
 
 ISSUER, AUDIENCE = "https://issuer.example/pool", "app-client"

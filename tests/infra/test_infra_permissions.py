@@ -11,8 +11,8 @@ import json
 
 import boto3
 import pytest
-from authorizer import handler
 
+from authorizer import handler
 from controlplane import config
 from controlplane.http.routes import ORGANIZATIONS, ROUTES
 from controlplane.logic import cascade

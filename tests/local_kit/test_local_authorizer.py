@@ -3,9 +3,9 @@ event it sends, the JWKS it serves, the decision cached per token for AUTHORIZER
 its refusals as the stack's gateway responses. Over HTTP, on moto (the authorizer reads one item)."""
 
 import pytest
-from authorizer import handler
 from botocore.stub import Stubber
 
+from authorizer import handler
 from controlplane.dal.keys import org_key
 from local import authorizer, server, tokens
 from local.seed import fetch
