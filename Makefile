@@ -1,11 +1,11 @@
-# The README's commands: `make` lists them, from the `## ` comment on each target's line. Each target
-# installs what it needs first and is safe to run again.
+# The commands of the README and docs/: `make` lists them, from the `## ` comment on each target's
+# line. Each target installs what it needs first and is safe to run again.
 .DEFAULT_GOAL := help
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: help install test lint
+.PHONY: help install test lint test-unit test-handlers test-local test-infra
 
 help: ## this list
 	@awk 'BEGIN {FS = ":[^#]*## "} /^[a-z0-9-]+:[^#]*## / {printf "  make %-19s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -42,11 +42,25 @@ node_modules/.installed: package.json package-lock.json
 	@npm ci --no-audit --no-fund >&2
 	@touch $@
 
-test: install ## every test layer: ruff, unit, handlers on moto and DynamoDB Local, infrastructure
+test: install ## every layer: ruff, mypy, then unit, handlers, local kit, infra and e2e, with branch coverage
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m mypy  # what it checks, and how strictly: pyproject.toml
-	$(BIN)/python -m pytest  # not bin/pytest, whose first line names the venv by its path when it was made
+	$(BIN)/python -m pytest $(COVERAGE)  # not bin/pytest, whose first line names the venv by its path when it was made
+
+# Branch coverage of what Lambda runs (functions/), in make test's output. What stays uncovered, and
+# why: docs/TESTING.md.
+COVERAGE := --cov=functions --cov-branch --cov-report=term-missing:skip-covered
+
+# One layer at a time (tests/<layer>/); each is part of make test.
+test-unit: install ## keys, cursors, models, the route table: no AWS, seconds
+	$(BIN)/python -m pytest tests/unit
+test-handlers: install ## API Gateway events into the handlers, on moto and on DynamoDB Local
+	$(BIN)/python -m pytest tests/handlers
+test-local: install ## the local kit: the local gateway, cpctl, the client, make itself
+	$(BIN)/python -m pytest tests/local_kit
+test-infra: install ## the CDK stack, synthesized: properties, grants, cdk-nag, cfn-lint
+	$(BIN)/python -m pytest tests/infra
 
 lint: install ## fix what ruff can fix, and format
 	$(BIN)/ruff check --fix .
@@ -98,7 +112,7 @@ tokens: install ## ready-to-paste tokens for make seed's demo org: OPS, ADMIN, M
 events: install ## events/: an API Gateway event per route, for sam local invoke
 	$(BIN)/python -m local.events
 
-# docs/EVENTS.md's JSON Schemas, from the event contract (controlplane/events.py).
+# docs/EVENTS.md's JSON Schemas, from the event contract (controlplane/lifecycle/contract.py).
 .PHONY: event-docs
 event-docs: install ## docs/EVENTS.md's JSON Schemas, from the event contract
 	$(BIN)/python -m local.event_docs
@@ -138,4 +152,4 @@ bench: install ## docs/BENCHMARKS.md, measured on DynamoDB Local (several minute
 # AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:8000 and TABLE=control-plane-local. Safe to run again.
 .PHONY: migrate-user-counts
 migrate-user-counts: install ## one-off: count each org's users: make migrate-user-counts TABLE=...
-	$(BIN)/python -m local.migrate_user_counts --table $(TABLE)
+	$(BIN)/python -m ops.migrate_user_counts --table $(TABLE)

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from cpctl.client import Client, NotFound
-from cpctl.login import cognito_token
+from cpctl.client import Client
+from cpctl.credentials import cognito_token
+from cpctl.errors import NotFound
 from local import tokens
 from local.process import ServerProcess
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import pytest
 
 from controlplane.http.routes import ROUTES
-from cpctl.client import ApiError, Client, NotFound
+from cpctl.client import Client
+from cpctl.errors import ApiError, NotFound
 from e2e.conftest import Tenants, delete_org, new_id
 from local import isolation
 from local.isolation import CALLERS, EXPECTED

@@ -5,14 +5,14 @@ import uuid
 import pytest
 
 from controlplane.http.routes import ROUTES
-from cpctl.client import (
+from cpctl.client import etag
+from cpctl.errors import (
     BadRequest,
     IdempotencyKeyReused,
     NotFound,
     PreconditionFailed,
     Unauthorized,
     ValidationFailed,
-    etag,
 )
 from e2e.conftest import delete_org, new_id
 

@@ -1,7 +1,7 @@
 """API Gateway off the cloud, for the local gateway, the tests, the benchmarks and events/: the
 REST proxy event a deployed function receives for an HTTP request, the claims of a caller's ID token,
 the context the Lambda authorizer (functions/authorizer) passes on for them, and the call of the
-function the route table names.
+function the route table names, with the headers of its answer.
 
 Kept light (no token library, nothing of the test tools): the benchmarks' cold-start child imports it.
 """
@@ -189,6 +189,17 @@ def invoke(event: dict[str, Any]) -> dict[str, Any]:
     so the answer is the handlers' own JSON 404 (in the cloud, API Gateway's gateway response)."""
     route, _ = match(event["httpMethod"], event["path"])
     return run(route.function if route else _function_for_path(event["path"]), event)
+
+
+def response_headers(response: dict) -> list[tuple[str, str]]:
+    """The headers API Gateway sends for a proxy answer: every value of multiValueHeaders, plus the
+    headers it does not name."""
+    multi = response.get("multiValueHeaders") or {}
+    named = {name.lower() for name in multi}
+    pairs = [(name, str(value)) for name, values in multi.items() for value in values]
+    single = response.get("headers") or {}
+    pairs += [(name, str(value)) for name, value in single.items() if name.lower() not in named]
+    return pairs
 
 
 def _function_for_path(path: str) -> str:

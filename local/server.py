@@ -1,10 +1,10 @@
 """The local API Gateway: HTTP on 127.0.0.1 in, the same three Lambda handlers behind it.
 
-``make run`` runs ``python -m local.server``. It uses the DynamoDB at AWS_ENDPOINT_URL_DYNAMODB if
-that is set; otherwise it starts DynamoDB Local with its data in .local/dynamodb, or moto in
-memory when Java is missing. It creates the table if needed and serves the API, the OpenAPI
-document at /openapi.json and Swagger UI at /docs until Ctrl-C or SIGTERM, then stops what it
-started.
+``make run`` runs ``python -m local.server``. It picks a DynamoDB (``local.backend``: the one at
+AWS_ENDPOINT_URL_DYNAMODB, else DynamoDB Local with its data in .local/dynamodb, else moto in
+memory), creates the table if needed, publishes the table's changes as lifecycle events
+(``local.stream``), and serves the API, the OpenAPI document at /openapi.json and Swagger UI at
+/docs until Ctrl-C or SIGTERM, then stops what it started.
 
 Settings (environment): PORT (3000), DYNAMODB_PORT (8000), DYNAMODB_DATA_DIR (.local/dynamodb),
 plus the functions' own variables, which default to the values of ``local.environment.LOCAL``.
@@ -13,7 +13,6 @@ plus the functions' own variables, which default to the values of ``local.enviro
 import base64
 import json
 import os
-import shutil
 import signal
 import sys
 import threading
@@ -34,14 +33,12 @@ from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate
 from controlplane import config
 from controlplane.http import auth
 from controlplane.models import errors
-from local import ROOT, apigw, environment, openapi, tokens
+from local import ROOT, apigw, backend, environment, openapi, stream, tokens
 from local.authorizer import Authorizer, Refusal
-from local.dynamodb_local import DynamoDBLocal, JavaNotFound, PortInUse, ensure_table
-from local.sink import EVENTS_FILE, Sink
-from local.stream import Feeder, StreamReader
+from local.dynamodb_local import PortInUse, ensure_table
+from local.sink import EVENTS_FILE
 
 HOST = "127.0.0.1"
-STREAM_POLL_SECONDS = 0.5
 DOCS_ASSETS = {
     "/docs/swagger-ui-bundle.min.js": "text/javascript",
     "/docs/swagger-ui.min.css": "text/css",
@@ -193,7 +190,7 @@ class Gateway(BaseHTTPRequestHandler):
             return error_answer(502, "internal_error", "Internal server error", request_id)
         answer = response.get("body") or ""
         raw = base64.b64decode(answer) if response.get("isBase64Encoded") else answer.encode()
-        return response["statusCode"], [*response_headers(response), ("x-amzn-RequestId", request_id)], raw
+        return response["statusCode"], [*apigw.response_headers(response), ("x-amzn-RequestId", request_id)], raw
 
     def docs(self, path: str) -> Answer:
         if path == "/openapi.json":
@@ -231,94 +228,18 @@ def error_answer(status: int, code: str, message: str, request_id: str | None = 
 ROOT_ANSWER = json.dumps({"docs": "/docs", "openapi": "/openapi.json"}).encode()
 
 
-def response_headers(response: dict) -> list[tuple[str, str]]:
-    """API Gateway's merge: every value of multiValueHeaders, plus headers it does not name."""
-    multi = response.get("multiValueHeaders") or {}
-    named = {name.lower() for name in multi}
-    pairs = [(name, str(value)) for name, values in multi.items() for value in values]
-    single = response.get("headers") or {}
-    pairs += [(name, str(value)) for name, value in single.items() if name.lower() not in named]
-    return pairs
-
-
-@contextmanager
-def dynamodb() -> Iterator[str]:
-    """Point the functions at a DynamoDB for this run; yields where, for the banner."""
-    if endpoint := os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"):
-        yield f"{endpoint} (from AWS_ENDPOINT_URL_DYNAMODB; nothing started)"
-    elif shutil.which("java"):
-        data = Path(os.environ.get("DYNAMODB_DATA_DIR", ROOT / ".local" / "dynamodb"))
-        with DynamoDBLocal(port=int(os.environ.get("DYNAMODB_PORT", "8000")), db_path=data) as local:
-            os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = local.endpoint
-            if not local.loopback_only:
-                log(
-                    "Warning: DynamoDB Local listens on every interface, not only 127.0.0.1: without `javac` "
-                    "(a JDK, e.g. openjdk-17-jdk-headless) its bind address cannot be set."
-                )
-            yield f"DynamoDB Local on {local.endpoint} (pid {local.process.pid}), data in {data}"
-    else:
-        from moto import mock_aws
-
-        log(f"{JavaNotFound()}\nFalling back to moto in this process: the data is lost when the server stops.")
-        with mock_aws():
-            yield "moto, in memory (no Java)"
-
-
 @contextmanager
 def in_thread() -> Iterator[str]:
     """The gateway in a thread of this process, on a free port, over whatever DynamoDB the
     functions' environment names (the tests'); yields its URL."""
     httpd = ThreadingHTTPServer((HOST, 0), Gateway)
-    trust_local_tokens(httpd.server_port)
+    AUTHORIZER.trust(f"http://{HOST}:{httpd.server_port}{tokens.JWKS_PATH}")
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         yield f"http://{HOST}:{httpd.server_port}"
     finally:
         httpd.shutdown()
         httpd.server_close()
-
-
-def publish_lifecycle_events(stop: threading.Event) -> None:
-    """What Lambda's event source mapping does in the cloud: the table's stream into the events
-    function, in process; its bus is the local sink. Changes made while the server runs are published."""
-    import boto3
-    from botocore.exceptions import ClientError
-
-    from events.handler import lambda_handler
-
-    os.environ.setdefault("EVENT_BUS_NAME", "controlplane-local")  # the sink's name for the bus
-    config.use_bus(SINK)
-    table = config.dynamodb().describe_table(TableName=config.settings().table_name)["Table"]
-    streams = boto3.client("dynamodbstreams", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
-    try:
-        reader = StreamReader(streams, table["LatestStreamArn"], from_start=False)
-    except (KeyError, ClientError) as error:  # moto, the no-Java fallback, has no stream to read
-        log(f"Lifecycle events are off: this DynamoDB has no readable stream ({error!r})")
-        return
-
-    def drop(records: list[dict]) -> None:
-        log(f"events: gave up on stream record {records[0]['eventID']} (in the cloud: the on-failure queue)")
-
-    feeder = Feeder(lambda_handler, apigw.LambdaContext("events"), on_drop=drop)
-    while not stop.wait(STREAM_POLL_SECONDS):
-        try:
-            records = reader.read()
-            with _one_at_a_time:
-                feeder.feed(records)
-        except Exception:  # keep publishing after a hiccup, as Lambda would retry
-            traceback.print_exc()
-
-
-SINK = Sink(log=log)
-
-
-def trust_local_tokens(port: int) -> None:
-    """Point the authorizer at this gateway's JWKS, and start it and the cache afresh."""
-    from authorizer import handler
-
-    os.environ.update(tokens.environment(f"http://{HOST}:{port}{tokens.JWKS_PATH}"))
-    handler.reset()
-    AUTHORIZER.clear()
 
 
 def main() -> int:
@@ -338,14 +259,15 @@ def main() -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.default_int_handler)
     try:
-        with dynamodb() as where:
+        with backend.dynamodb(log) as where:
             config.reset()
-            trust_local_tokens(port)
+            AUTHORIZER.trust(f"http://{HOST}:{port}{tokens.JWKS_PATH}")
             table = config.settings().table_name
             created = ensure_table(config.dynamodb(), table)
             openapi.document()  # imports the three functions now, not on the first request
             stop = threading.Event()
-            threading.Thread(target=publish_lifecycle_events, args=(stop,), daemon=True).start()
+            poll = (stop, _one_at_a_time, log)
+            threading.Thread(target=stream.publish_lifecycle_events, args=poll, daemon=True).start()
             log(
                 f"DynamoDB: {where}; table {table}{' (created)' if created else ''}\n"
                 f"API on http://{HOST}:{port}  (Swagger UI /docs, OpenAPI /openapi.json)\n"

@@ -5,11 +5,20 @@ for the shards, GetShardIterator, GetRecords, and hands each batch to the events
 ``lambda_handler`` as the Lambda DynamoDB stream event. As Lambda does with
 ReportBatchItemFailures, a batch item failure is retried from the first failed record, up to
 ``retry_attempts`` times; then its records are dropped with a log line (the cloud sends them to the
-on-failure queue).
+on-failure queue). ``publish_lifecycle_events`` is that loop for ``make run``.
 """
 
+import os
+import threading
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from controlplane import config
+from local import apigw
+from local.sink import Sink
+
+STREAM_POLL_SECONDS = 0.5
 
 
 def lambda_record(record: dict, stream_arn: str) -> dict:
@@ -98,3 +107,35 @@ class Feeder:
                 self._attempts = 0
                 continue
             return  # the rest waits for the next feed, as Lambda retries later
+
+
+def publish_lifecycle_events(stop: threading.Event, one_at_a_time: threading.Lock, log: Callable[[str], None]) -> None:
+    """What Lambda's event source mapping does in the cloud: the table's stream into the events
+    function, in process, until ``stop``; its bus is the local sink. Changes made while the server
+    runs are published. ``one_at_a_time`` is the gateway's: the functions run one request at a time."""
+    import boto3
+    from botocore.exceptions import ClientError
+
+    from events.handler import lambda_handler
+
+    os.environ.setdefault("EVENT_BUS_NAME", "controlplane-local")  # the sink's name for the bus
+    config.use_bus(Sink(log=log))
+    table = config.dynamodb().describe_table(TableName=config.settings().table_name)["Table"]
+    streams = boto3.client("dynamodbstreams", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
+    try:
+        reader = StreamReader(streams, table["LatestStreamArn"], from_start=False)
+    except (KeyError, ClientError) as error:  # moto, the no-Java fallback, has no stream to read
+        log(f"Lifecycle events are off: this DynamoDB has no readable stream ({error!r})")
+        return
+
+    def drop(records: list[dict]) -> None:
+        log(f"events: gave up on stream record {records[0]['eventID']} (in the cloud: the on-failure queue)")
+
+    feeder = Feeder(lambda_handler, apigw.LambdaContext("events"), on_drop=drop)
+    while not stop.wait(STREAM_POLL_SECONDS):
+        try:
+            records = reader.read()
+            with one_at_a_time:
+                feeder.feed(records)
+        except Exception:  # keep publishing after a hiccup, as Lambda would retry
+            traceback.print_exc()

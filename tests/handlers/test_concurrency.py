@@ -50,10 +50,34 @@ def test_patch_with_stale_etag_returns_412_and_changes_nothing(acme):
 
 
 @pytest.mark.parametrize("etag", ["*", 'W/"1"'])
-def test_wildcard_and_weak_etags_are_understood(acme, etag):
+def test_wildcard_and_weak_etags_of_the_current_version_apply(acme, etag):
     reply = call("PATCH", "/orgs/acme", {"name": "X"}, headers={"If-Match": [etag]})
 
     assert reply.status == 200
+    assert (reply.body["name"], reply.body["version"]) == ("X", 2)
+    assert reply.headers["ETag"] == '"2"'
+
+
+def test_a_weak_etag_of_an_older_version_returns_412(acme):
+    # Given the org moved on to version 2
+    call("PATCH", "/orgs/acme", {"name": "Second"})
+
+    # When a client sends the weak form of version 1
+    reply = call("PATCH", "/orgs/acme", {"name": "X"}, headers={"If-Match": ['W/"1"']})
+
+    # Then it is compared, not ignored: 412, and the org is as version 2 left it
+    assert reply.status == 412
+    stored = call("GET", "/orgs/acme").body
+    assert (stored["name"], stored["version"]) == ("Second", 2)
+
+
+def test_the_wildcard_applies_to_any_version(acme):
+    call("PATCH", "/orgs/acme", {"name": "Second"})
+
+    reply = call("PATCH", "/orgs/acme", {"name": "X"}, headers={"If-Match": ["*"]})
+
+    assert reply.status == 200
+    assert (reply.body["name"], reply.body["version"]) == ("X", 3)
 
 
 @pytest.mark.parametrize("etag", ["abc", '"1", "2"', '""'])

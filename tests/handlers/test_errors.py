@@ -43,6 +43,10 @@ def test_transaction_conflict_returns_503(table, monkeypatch):
     reply = call("POST", "/orgs/acme/users", {"user_id": "bob", "name": "Bob", "email": "bob@example.com"})
 
     assert reply.status == 503
+    assert reply.error_code == "service_unavailable"
+    assert reply.headers["Retry-After"] == "1"
+    assert call("GET", "/orgs/acme/users/bob").status == 404
+    assert call("GET", "/orgs/acme").body["usage"]["users"] == 0
 
 
 def test_unexpected_error_returns_500_without_details(table, monkeypatch):

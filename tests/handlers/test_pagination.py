@@ -130,9 +130,13 @@ def test_cursor_of_another_org_returns_400(alice_with_45_tickets):
     create_org("other")
     create_user("other", "alice")
 
-    reply = call("GET", "/orgs/other/users/alice/tickets", query={"cursor": _first_cursor()})
+    cursor = _first_cursor()
+    assert call("GET", "/orgs/acme/users/alice/tickets", query={"cursor": cursor}).status == 200
+
+    reply = call("GET", "/orgs/other/users/alice/tickets", query={"cursor": cursor})
 
     assert reply.status == 400
+    assert reply.error_code == "invalid_cursor"
 
 
 def test_cursor_of_another_kind_of_list_returns_400(alice_with_45_tickets):
@@ -143,6 +147,7 @@ def test_cursor_of_another_kind_of_list_returns_400(alice_with_45_tickets):
     reply = call("GET", "/orgs/acme/users", query={"cursor": orgs_cursor})
 
     assert reply.status == 400
+    assert reply.error_code == "invalid_cursor"
     assert reply.error_code == "invalid_cursor"
 
 

@@ -9,7 +9,7 @@ import pytest
 from moto import mock_aws
 from typer.testing import CliRunner
 
-from cpctl import login
+from cpctl import credentials
 from cpctl.cli import app
 from local import tokens
 
@@ -209,7 +209,7 @@ def test_cognito_login_answers_the_first_new_password_and_stores_the_id_token(ta
 
     first = cpctl(*args, "--password", "Temporary-1", token=None)
     signed_in = cpctl(*args, "--password", "Temporary-1", "--new-password", "Permanent-Pass-2", token=None)
-    again = login.cognito_token("ops-alice", "Permanent-Pass-2", client_id)  # USER_PASSWORD_AUTH, no pool id
+    again = credentials.cognito_token("ops-alice", "Permanent-Pass-2", client_id)  # USER_PASSWORD_AUTH, no pool id
     wrong = cpctl(*args, "--password", "wrong", token=None)
 
     assert first.exit_code == 1 and "NEW_PASSWORD_REQUIRED" in first.stderr

@@ -8,19 +8,18 @@ import pytest
 
 from controlplane.http.routes import ROUTES
 from controlplane.models import errors
-from cpctl import client as client_module
-from cpctl.client import (
-    MAX_ATTEMPTS,
-    MAX_WAIT_SECONDS,
+from cpctl import endpoints
+from cpctl.client import Client, etag
+from cpctl.errors import (
+    ERRORS,
     AlreadyExists,
     ApiError,
-    Client,
     Conflict,
     NotFound,
     PreconditionFailed,
     ServiceUnavailable,
-    etag,
 )
+from cpctl.retries import MAX_ATTEMPTS, MAX_WAIT_SECONDS
 from local import tokens
 
 ORG = {
@@ -61,19 +60,19 @@ class Scripted:
 
 
 def test_every_route_of_the_table_has_a_client_method():
-    assert {(route.method, route.path) for route in ROUTES} == client_module.COVERED
+    assert {(route.method, route.path) for route in ROUTES} == endpoints.COVERED
 
 
 def test_a_client_method_for_a_route_the_table_lacks_fails_at_import():
-    with pytest.raises(LookupError, match=r"not in controlplane\.routes\.ROUTES"):
-        client_module._route("PUT", "/orgs/{org_id}")
+    with pytest.raises(LookupError, match=r"not in controlplane\.http\.routes\.ROUTES"):
+        endpoints._route("PUT", "/orgs/{org_id}")
 
 
 def test_every_error_code_the_functions_raise_has_its_exception_class():
     codes = {cls.code for cls in errors.ApiError.__subclasses__()}
 
-    assert codes <= set(client_module.ERRORS)
-    assert all(client_module.ERRORS[code] is not ApiError for code in codes)
+    assert codes <= set(ERRORS)
+    assert all(ERRORS[code] is not ApiError for code in codes)
 
 
 def test_a_503_is_retried_after_retry_after_with_the_same_idempotency_key():

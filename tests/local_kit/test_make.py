@@ -1,5 +1,5 @@
-"""The Makefile, the README's commands: run in a scratch copy of the checkout, with stand-ins for the
-installers, so that a first run (nothing installed yet) is what is tested, in seconds."""
+"""The Makefile, the commands the README and docs/ give: run in a scratch copy of the checkout, with
+stand-ins for the installers, so that a first run (nothing installed yet) is what is tested, in seconds."""
 
 import os
 import re

@@ -1,6 +1,5 @@
 """Keys, cursors and ids: no AWS, no handler."""
 
-import base64
 import time
 
 import pytest
@@ -55,20 +54,6 @@ def test_cursor_round_trips_within_its_scope():
     token = cursor.encode("users:acme", "alice", SECRET)
 
     assert cursor.decode("users:acme", token, SECRET) == "alice"
-
-
-def test_cursor_shows_no_key_attribute():
-    token = cursor.encode("tickets:acme:alice", "01J0000000000000000000000A", SECRET)
-
-    shown = base64.urlsafe_b64decode(token.split(".")[0] + "==").decode()
-    assert shown == "01J0000000000000000000000A"
-    assert "#" not in shown and "{" not in shown
-
-
-def test_no_last_item_means_no_cursor_and_an_empty_cursor_is_the_first_page():
-    assert cursor.encode("users:acme", None, SECRET) is None
-    assert cursor.decode("users:acme", None, SECRET) is None
-    assert cursor.decode("users:acme", "", SECRET) is None
 
 
 def test_cursor_is_rejected_in_another_scope():

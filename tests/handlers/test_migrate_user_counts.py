@@ -4,7 +4,7 @@ import pytest
 
 from controlplane import config
 from controlplane.dal import items
-from local import migrate_user_counts
+from ops import migrate_user_counts
 from tests.api import call, create_org, create_user
 
 

@@ -1,7 +1,7 @@
 """One-off migration: give every organization stored before seats were counted its ``user_count``
 (and the ``user_limit`` of its plan).
 
-``make migrate-user-counts TABLE=<table>`` (``python -m local.migrate_user_counts --table <table>``)
+``make migrate-user-counts TABLE=<table>`` (``python -m ops.migrate_user_counts --table <table>``)
 runs it with your AWS credentials against any table; locally, point it at DynamoDB Local with
 ``AWS_ENDPOINT_URL_DYNAMODB``. Run it right after deploying the code that counts seats: until an org
 is counted its user creates and deletes answer 503 (a count that started wrong would stay wrong), so

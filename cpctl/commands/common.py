@@ -1,0 +1,82 @@
+"""What every command shares: the global options, the client a command runs with, and the options
+several commands take.
+
+A command runs in ``with api(ctx) as client:``: the API's refusals and an unreachable API end it with
+exit code 1, a body the API's models reject (never sent) with exit code 2, as a wrong option does.
+"""
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import httpx
+import pydantic
+import typer
+
+from controlplane.models.resources import Page
+from cpctl import credentials, output
+from cpctl.client import Client
+from cpctl.errors import ApiError
+
+USAGE_ERROR = 2
+
+
+@dataclass
+class Settings:
+    """The global options (``cpctl --url ... --token ... --output ...``), in ``ctx.obj``."""
+
+    url: str
+    token: str | None
+    output: output.Output
+
+
+def usage_error(message: str) -> typer.Exit:
+    """Exit code 2, as for a wrong option: the request was never sent."""
+    output.show_usage_error(message)
+    return typer.Exit(USAGE_ERROR)
+
+
+@contextmanager
+def api(ctx: typer.Context) -> Iterator[Client]:
+    settings: Settings = ctx.obj
+    token = settings.token or credentials.load_token()
+    if not token:
+        raise usage_error("No token: pass --token, set CONTROLPLANE_TOKEN, or run `cpctl login`.")
+    client = Client(settings.url, token)
+    try:
+        yield client
+    except ApiError as error:
+        output.show_api_error(settings.output, error)
+        raise typer.Exit(1) from None
+    except pydantic.ValidationError as error:
+        raise usage_error(output.invalid_body(error)) from None
+    except httpx.TransportError as error:
+        output.show_unreachable(settings.url, error)
+        raise typer.Exit(1) from None
+    finally:
+        client.close()
+
+
+def changed(**fields: Any) -> dict[str, Any]:
+    """The options the user gave: a PATCH changes only those."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
+def pages(every: bool, cursor: str | None, fetch: Callable[[str | None], Page]) -> Iterator[Page]:
+    """The page at ``cursor``, or with ``every`` it and all after it."""
+    return Client.pages(fetch, cursor) if every else iter([fetch(cursor)])
+
+
+# Options and arguments several commands take.
+
+OrgArgument = Annotated[str, typer.Argument(metavar="ORG")]
+UserArgument = Annotated[str, typer.Argument(metavar="USER")]
+TicketArgument = Annotated[str, typer.Argument(metavar="TICKET")]
+Limit = Annotated[int | None, typer.Option(min=1, max=100, help="Page size (the API's default: 20).")]
+CursorOption = Annotated[str | None, typer.Option(help="`next_cursor` of the previous page.")]
+All = Annotated[bool, typer.Option("--all", help="Follow next_cursor through every page.")]
+IfMatch = Annotated[str | None, typer.Option(help='Only if the resource still has this ETag, e.g. "3".')]
+IdempotencyKey = Annotated[
+    str | None, typer.Option(help="Reuse a key to make a retried create safe; default: a new one per call.")
+]

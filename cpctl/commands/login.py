@@ -1,0 +1,58 @@
+"""``cpctl login`` and ``cpctl logout``: get an ID token and store it, or forget it (``cpctl.credentials``)."""
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from cpctl import credentials
+from cpctl.commands.common import usage_error
+
+LocalRole = StrEnum("LocalRole", {name: name for name in ("operator", "admin", "member")})
+
+
+def login(
+    local: Annotated[bool, typer.Option("--local", help="A token for `make run`, from the development key.")] = False,
+    org: Annotated[str | None, typer.Option(help="--local: the org of an admin or member.")] = None,
+    user: Annotated[str | None, typer.Option(help="--local: the user_id of an admin or member.")] = None,
+    role: Annotated[LocalRole, typer.Option(help="--local: who the token names.")] = LocalRole.operator,
+    username: Annotated[
+        str | None, typer.Option(help="Cognito: the username (<org>.<user>, or an operator's).")
+    ] = None,
+    password: Annotated[
+        str | None, typer.Option(envvar="CPCTL_PASSWORD", help="Cognito: prompted if not given.")
+    ] = None,
+    client_id: Annotated[
+        str | None, typer.Option(envvar="CPCTL_CLIENT_ID", help="Cognito: the stack's UserPoolClientId.")
+    ] = None,
+    user_pool_id: Annotated[
+        str | None,
+        typer.Option(envvar="CPCTL_USER_POOL_ID", help="Cognito: with it, ADMIN_USER_PASSWORD_AUTH (AWS credentials)."),
+    ] = None,
+    region: Annotated[str | None, typer.Option(help="Cognito: the pool's region (default: from the pool id).")] = None,
+    new_password: Annotated[str | None, typer.Option(help="Cognito: answer NEW_PASSWORD_REQUIRED with this.")] = None,
+) -> None:
+    """Get an ID token and store it for the next commands (readable by you only)."""
+    if local:
+        if role is not LocalRole.operator and not (org and user):
+            raise usage_error(f"a local {role} needs --org and --user")
+        token = credentials.local_token(role.value, org, user)
+        who = "an operator" if role is LocalRole.operator else f"{role} {user} of {org}"
+    else:
+        if not (username and client_id):
+            raise usage_error("pass --local, or --username and --client-id (and --user-pool-id) for Cognito")
+        password = password or typer.prompt("Password", hide_input=True)
+        try:
+            token = credentials.cognito_token(username, password, client_id, user_pool_id, region, new_password)
+        except credentials.SignInError as error:
+            typer.echo(f"Error: sign-in failed: {error}", err=True)
+            raise typer.Exit(1) from None
+        who = username
+    path = credentials.save_token(token)
+    typer.echo(f"Signed in as {who}; token stored in {path}", err=True)
+
+
+def logout() -> None:
+    """Forget the stored token."""
+    removed = credentials.forget_token()
+    typer.echo("Token removed" if removed else "No token was stored", err=True)

@@ -1,0 +1,72 @@
+"""``cpctl orgs``: organizations (tenants)."""
+
+from typing import Annotated
+
+import typer
+
+from controlplane.models.resources import Plan
+from cpctl.commands.common import All, CursorOption, IdempotencyKey, IfMatch, Limit, OrgArgument, api, changed, pages
+from cpctl.output import ORG_COLUMNS, USER_COLUMNS, Output, show, show_pages, show_rows
+
+app = typer.Typer(no_args_is_help=True, help="Organizations (tenants).")
+
+
+@app.command("list")
+def orgs_list(ctx: typer.Context, limit: Limit = None, cursor: CursorOption = None, every: All = False) -> None:
+    """List organizations (operators)."""
+    with api(ctx) as client:
+        found = pages(every, cursor, lambda c: client.list_orgs(limit, c))
+        show_pages(ctx, client, found, ORG_COLUMNS, every)
+
+
+@app.command("get")
+def orgs_get(
+    ctx: typer.Context,
+    org_id: OrgArgument,
+    include_users: Annotated[bool, typer.Option(help="With its first users.")] = False,
+) -> None:
+    """Show an organization."""
+    with api(ctx) as client:
+        if include_users:
+            found = client.get_org_with_users(org_id)
+            if ctx.obj.output is Output.json:
+                show(ctx, client, found)
+                return
+            show(ctx, client, found.org)
+            show_rows(found.users, USER_COLUMNS, found.next_cursor)
+        else:
+            show(ctx, client, client.get_org(org_id))
+
+
+@app.command("create")
+def orgs_create(
+    ctx: typer.Context,
+    org_id: OrgArgument,
+    name: Annotated[str, typer.Option(help="Display name.")],
+    plan: Annotated[Plan | None, typer.Option()] = None,
+    idempotency_key: IdempotencyKey = None,
+) -> None:
+    """Create an organization (operators)."""
+    with api(ctx) as client:
+        show(ctx, client, client.create_org(org_id, name, plan, idempotency_key=idempotency_key))
+
+
+@app.command("update")
+def orgs_update(
+    ctx: typer.Context,
+    org_id: OrgArgument,
+    name: Annotated[str | None, typer.Option()] = None,
+    plan: Annotated[Plan | None, typer.Option(help="Operators only.")] = None,
+    if_match: IfMatch = None,
+) -> None:
+    """Rename an organization or change its plan."""
+    with api(ctx) as client:
+        show(ctx, client, client.update_org(org_id, if_match=if_match, **changed(name=name, plan=plan)))
+
+
+@app.command("delete")
+def orgs_delete(ctx: typer.Context, org_id: OrgArgument, if_match: IfMatch = None) -> None:
+    """Delete an organization with all its users and tickets (operators)."""
+    with api(ctx) as client:
+        accepted = client.delete_org(org_id, if_match=if_match)
+        show(ctx, client, accepted, done=f"Deleted {org_id}")

@@ -1,0 +1,35 @@
+"""The rows of the API's route table the client sends, each as ``(method, path template)``.
+
+Each is looked up in ``controlplane.http.routes.ROUTES`` at import, so a route the table drops fails
+here at once; ``COVERED`` is what a test compares with the table, so a route the client lacks fails too.
+"""
+
+from controlplane.http import routes
+
+COVERED: set[tuple[str, str]] = set()
+
+
+def _route(method: str, path: str) -> tuple[str, str]:
+    """A row of the route table; fails at import if the table has no such route."""
+    if not any(route.method == method and route.path == path for route in routes.ROUTES):
+        raise LookupError(f"{method} {path} is not in controlplane.http.routes.ROUTES")
+    COVERED.add((method, path))
+    return method, path
+
+
+POST_ORGS = _route("POST", "/orgs")
+GET_ORGS = _route("GET", "/orgs")
+GET_ORG = _route("GET", "/orgs/{org_id}")
+PATCH_ORG = _route("PATCH", "/orgs/{org_id}")
+DELETE_ORG = _route("DELETE", "/orgs/{org_id}")
+GET_PLANS = _route("GET", "/plans")
+POST_USERS = _route("POST", "/orgs/{org_id}/users")
+GET_USERS = _route("GET", "/orgs/{org_id}/users")
+GET_USER = _route("GET", "/orgs/{org_id}/users/{user_id}")
+PATCH_USER = _route("PATCH", "/orgs/{org_id}/users/{user_id}")
+DELETE_USER = _route("DELETE", "/orgs/{org_id}/users/{user_id}")
+POST_TICKETS = _route("POST", "/orgs/{org_id}/users/{user_id}/tickets")
+GET_TICKETS = _route("GET", "/orgs/{org_id}/users/{user_id}/tickets")
+GET_TICKET = _route("GET", "/orgs/{org_id}/tickets/{ticket_id}")
+PATCH_TICKET = _route("PATCH", "/orgs/{org_id}/tickets/{ticket_id}")
+DELETE_TICKET = _route("DELETE", "/orgs/{org_id}/tickets/{ticket_id}")

@@ -1,0 +1,120 @@
+"""The API's refusals as exceptions: one class per error code of its contract (docs/API.md, "Errors").
+
+    from cpctl.errors import NotFound, PreconditionFailed
+
+``error_for(response)`` turns an error answer into the class its code names (``ApiError`` for a code
+this client does not know, or an answer not in the contract, e.g. a proxy's own 502).
+"""
+
+import httpx
+
+
+class ApiError(Exception):
+    """The API refused: ``status``, ``code``, ``message``, ``request_id`` (and ``details`` for
+    validation errors). ``body`` is the error JSON exactly as the API sent it."""
+
+    def __init__(self, response: httpx.Response):
+        self.status = response.status_code
+        self.body = response.text
+        self.headers = response.headers
+        try:
+            error = response.json()["error"]
+            self.code, self.message = str(error["code"]), str(error["message"])
+            self.request_id = error.get("request_id") or response.headers.get("x-amzn-RequestId")
+            self.details = error.get("details")
+        except (ValueError, KeyError, TypeError):
+            # Not the API's error shape, e.g. a gateway in between answering 502 by itself.
+            self.code, self.message = f"http_{self.status}", response.text[:200] or response.reason_phrase
+            self.request_id, self.details = response.headers.get("x-amzn-RequestId"), None
+        super().__init__(f"{self.status} {self.code}: {self.message} (request {self.request_id})")
+
+
+class BadRequest(ApiError):
+    """invalid_json, invalid_cursor, bad_request"""
+
+
+class Unauthorized(ApiError):
+    pass
+
+
+class Forbidden(ApiError):
+    pass
+
+
+class NotFound(ApiError):
+    pass
+
+
+class MethodNotAllowed(ApiError):
+    pass
+
+
+class AlreadyExists(ApiError):
+    pass
+
+
+class Conflict(ApiError):
+    """A request with the same Idempotency-Key is still in progress."""
+
+
+class QuotaExceeded(ApiError):
+    """The org's plan has no seat left (``details`` says which quota, its limit and the use)."""
+
+
+class PreconditionFailed(ApiError):
+    """The If-Match version is not the current one: read the resource again."""
+
+
+class PayloadTooLarge(ApiError):
+    pass
+
+
+class UnsupportedMediaType(ApiError):
+    pass
+
+
+class ValidationFailed(ApiError):
+    pass
+
+
+class IdempotencyKeyReused(ApiError):
+    pass
+
+
+class Throttled(ApiError):
+    pass
+
+
+class InternalError(ApiError):
+    pass
+
+
+class ServiceUnavailable(ApiError):
+    pass
+
+
+ERRORS: dict[str, type[ApiError]] = {
+    "invalid_json": BadRequest,
+    "invalid_cursor": BadRequest,
+    "bad_request": BadRequest,
+    "unauthorized": Unauthorized,
+    "forbidden": Forbidden,
+    "not_found": NotFound,
+    "method_not_allowed": MethodNotAllowed,
+    "already_exists": AlreadyExists,
+    "conflict": Conflict,
+    "quota_exceeded": QuotaExceeded,
+    "precondition_failed": PreconditionFailed,
+    "payload_too_large": PayloadTooLarge,
+    "unsupported_media_type": UnsupportedMediaType,
+    "validation_error": ValidationFailed,
+    "idempotency_key_reused": IdempotencyKeyReused,
+    "throttled": Throttled,
+    "internal_error": InternalError,
+    "service_unavailable": ServiceUnavailable,
+}
+
+
+def error_for(response: httpx.Response) -> ApiError:
+    error = ApiError(response)
+    return ERRORS.get(error.code, ApiError)(response)

@@ -1,0 +1,48 @@
+"""When the client sends a request again, and how long it waits first.
+
+A ``429`` or ``503`` is retried after ``Retry-After`` seconds (bounded). A create carries an
+``Idempotency-Key``, so it may be sent again after a ``409 conflict`` (the first request with that
+key is still running) or a lost connection: the API creates once however often it is sent. Other
+requests are sent again only when they are GETs.
+"""
+
+import time
+from contextlib import suppress
+from email.utils import parsedate_to_datetime
+
+import httpx
+
+from cpctl.errors import ApiError, Conflict
+
+MAX_ATTEMPTS = 5
+MAX_WAIT_SECONDS = 30.0
+RETRY_STATUSES = (429, 503)
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before attempt ``attempt + 1`` when the answer does not say: 0.2, 0.4, 0.8..."""
+    return 0.2 * 2**attempt
+
+
+def retry_after(response: httpx.Response, attempt: int) -> float:
+    """Seconds to wait before the next attempt: ``Retry-After`` (seconds or an HTTP date) if the
+    answer has one, else exponential backoff; never more than MAX_WAIT_SECONDS."""
+    value = response.headers.get("Retry-After")
+    wait = backoff(attempt)
+    if value:
+        try:
+            wait = float(value)
+        except ValueError:
+            with suppress(TypeError, ValueError):
+                wait = parsedate_to_datetime(value).timestamp() - time.time()
+    return min(max(wait, 0.0), MAX_WAIT_SECONDS)
+
+
+def resendable(method: str, idempotency_key: str | None) -> bool:
+    """A request that may be sent again after a lost connection: it changes nothing, or only once."""
+    return method == "GET" or idempotency_key is not None
+
+
+def retryable(error: ApiError, idempotency_key: str | None) -> bool:
+    """An error answer worth another attempt with the same request."""
+    return error.status in RETRY_STATUSES or (isinstance(error, Conflict) and idempotency_key is not None)
