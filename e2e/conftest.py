@@ -25,6 +25,7 @@ from cpctl.errors import NotFound
 from local import tokens
 from local.process import ServerProcess
 
+LOCAL_TTL = 2  # seconds the local gateway caches an authorizer decision during the suite
 TokenFor = Callable[[str, str, str], str | None]  # (org_id, user_id, role) -> an ID token, or None
 
 
@@ -70,7 +71,8 @@ def target(tmp_path_factory) -> Iterator[Target]:
         return
     folder = tmp_path_factory.mktemp("e2e-server")
     try:
-        server = ServerProcess(folder / "server.log", folder / "dynamodb")
+        # A short authorizer cache, so the suspension test waits seconds, not the default minute.
+        server = ServerProcess(folder / "server.log", folder / "dynamodb", AUTHORIZER_TTL_SECONDS=str(LOCAL_TTL))
     except RuntimeError as error:
         pytest.fail(str(error))
     try:
