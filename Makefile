@@ -42,7 +42,7 @@ node_modules/.installed: package.json package-lock.json
 	@npm ci --no-audit --no-fund >&2
 	@touch $@
 
-test: install ## every layer: ruff, mypy, then unit, handlers, local kit, infra and e2e, with branch coverage
+test: install chromium ## every layer: ruff, mypy, then unit, handlers, local kit, infra, browser and e2e, with branch coverage
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m mypy  # what it checks, and how strictly: pyproject.toml
@@ -62,15 +62,33 @@ test-local: install ## the local kit: the local gateway, cpctl, the client, make
 test-infra: install ## the CDK stack, synthesized: properties, grants, cdk-nag, cfn-lint
 	$(BIN)/python -m pytest tests/infra
 
+# The browser tests drive Debian's Chromium (Playwright cannot download browsers here): installed
+# when missing if we are root, otherwise the one command that installs it.
+.PHONY: chromium test-browser
+chromium: ## Debian's Chromium, for the browser tests (installed when missing, as root)
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "Installing Debian's chromium for the browser tests..." >&2; \
+			{ DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }; } >&2; \
+		else \
+			echo "The browser tests need Debian's Chromium. Install it with: sudo apt-get install -y chromium" >&2; exit 1; \
+		fi; }
+
+test-browser: install chromium ## the console in headless Chromium, against the local gateway on DynamoDB Local
+	$(BIN)/python -m pytest tests/browser
+
 lint: install ## fix what ruff can fix, and format
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
 # The API on http://127.0.0.1:3000 (PORT=...), on DynamoDB Local with its data in .local/dynamodb.
 # Ctrl-C stops both. make seed, in another terminal, fills it with a demo organization.
-.PHONY: run seed reset events
+.PHONY: run seed reset events console
 run: install ## the API on http://127.0.0.1:3000 over DynamoDB Local (Ctrl-C stops it)
 	$(BIN)/python -m local.server
+
+console: install ## sign-in links to make run's console (/console/): an operator, the demo admin and member
+	@$(BIN)/python -m local.console
 
 # Options: ORG (demo), USERS (10), TICKETS (300): the org's total, so a second run adds nothing.
 seed: install ## fill the running API with a demo org: make seed ORG=demo USERS=10 TICKETS=300

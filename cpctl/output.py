@@ -93,6 +93,11 @@ def _cell(value: Any) -> str:
 # Errors, on stderr.
 
 
+def show_throttled(error: ApiError) -> None:
+    wait = error.headers.get("Retry-After", "a few")
+    typer.echo(f"Error: throttled: {error.message}. Still refused after retrying; try again in {wait} s.", err=True)
+
+
 def show_api_error(output: Output, error: ApiError) -> None:
     """The API's refusal: its error JSON as sent (json), or one line with its code and request id."""
     if output is Output.json and error.body:

@@ -44,5 +44,13 @@ def resendable(method: str, idempotency_key: str | None) -> bool:
 
 
 def retryable(error: ApiError, idempotency_key: str | None) -> bool:
-    """An error answer worth another attempt with the same request."""
+    """An error answer worth another attempt with the same request. A 429 for the daily quota is
+    not: its Retry-After is the hours until midnight UTC, beyond any wait worth making."""
+    if error.status == 429 and _quota_spent(error):
+        return False
     return error.status in RETRY_STATUSES or (isinstance(error, Conflict) and idempotency_key is not None)
+
+
+def _quota_spent(error: ApiError) -> bool:
+    value = error.headers.get("Retry-After", "")
+    return value.isdigit() and int(value) > MAX_WAIT_SECONDS

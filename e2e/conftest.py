@@ -71,8 +71,10 @@ def target(tmp_path_factory) -> Iterator[Target]:
         return
     folder = tmp_path_factory.mktemp("e2e-server")
     try:
+        # Limits off: the suite's outcome must not depend on the machine's speed (they have their own tests).
         # A short authorizer cache, so the suspension test waits seconds, not the default minute.
-        server = ServerProcess(folder / "server.log", folder / "dynamodb", AUTHORIZER_TTL_SECONDS=str(LOCAL_TTL))
+        env = {"RATE_LIMITS": "off", "AUTHORIZER_TTL_SECONDS": str(LOCAL_TTL)}
+        server = ServerProcess(folder / "server.log", folder / "dynamodb", **env)
     except RuntimeError as error:
         pytest.fail(str(error))
     try:

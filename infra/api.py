@@ -10,32 +10,42 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from controlplane.http.routes import ROUTES
+from controlplane.models import plans
 from infra.config import StageConfig
 from infra.constants import CORS_REQUEST_HEADERS, LOG_RETENTION
 
 AUTHORIZER_FAILURE_MESSAGE = "The API cannot check your token right now; retry later"
+# What the authorizer's Deny puts in its context (functions/authorizer/handler.py).
+_DENIED_CODE, _DENIED_MESSAGE = "$context.authorizer.error_code", "$context.authorizer.error_message"
 
 # (response type, status code or None to keep API Gateway's, error code, message or None for API
-# Gateway's own). An unknown path or method is MISSING_AUTHENTICATION_TOKEN, whatever the token. The
-# authorizer (functions/authorizer) raises for a missing, invalid or expired token: UNAUTHORIZED. Its
-# Deny (a suspended org) is ACCESS_DENIED, with the code and message it puts in its context
-# ($context.authorizer.<key>). When it cannot decide (JWKS or DynamoDB down) it fails:
-# AUTHORIZER_FAILURE, a 503 to retry, never an Allow.
+# Gateway's own, Retry-After or None). An unknown path or method is MISSING_AUTHENTICATION_TOKEN,
+# whatever the token. The authorizer (functions/authorizer) raises for a missing, invalid or expired
+# token: UNAUTHORIZED. Its Deny (a suspended org) is ACCESS_DENIED, with the code and message it puts
+# in its context ($context.authorizer.<key>). When it cannot decide (JWKS or DynamoDB down) it fails:
+# AUTHORIZER_FAILURE, a 503 to retry, never an Allow. THROTTLED is a tenant's usage plan (or the stage) out of requests
+# per second; QUOTA_EXCEEDED its daily quota (a static Retry-After: the template cannot count the
+# hours to midnight UTC). INVALID_API_KEY is the seconds after an org's creation or plan change,
+# before the tenant-keys consumer has put its key in its usage plan: a retry, not a refusal.
 _GATEWAY_ERRORS = (
-    (apigw.ResponseType.DEFAULT_4_XX, None, "bad_request", None),
-    (apigw.ResponseType.DEFAULT_5_XX, None, "internal_error", None),
-    (apigw.ResponseType.UNAUTHORIZED, "401", "unauthorized", None),
-    (apigw.ResponseType.ACCESS_DENIED, "403", "$context.authorizer.error_code", "$context.authorizer.error_message"),
-    (apigw.ResponseType.AUTHORIZER_FAILURE, "503", "service_unavailable", AUTHORIZER_FAILURE_MESSAGE),
-    (apigw.ResponseType.RESOURCE_NOT_FOUND, "404", "not_found", "No route for this method and path"),
-    (apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, "404", "not_found", "No route for this method and path"),
-    (apigw.ResponseType.THROTTLED, "429", "throttled", "Too many requests, retry later"),
-    (apigw.ResponseType.REQUEST_TOO_LARGE, "413", "payload_too_large", "The request body is too large"),
+    (apigw.ResponseType.DEFAULT_4_XX, None, "bad_request", None, None),
+    (apigw.ResponseType.DEFAULT_5_XX, None, "internal_error", None, None),
+    (apigw.ResponseType.UNAUTHORIZED, "401", "unauthorized", None, None),
+    (
+        apigw.ResponseType.ACCESS_DENIED,
+        "403",
+        "$context.authorizer.error_code",
+        "$context.authorizer.error_message",
+        None,
+    ),
+    (apigw.ResponseType.AUTHORIZER_FAILURE, "503", "service_unavailable", AUTHORIZER_FAILURE_MESSAGE, "1"),
+    (apigw.ResponseType.RESOURCE_NOT_FOUND, "404", "not_found", "No route for this method and path", None),
+    (apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, "404", "not_found", "No route for this method and path", None),
+    (apigw.ResponseType.THROTTLED, "429", "throttled", plans.THROTTLED_MESSAGE, "1"),
+    (apigw.ResponseType.QUOTA_EXCEEDED, "429", "throttled", plans.QUOTA_EXCEEDED_MESSAGE, "3600"),
+    (apigw.ResponseType.INVALID_API_KEY, "503", "service_unavailable", plans.KEY_PENDING_MESSAGE, "5"),
+    (apigw.ResponseType.REQUEST_TOO_LARGE, "413", "payload_too_large", "The request body is too large", None),
 )
-
-
-# By the type's name (jsii makes a new ResponseType object each time); static values are quoted.
-_GATEWAY_HEADERS = {apigw.ResponseType.AUTHORIZER_FAILURE.response_type: {"Retry-After": "'1'"}}
 
 
 def error_template(code: str, message: str | None) -> str:
@@ -57,20 +67,22 @@ class Api(Construct):
         config: StageConfig,
         authorizer: lambda_.IFunction,
         removal_policy: RemovalPolicy,
+        console_origin: str,
     ):
         super().__init__(scope, construct_id)
         access_logs = logs.LogGroup(self, "AccessLogs", retention=LOG_RETENTION, removal_policy=removal_policy)
-        cors = None
-        if config.cors_allow_origins:
-            cors = apigw.CorsOptions(
-                allow_origins=list(config.cors_allow_origins),
-                allow_headers=[*apigw.Cors.DEFAULT_HEADERS, *CORS_REQUEST_HEADERS],
-            )
+        # The console's origin, and any other the stage's context adds.
+        cors = apigw.CorsOptions(
+            allow_origins=[console_origin, *config.cors_allow_origins],
+            allow_headers=[*apigw.Cors.DEFAULT_HEADERS, *CORS_REQUEST_HEADERS],
+        )
         self.api = apigw.RestApi(
             self,
             "RestApi",
             rest_api_name=config.stack_name,
             endpoint_types=[apigw.EndpointType.REGIONAL],
+            # Each org's usage plan key comes from the authorizer (usageIdentifierKey), never from a client.
+            api_key_source_type=apigw.ApiKeySourceType.AUTHORIZER,
             cloud_watch_role=False,
             default_cors_preflight_options=cors,
             deploy_options=apigw.StageOptions(
@@ -103,13 +115,20 @@ class Api(Construct):
         )
         # The stack outputs the URL without the trailing slash, under a plain name, instead of this one.
         self.api.node.try_remove_child("Endpoint")
-        for response_type, status, code, message in _GATEWAY_ERRORS:
+        for response_type, status, code, message, retry_after in _GATEWAY_ERRORS:
             self.api.add_gateway_response(
                 response_type.response_type,
                 type=response_type,
                 status_code=status,
                 templates={"application/json": error_template(code, message)},
-                response_headers=_GATEWAY_HEADERS.get(response_type.response_type),
+                # So the console can read API Gateway's own refusals (401, 403, 429, 5xx) too. One
+                # static value is all a gateway response can carry: the console's.
+                response_headers={
+                    "Access-Control-Allow-Origin": f"'{console_origin}'",
+                    "Access-Control-Expose-Headers": "'Retry-After'",
+                    "Vary": "'Origin'",
+                    **({"Retry-After": f"'{retry_after}'"} if retry_after else {}),
+                },
             )
         Validations.of(self.api).acknowledge(
             Acknowledgment(
@@ -137,7 +156,12 @@ class Api(Construct):
     @property
     def url(self) -> str:
         """The stage's base URL, without a trailing slash: append paths like ``/orgs``."""
-        return f"https://{self.api.rest_api_id}.execute-api.{Aws.REGION}.{Aws.URL_SUFFIX}/{self.api.deployment_stage.stage_name}"
+        return f"{self.origin}/{self.api.deployment_stage.stage_name}"
+
+    @property
+    def origin(self) -> str:
+        """Where the API answers browsers from: the console's CSP lets it connect there."""
+        return f"https://{self.api.rest_api_id}.execute-api.{Aws.REGION}.{Aws.URL_SUFFIX}"
 
     def add_routes(self, functions: dict[str, lambda_.IFunction]) -> None:
         """Every route of the route table, each to its function behind the authorizer; one integration
@@ -148,5 +172,14 @@ class Api(Construct):
         }
         for route in ROUTES:
             self.api.root.resource_for_path(route.path).add_method(
-                route.method, integrations[route.function], authorizer=self.authorizer
+                route.method,
+                integrations[route.function],
+                authorizer=self.authorizer,
+                api_key_required=self.tenant_keys_required,
             )
+
+    @property
+    def tenant_keys_required(self) -> bool:
+        """Methods require a usage plan key where the authorizer can return one: a Lambda
+        authorizer (usageIdentifierKey). Cognito's cannot, and would then refuse every request."""
+        return isinstance(self.authorizer, apigw.RequestAuthorizer | apigw.TokenAuthorizer)

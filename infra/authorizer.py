@@ -16,6 +16,7 @@ from aws_cdk import BundlingOptions, DockerImage, ILocalBundling, RemovalPolicy
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from controlplane.dal.keys import org_partition
@@ -28,7 +29,7 @@ from infra.constants import (
     RUNTIME,
     WHEELHOUSE,
 )
-from infra.function import ApiFunction
+from infra.function import ControlPlaneFunction
 from infra.table import ControlPlaneTable
 
 
@@ -96,7 +97,7 @@ class ApiAuthorizer(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         issuer = user_pool.user_pool_provider_url
-        self.function = ApiFunction(
+        self.function = ControlPlaneFunction(
             self,
             "Function",
             name=AUTHORIZER_FUNCTION,
@@ -118,6 +119,13 @@ class ApiAuthorizer(Construct):
                 conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [org_partition("*")]}},
             )
         )
+
+    def use_keys(self, tenant_key_secret: secretsmanager.ISecret, operators_key: secretsmanager.ISecret) -> None:
+        """Read the secrets the usage plan keys come from, once per container."""
+        self.function.add_environment("TENANT_KEY_SECRET_ARN", tenant_key_secret.secret_arn)
+        self.function.add_environment("OPERATORS_KEY_ARN", operators_key.secret_arn)
+        tenant_key_secret.grant_read(self.function)
+        operators_key.grant_read(self.function)
 
 
 if __name__ == "__main__":

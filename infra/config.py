@@ -5,11 +5,12 @@ from dataclasses import dataclass
 
 from constructs import Node
 
+from controlplane.models import plans
 from infra.constants import (
+    ACCOUNT_BURST_CAP,
+    DEFAULT_ACCOUNT_RPS_LIMIT,
     DEFAULT_AUTHORIZER_TTL_SECONDS,
     DEFAULT_EVENTS_ARCHIVE_DAYS,
-    DEFAULT_THROTTLE_BURST_LIMIT,
-    DEFAULT_THROTTLE_RATE_LIMIT,
     MAX_AUTHORIZER_TTL_SECONDS,
     PROTECTED_STAGES,
     STACK_NAME,
@@ -21,8 +22,8 @@ _STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9]{0,15}$")  # a valid API Gateway sta
 @dataclass(frozen=True)
 class StageConfig:
     stage: str = "dev"
-    throttle_rate_limit: float = DEFAULT_THROTTLE_RATE_LIMIT
-    throttle_burst_limit: int = DEFAULT_THROTTLE_BURST_LIMIT
+    # The account's regional API Gateway throttle, which the stage's throttle is derived from.
+    account_rps_limit: int = DEFAULT_ACCOUNT_RPS_LIMIT
     cors_allow_origins: tuple[str, ...] = ()  # none: no CORS preflight
     events_archive_days: int = DEFAULT_EVENTS_ARCHIVE_DAYS  # retention of the event bus's archive
     # How long API Gateway caches an authorizer decision: a suspension or reactivation takes effect
@@ -38,6 +39,12 @@ class StageConfig:
     def __post_init__(self):
         if not _STAGE_PATTERN.match(self.stage):
             raise ValueError(f"stage {self.stage!r} must match {_STAGE_PATTERN.pattern}")
+        biggest = max(plans.usage_plans().values(), key=lambda limits: limits.per_second)
+        if self.throttle_rate_limit < biggest.per_second or self.throttle_burst_limit < biggest.burst:
+            raise ValueError(
+                f"account_rps_limit {self.account_rps_limit} would throttle the stage below one tenant's own "
+                f"usage plan ({biggest.per_second}/s, burst {biggest.burst}): raise the account's quota first"
+            )
         if self.events_archive_days < 1:
             raise ValueError(f"events_archive_days must be at least 1, not {self.events_archive_days}")
         if not 0 <= self.authorizer_ttl_seconds <= MAX_AUTHORIZER_TTL_SECONDS:
@@ -50,6 +57,17 @@ class StageConfig:
         return f"{STACK_NAME}-{self.stage}"
 
     @property
+    def throttle_rate_limit(self) -> int:
+        """The whole stage, all tenants together: the account's regional limit. The plans' rates
+        add up to more (they are ceilings per tenant, not reservations), so this is what protects
+        the account's other APIs and the table when many tenants peak at once."""
+        return self.account_rps_limit
+
+    @property
+    def throttle_burst_limit(self) -> int:
+        return min(ACCOUNT_BURST_CAP, self.account_rps_limit // 2)
+
+    @property
     def protected(self) -> bool:
         return self.stage in PROTECTED_STAGES
 
@@ -59,7 +77,7 @@ class StageConfig:
 
     @classmethod
     def from_context(cls, node: Node) -> "StageConfig":
-        """Context keys: stage, throttle_rate_limit, throttle_burst_limit, cors_allow_origins (a list
+        """Context keys: stage, account_rps_limit, cors_allow_origins (a list
         in cdk.json, comma-separated on the command line, where every value is a string),
         events_archive_days, authorizer_ttl_seconds, sam_local, snap_start (``true``/``false``; unset: on for prod)."""
         defaults = cls()
@@ -68,8 +86,7 @@ class StageConfig:
             origins = origins.split(",")
         return cls(
             stage=node.try_get_context("stage") or defaults.stage,
-            throttle_rate_limit=float(node.try_get_context("throttle_rate_limit") or defaults.throttle_rate_limit),
-            throttle_burst_limit=int(node.try_get_context("throttle_burst_limit") or defaults.throttle_burst_limit),
+            account_rps_limit=int(node.try_get_context("account_rps_limit") or defaults.account_rps_limit),
             cors_allow_origins=tuple(origin.strip() for origin in origins if origin.strip()),
             events_archive_days=int(node.try_get_context("events_archive_days") or defaults.events_archive_days),
             authorizer_ttl_seconds=int(

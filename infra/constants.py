@@ -11,6 +11,7 @@ from controlplane.http.routes import ORGANIZATIONS, TICKETS, USERS
 
 ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS_DIR = ROOT / "functions"
+CONSOLE_DIR = ROOT / "console"  # the console's static files, deployed as they are: no build step
 SHARED_PACKAGE = "controlplane"  # imported by every function, so shipped in every asset
 
 STACK_NAME = "ControlPlane"  # the deployed stack is "ControlPlane-<stage>"
@@ -40,6 +41,15 @@ WHEELHOUSE = ROOT / ".venv" / "lambda-wheels"
 LAMBDA_PLATFORM = {"arm64": "manylinux2014_aarch64", "x86_64": "manylinux2014_x86_64"}[ARCHITECTURE.name]
 DEFAULT_AUTHORIZER_TTL_SECONDS = 60  # how long API Gateway caches a decision: suspension takes effect within it
 MAX_AUTHORIZER_TTL_SECONDS = 300
+# The tenant-keys consumer (controlplane.logic.tenant_keys): org events from the bus, through a queue,
+# to each org's API key in its plan's usage plan. Serves no route either.
+TENANT_KEYS_FUNCTION = "tenantkeys"
+TENANT_KEYS_BATCH_SIZE = 10
+# Then the message waits in the dead-end queue. API Gateway allows 5 CreateApiKey (and DeleteApiKey) a
+# second per account: a burst of sign-ups is throttled and retried through the queue's redelivery.
+TENANT_KEYS_MAX_RECEIVE_COUNT = 8
+TENANT_KEY_SECRET_LENGTH = 64
+OPERATORS_KEY_LENGTH = 40  # an API key value: 20 to 128 characters
 
 MEMORY_MB = {
     # Cascade deletes serialize and send 1,000-item pages in batches of 25 against a 29 s budget:
@@ -54,6 +64,8 @@ MEMORY_MB = {
     # A cache miss verifies one RS256 signature (well under a ms) and reads one item; the memory
     # buys CPU for the cold start's imports (boto3, cryptography), which the caller waits on.
     AUTHORIZER_FUNCTION: 512,
+    # A handful of API Gateway control calls per org event; waiting, not computing.
+    TENANT_KEYS_FUNCTION: 256,
 }
 LAMBDA_FULL_VCPU_MB = 1769  # the memory size at which a function gets one whole vCPU
 TIMEOUT = Duration.seconds(28)  # just under API Gateway's 29 s integration timeout
@@ -61,8 +73,12 @@ LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 
 CURSOR_SECRET_LENGTH = 64
 
-DEFAULT_THROTTLE_RATE_LIMIT = 50  # requests per second, steady state, for the whole stage
-DEFAULT_THROTTLE_BURST_LIMIT = 100
+# The stage-wide throttle caps all tenants together (each tenant has its own usage plan: models/plans.py).
+# Derived from the account's regional API Gateway throttle, shared by every API of the account in the
+# region: 10,000 requests per second by default (a Service Quotas increase raises it; the context key
+# account_rps_limit says so), with a burst API Gateway sets at half of it, at most 5,000.
+DEFAULT_ACCOUNT_RPS_LIMIT = 10_000
+ACCOUNT_BURST_CAP = 5_000
 CORS_REQUEST_HEADERS = ("If-Match", "Idempotency-Key")  # the API's own headers, beyond CORS's defaults
 
 # The custom attributes controlplane.dal.directory writes, which the ID token carries as ``custom:<name>``.
@@ -99,7 +115,7 @@ POWERTOOLS_VERSION = _pinned("aws-lambda-powertools")
 # version for this architecture and runtime, so a runtime upgrade moves the layer with it.
 POWERTOOLS_LAYER_PARAMETER = f"/aws/service/powertools/python/{ARCHITECTURE.name}/{RUNTIME.name}/{POWERTOOLS_VERSION}"
 
-# The DynamoDB actions each function's code performs (functions/controlplane/dal/table.py, and Powertools
+# The DynamoDB actions each function's code performs (functions/controlplane/dal/, and Powertools
 # Idempotency on every create: PutItem, GetItem, UpdateItem, DeleteItem), granted on the table and its
 # indexes. TransactWriteItems has no IAM action of its own: IAM authorizes each ConditionCheck and Put
 # inside it. Never Scan. tests/infra/test_infra_permissions.py records what the handlers really send.
@@ -109,6 +125,7 @@ DYNAMODB_ACTIONS: dict[str, tuple[str, ...]] = {
     USERS: (*_READ_WRITE, "dynamodb:BatchWriteItem"),  # delete tickets; creates and deletes count seats (Update)
     TICKETS: (*_READ_WRITE, "dynamodb:ConditionCheckItem"),  # create only if the user exists
     EVENTS_FUNCTION: ("dynamodb:GetItem",),  # is the org of a removed user or ticket being deleted?
+    TENANT_KEYS_FUNCTION: ("dynamodb:GetItem",),  # the org item is the truth the key follows
 }
 
 # The Cognito actions each function's code performs on the user pool (controlplane.dal.directory).

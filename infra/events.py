@@ -17,7 +17,7 @@ from infra.constants import (
     EVENTS_RETRY_ATTEMPTS,
 )
 from infra.dead_end import dead_end_queue
-from infra.function import ApiFunction
+from infra.function import ControlPlaneFunction
 from infra.table import ControlPlaneTable
 
 
@@ -58,7 +58,7 @@ class LifecycleEvents(Construct):
                 "that could not be published. It holds their position in the stream, for a person to replay.",
             )
         )
-        events_function = ApiFunction(
+        events_function = ControlPlaneFunction(
             self,
             "Function",
             name=EVENTS_FUNCTION,

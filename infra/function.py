@@ -1,4 +1,5 @@
-"""One API function: its code asset, runtime settings and log group, and (with SnapStart) its alias."""
+"""One Lambda function of the control plane (the three API functions and the events function): its
+code asset, runtime settings and log group, and (with SnapStart) its alias."""
 
 from aws_cdk import Acknowledgment, Annotations, IgnoreMode, RemovalPolicy, Validations
 from aws_cdk import aws_lambda as lambda_
@@ -29,7 +30,7 @@ def function_code(name: str) -> lambda_.Code:
     return lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=exclude, ignore_mode=IgnoreMode.GIT)
 
 
-class ApiFunction(Construct):
+class ControlPlaneFunction(Construct):
     def __init__(
         self,
         scope: Construct,

@@ -5,7 +5,7 @@ custom ``org_id``, ``user_id`` and ``role``) and Cognito e-mails the invitation.
 those attributes as claims; the API's Lambda authorizer verifies it and passes them to the functions.
 """
 
-from aws_cdk import Acknowledgment, RemovalPolicy, Validations
+from aws_cdk import Acknowledgment, Aws, RemovalPolicy, Validations
 from aws_cdk import aws_cognito as cognito
 from constructs import Construct
 
@@ -14,8 +14,9 @@ from infra.constants import PASSWORD_MIN_LENGTH, TEMPORARY_PASSWORD_VALIDITY, US
 
 
 class Identity(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, protected: bool) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, protected: bool, stage: str) -> None:
         super().__init__(scope, construct_id)
+        self._stage = stage
         self.user_pool = cognito.UserPool(
             self,
             "UserPool",
@@ -78,3 +79,39 @@ class Identity(Construct):
                 "decision for production; a strong password policy, optional MFA and no self sign-up apply now.",
             ),
         )
+
+    def add_console_client(self, console_url: str) -> tuple[cognito.UserPoolDomain, cognito.UserPoolClient]:
+        """Cognito's managed login for the console: the pool's domain, and a public client with the
+        authorization code grant (the console always sends PKCE) that returns only to the console."""
+        domain = self.user_pool.add_domain(
+            "Domain",
+            # Globally unique per account and stage; lower case, and no "aws" or "cognito" in it.
+            cognito_domain=cognito.CognitoDomainOptions(domain_prefix=f"controlplane-{self._stage}-{Aws.ACCOUNT_ID}"),
+            managed_login_version=cognito.ManagedLoginVersion.NEWER_MANAGED_LOGIN,
+        )
+        client = self.user_pool.add_client(
+            "ConsoleClient",
+            generate_secret=False,  # a browser cannot keep a secret: PKCE instead
+            auth_flows=cognito.AuthFlow(user_srp=True),
+            o_auth=cognito.OAuthSettings(
+                flows=cognito.OAuthFlows(authorization_code_grant=True),
+                scopes=[cognito.OAuthScope.OPENID, cognito.OAuthScope.EMAIL, cognito.OAuthScope.PROFILE],
+                callback_urls=[console_url],
+                logout_urls=[console_url],
+            ),
+            supported_identity_providers=[cognito.UserPoolClientIdentityProvider.COGNITO],
+            prevent_user_existence_errors=True,
+            read_attributes=cognito.ClientAttributes()
+            .with_standard_attributes(email=True, email_verified=True, fullname=True)
+            .with_custom_attributes(*USER_ATTRIBUTES),
+            write_attributes=cognito.ClientAttributes().with_standard_attributes(fullname=True),
+        )
+        # Managed login pages need a style; Cognito's own is enough.
+        cognito.CfnManagedLoginBranding(
+            self,
+            "ConsoleLoginBranding",
+            user_pool_id=self.user_pool.user_pool_id,
+            client_id=client.user_pool_client_id,
+            use_cognito_provided_values=True,
+        )
+        return domain, client

@@ -1,5 +1,5 @@
 """The control plane's stack: the table, the cursor secret, the user pool, the deletions queue, the three
-API functions and the REST API, and the lifecycle events (stream, events function, bus)."""
+API functions and the REST API, the lifecycle events (stream, events function, bus), and the console."""
 
 from aws_cdk import Acknowledgment, CfnOutput, CfnParameter, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_lambda as lambda_
@@ -10,6 +10,7 @@ from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS
 from infra.api import Api
 from infra.authorizer import ApiAuthorizer
 from infra.config import StageConfig
+from infra.console import Console
 from infra.constants import (
     COGNITO_ACTIONS,
     CURSOR_SECRET_LENGTH,
@@ -21,9 +22,11 @@ from infra.constants import (
 )
 from infra.deletions import DeletionsQueue
 from infra.events import LifecycleEvents
-from infra.function import ApiFunction
+from infra.function import ControlPlaneFunction
 from infra.identity import Identity
 from infra.table import ControlPlaneTable
+from infra.tenant_keys import TenantKeys
+from infra.usage_plans import UsagePlans
 
 
 class ControlPlaneStack(Stack):
@@ -31,7 +34,9 @@ class ControlPlaneStack(Stack):
         super().__init__(scope, config.stack_name, **kwargs)
         removal_policy = RemovalPolicy.RETAIN if config.protected else RemovalPolicy.DESTROY
         data = ControlPlaneTable(self, "Data", protected=config.protected)
-        identity = Identity(self, "Identity", protected=config.protected)
+        identity = Identity(self, "Identity", protected=config.protected, stage=config.stage)
+        console = Console(self, "Console", removal_policy=removal_policy)
+        login_domain, console_client = identity.add_console_client(console.url)
         deletions = DeletionsQueue(self, "Deletions", removal_policy=removal_policy)
 
         cursor_secret = secretsmanager.Secret(
@@ -67,13 +72,12 @@ class ControlPlaneStack(Stack):
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             "LOG_LEVEL": LOG_LEVEL,
         }
-        if config.cors_allow_origins:
-            environment["CORS_ALLOW_ORIGINS"] = ",".join(config.cors_allow_origins)
+        environment["CORS_ALLOW_ORIGINS"] = ",".join([console.origin, *config.cors_allow_origins])
         if config.sam_local:
             environment |= {"AWS_ENDPOINT_URL_DYNAMODB": "", "CURSOR_SECRET": ""}
         functions, targets = {}, {}
         for name in FUNCTIONS:
-            api_function = ApiFunction(
+            api_function = ControlPlaneFunction(
                 self,
                 name.capitalize(),
                 name=name,
@@ -91,19 +95,21 @@ class ControlPlaneStack(Stack):
             functions[name], targets[name] = function, api_function.target
         deletions.attach(functions[ORGANIZATIONS], targets[ORGANIZATIONS])
 
-        # No cursor secret (it reads one item, never a page) and no CORS (it answers no browser).
-        LifecycleEvents(
+        # No cursor secret (it reads one item, never a page) and no CORS (it answers no browser): the
+        # events function's, and the tenant-keys consumer's.
+        without_api_settings = {
+            name: value
+            for name, value in environment.items()
+            if name not in ("CURSOR_SECRET_ARN", "CORS_ALLOW_ORIGINS")
+        }
+        lifecycle = LifecycleEvents(
             self,
             "Events",
             stage=config.stage,
             archive_days=config.events_archive_days,
             data=data,
             layers=[powertools],
-            environment={
-                name: value
-                for name, value in environment.items()
-                if name not in ("CURSOR_SECRET_ARN", "CORS_ALLOW_ORIGINS")
-            },
+            environment=without_api_settings,
             removal_policy=removal_policy,
             snap_start=config.snap_start_enabled,
         )
@@ -118,8 +124,36 @@ class ControlPlaneStack(Stack):
         )
         if config.sam_local:  # JWKS_URL, TOKEN_ISSUER and TOKEN_AUDIENCE are declared already
             authorizer.function.add_environment("AWS_ENDPOINT_URL_DYNAMODB", "")
-        api = Api(self, "Api", config=config, authorizer=authorizer.function, removal_policy=removal_policy)
+        api = Api(
+            self,
+            "Api",
+            config=config,
+            authorizer=authorizer.function,
+            removal_policy=removal_policy,
+            console_origin=console.origin,
+        )
         api.add_routes(targets)
+        usage_plans = UsagePlans(self, "UsagePlans", api=api.api, prefix=config.stack_name)
+        tenant_keys = TenantKeys(
+            self,
+            "TenantKeys",
+            bus=lifecycle.bus,
+            data=data,
+            usage_plan_ids=usage_plans.ids,
+            key_name_prefix=f"{config.stack_name}/org/",
+            layers=[powertools],
+            environment=without_api_settings,
+            removal_policy=removal_policy,
+        )
+        # The authorizer names each caller's usage plan key (usageIdentifierKey): the org's, derived
+        # from the tenant-key secret, or the operators' (controlplane.http.tenant_keys).
+        authorizer.use_keys(tenant_keys.secret, usage_plans.operators_key_secret)
+        console.connect(
+            api_url=api.url,
+            api_origin=api.origin,
+            cognito_domain=login_domain.base_url(),
+            client_id=console_client.user_pool_client_id,
+        )
 
         CfnOutput(self, "ApiUrl", value=api.url, description="Base URL of the API: append paths like /orgs")
         CfnOutput(self, "TableName", value=data.table.table_name)
@@ -129,4 +163,7 @@ class ControlPlaneStack(Stack):
             "UserPoolClientId",
             value=identity.client.user_pool_client_id,
             description="App client for sign-in: SRP, or ADMIN_USER_PASSWORD_AUTH with IAM credentials",
+        )
+        CfnOutput(
+            self, "ConsoleUrl", value=console.url, description="The console: sign in with Cognito's managed login"
         )

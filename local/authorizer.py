@@ -96,3 +96,23 @@ class Authorizer:
     def clear(self) -> None:
         with self._lock:
             self._cache.clear()
+
+
+def _functions_sign_in_message() -> str:
+    """The functions' own 401 message, so the gateway's cannot drift from it."""
+    from controlplane.http import auth
+    from controlplane.models import errors
+
+    try:
+        auth.caller_from(None)
+    except errors.Unauthorized as refused:
+        return refused.message
+    raise AssertionError("the functions accept a request without an authorizer context")
+
+
+# The authorizer's 401 in make run's gateway, with how to get a token here.
+UNAUTHORIZED = (
+    f'{_functions_sign_in_message()}. Locally: OPS=$(make -s token), then -H "Authorization: Bearer $OPS" '
+    "(make tokens prints one per role of the demo org)"
+)
+AUTHORIZER = Authorizer(UNAUTHORIZED)  # functions/authorizer, called and cached as API Gateway does

@@ -8,6 +8,8 @@ import os
 LOCAL = {
     "TABLE_NAME": "control-plane-local",
     "CURSOR_SECRET": "local-development-cursor-secret",
+    "TENANT_KEY_SECRET": "local-development-tenant-key-secret",  # controlplane.http.tenant_keys
+    "OPERATORS_KEY": "local-development-operators-key",
     "AWS_ACCESS_KEY_ID": "local",
     "AWS_SECRET_ACCESS_KEY": "local",
     "AWS_DEFAULT_REGION": "us-east-1",
@@ -16,6 +18,7 @@ LOCAL = {
     "POWERTOOLS_TRACE_DISABLED": "true",  # no X-Ray daemon to send to
     "POWERTOOLS_METRICS_DISABLED": "true",  # else every create prints an EMF blob between the request lines
     "LOG_LEVEL": "WARNING",  # the handlers' warnings and errors; LOG_LEVEL=INFO shows more
+    "RATE_LIMITS": "on",  # the local gateway's per-org limits (local/limits.py); the tests turn them off
     "GSI1_SETTLE_SECONDS": "0",  # DynamoDB Local and moto update GSI1 synchronously: org deletes need not wait
 }
 # What a developer's shell may hold that must not reach the tests or the benchmarks: a real session,

@@ -31,10 +31,8 @@ from aws_lambda_powertools.event_handler.openapi import swagger_ui
 from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
 
 from controlplane import config
-from controlplane.http import auth
-from controlplane.models import errors
-from local import ROOT, apigw, backend, environment, openapi, stream, tokens
-from local.authorizer import Authorizer, Refusal
+from local import ROOT, apigw, backend, console, environment, limits, openapi, stream, tokens
+from local.authorizer import AUTHORIZER, UNAUTHORIZED, Refusal  # noqa: F401 (UNAUTHORIZED: the tests' view)
 from local.dynamodb_local import PortInUse, ensure_table
 from local.sink import EVENTS_FILE
 
@@ -47,22 +45,6 @@ JSON = "application/json"
 MAX_BODY = 10 * 1024 * 1024  # API Gateway's payload limit; the functions refuse far less (413)
 Answer = tuple[int, list[tuple[str, str]], bytes]
 
-
-def _functions_sign_in_message() -> str:
-    """The functions' own 401 message, so the gateway's cannot drift from it."""
-    try:
-        auth.caller_from(None)
-    except errors.Unauthorized as refused:
-        return refused.message
-    raise AssertionError("the functions accept a request without an authorizer context")
-
-
-# The authorizer's 401, with how to get a token here.
-UNAUTHORIZED = (
-    f'{_functions_sign_in_message()}. Locally: OPS=$(make -s token), then -H "Authorization: Bearer $OPS" '
-    "(make tokens prints one per role of the demo org)"
-)
-AUTHORIZER = Authorizer(UNAUTHORIZED)  # functions/authorizer, called and cached as API Gateway does
 
 # Lambda gives each execution environment one request at a time, and the handlers keep per-request
 # state in module globals (the resolver's current event, the logger's keys): so one at a time here.
@@ -93,6 +75,8 @@ class Gateway(BaseHTTPRequestHandler):
                 status, headers, body = 200, [("Content-Type", JSON)], json.dumps(tokens.jwks()).encode()
             elif self.command == "GET" and (url.path in ("/openapi.json", "/docs") or url.path in DOCS_ASSETS):
                 status, headers, body = self.docs(url.path)
+            elif self.command == "GET" and console.serves(url.path):
+                status, headers, body = console.answer(url.path)
             else:
                 status, headers, body = self.proxy(url.path, url.query, request_body)
         # Logged before the answer leaves: once the client has it, the line is there too.
@@ -169,6 +153,10 @@ class Gateway(BaseHTTPRequestHandler):
             if isinstance(context, Refusal):
                 status, headers, body = error_answer(context.status, context.code, context.message)
                 return status, [*headers, *context.headers], body
+        limiter: limits.Limiter | None = getattr(self.server, "limiter", None)
+        if context is not None and limiter and (refused := limiter.admit(context)):
+            status, headers_, body_ = error_answer(429, "throttled", refused.message)
+            return status, [*headers_, ("Retry-After", str(refused.retry_after))], body_
         headers: dict[str, list[str]] = {}
         for name, value in self.headers.items():
             headers.setdefault(name, []).append(value)
@@ -229,11 +217,13 @@ ROOT_ANSWER = json.dumps({"docs": "/docs", "openapi": "/openapi.json"}).encode()
 
 
 @contextmanager
-def in_thread() -> Iterator[str]:
+def in_thread(limiter: limits.Limiter | None = None) -> Iterator[str]:
     """The gateway in a thread of this process, on a free port, over whatever DynamoDB the
-    functions' environment names (the tests'); yields its URL."""
+    functions' environment names (the tests'); yields its URL. ``limiter``: the tests' own, with
+    its clock; else RATE_LIMITS says."""
     httpd = ThreadingHTTPServer((HOST, 0), Gateway)
     AUTHORIZER.trust(f"http://{HOST}:{httpd.server_port}{tokens.JWKS_PATH}")
+    httpd.limiter = limiter or limits.from_environment()
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         yield f"http://{HOST}:{httpd.server_port}"
@@ -248,6 +238,7 @@ def main() -> int:
     port = int(os.environ.get("PORT", "3000"))
     try:
         server = ThreadingHTTPServer((HOST, port), Gateway)
+        server.limiter = limits.from_environment()
     except OSError as error:
         log(
             f"Cannot listen on {HOST}:{port}: {error.strerror}. Is `make run` already running? "
@@ -271,7 +262,9 @@ def main() -> int:
             log(
                 f"DynamoDB: {where}; table {table}{' (created)' if created else ''}\n"
                 f"API on http://{HOST}:{port}  (Swagger UI /docs, OpenAPI /openapi.json)\n"
+                f"Console on http://{HOST}:{port}/console/  (make console prints sign-in links)\n"
                 f"Lifecycle events: one line each below, and in {EVENTS_FILE.relative_to(ROOT)}\n"
+                f"Rate limits per org, from the plans: {'on' if server.limiter else 'off'} (RATE_LIMITS=on|off)\n"
                 "Tokens: make token (an operator), make token ORG=acme USER=alice ROLE=admin, make tokens (demo).\n"
                 "Ctrl-C stops."
             )

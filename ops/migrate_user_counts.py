@@ -17,10 +17,14 @@ import sys
 from dataclasses import dataclass, field
 
 import boto3
+from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.dal import keys
-from controlplane.dal.table import Table
+from controlplane.dal.codec import to_dynamo
+from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
+from controlplane.dal.table import Table, translate
+from controlplane.dal.transactions import Counter
 from controlplane.logic.users import SEATS
 from controlplane.models import plans
 
@@ -40,9 +44,9 @@ def migrate(table: Table, echo=print) -> Report:
             if plans.USER_COUNT in org:
                 report.already.append(org_id)
                 continue
-            users = table.count(keys.org_partition(org_id), keys.USER_PREFIX)
+            users = count(table, keys.org_partition(org_id), keys.USER_PREFIX)
             limit = int(org.get(plans.USER_LIMIT, plans.limit(org["plan"])))
-            if not table.start_counter(keys.org_key(org_id), SEATS, users, plans.limit(org["plan"])):
+            if not start_counter(table, keys.org_key(org_id), SEATS, users, plans.limit(org["plan"])):
                 report.already.append(org_id)
                 continue
             report.counted[org_id] = users
@@ -52,6 +56,49 @@ def migrate(table: Table, echo=print) -> Report:
                 report.over_limit[org_id] = (users, limit)
                 echo(f"{org_id}: over its {org['plan']} plan's limit; new users are refused until it is under")
     return report
+
+
+def count(table: Table, partition: str, prefix: str) -> int:
+    """How many items of a partition have a sort key starting with ``prefix``; every page,
+    strongly consistent (the migration counts what is there, not what was)."""
+    total, start_key = 0, None
+    while True:
+        request = {
+            "TableName": table.name,
+            "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :prefix)",
+            "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#sk": SORT_KEY},
+            "ExpressionAttributeValues": to_dynamo({":pk": partition, ":prefix": prefix}),
+            "Select": "COUNT",
+            "ConsistentRead": True,
+        }
+        if start_key:
+            request["ExclusiveStartKey"] = start_key
+        with translate():
+            response = table.client.query(**request)
+        total += response["Count"]
+        start_key = response.get("LastEvaluatedKey")
+        if not start_key:
+            return total
+
+
+def start_counter(table: Table, key: dict[str, str], counter: Counter, users: int, limit: int) -> bool:
+    """Give an item that has no ``counter`` yet its count, and its limit unless it has one; False
+    (nothing written) if the item is gone or already counted, so running it again is safe."""
+    try:
+        with translate():
+            table.client.update_item(
+                TableName=table.name,
+                Key=to_dynamo(key),
+                UpdateExpression="SET #count = :count, #limit = if_not_exists(#limit, :limit)",
+                ConditionExpression="attribute_exists(#pk) AND attribute_not_exists(#count)",
+                ExpressionAttributeNames={"#pk": PARTITION_KEY, "#count": counter.count, "#limit": counter.limit},
+                ExpressionAttributeValues=to_dynamo({":count": users, ":limit": limit}),
+            )
+    except ClientError as error:
+        if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,8 +15,13 @@ TABLE_NAME = "control-plane-test"
 # Metrics on, unlike make run: the handlers' EMF output is built (and must not fail) in every test.
 # jsii (under aws_cdk, imported by tests/infra) prints a Node end-of-life banner on Node 20, which the
 # README supports; cdk.json's app command sets the same for every `cdk synth`.
+# Rate limits off: a test must not pass or fail with the machine's speed; tests/local_kit/test_limits.py
+# gives the gateway a limiter with its own clock.
 environment.isolate(
-    TABLE_NAME=TABLE_NAME, POWERTOOLS_METRICS_DISABLED="false", JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20"
+    TABLE_NAME=TABLE_NAME,
+    POWERTOOLS_METRICS_DISABLED="false",
+    JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20",
+    RATE_LIMITS="off",
 )
 
 

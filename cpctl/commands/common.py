@@ -17,7 +17,7 @@ import typer
 from controlplane.models.resources import Page
 from cpctl import credentials, output
 from cpctl.client import Client
-from cpctl.errors import ApiError
+from cpctl.errors import ApiError, Throttled
 
 USAGE_ERROR = 2
 
@@ -46,6 +46,9 @@ def api(ctx: typer.Context) -> Iterator[Client]:
     client = Client(settings.url, token)
     try:
         yield client
+    except Throttled as error:  # the client waited out every Retry-After it was given: say which limit
+        output.show_throttled(error)
+        raise typer.Exit(1) from None
     except ApiError as error:
         output.show_api_error(settings.output, error)
         raise typer.Exit(1) from None

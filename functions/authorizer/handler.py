@@ -14,8 +14,11 @@ input. One decision then serves every route for ``authorizer_ttl_seconds``.
 - Fail closed: a JWKS or DynamoDB outage raises, which API Gateway answers with its
   AUTHORIZER_FAILURE gateway response (503 service_unavailable), never an Allow.
 
+- The Allow names the caller's usage plan key (``usageIdentifierKey``, controlplane.http.tenant_keys).
+
 Imports on purpose: boto3 (the runtime's), joserfc (bundled with ``cryptography``), the standard
-library and ``controlplane.dal.keys``: no pydantic, no Powertools, for a short cold start.
+library, ``controlplane.dal.keys`` and ``controlplane.http.tenant_keys``: no pydantic, no
+Powertools, for a short cold start.
 """
 
 import base64
@@ -36,6 +39,7 @@ from joserfc.jwk import RSAKey
 from joserfc.jwt import JWTClaimsRegistry
 
 from controlplane.dal.keys import org_key
+from controlplane.http import tenant_keys
 
 OPERATORS_GROUP = "operators"  # controlplane.http.auth.OPERATORS_GROUP; not imported, for the cold start
 SUSPENDED = "suspended"
@@ -162,7 +166,11 @@ def decide(claims: dict[str, Any], method_arn: str) -> dict[str, Any]:
         if org.get("status", {}).get("S") == SUSPENDED:
             return _policy("Deny", context, method_arn, "org_suspended", f"Organization {org_id} is suspended")
         context["plan"] = org.get("plan", {}).get("S", "")
-    return _policy("Allow", context, method_arn)
+    policy = _policy("Allow", context, method_arn)
+    # The caller's usage plan key (API key source AUTHORIZER): the org's, or the operators'.
+    if key := tenant_keys.usage_identifier_key(org_id or None, operator):
+        policy["usageIdentifierKey"] = key
+    return policy
 
 
 def _read_org(org_id: str) -> dict[str, Any] | None:

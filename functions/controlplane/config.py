@@ -121,6 +121,12 @@ def sqs() -> "SQSClient":
     return boto3.client("sqs", config=CLIENT_CONFIG)
 
 
+@cache
+def apigateway() -> Any:
+    """API Gateway's control API, for the tenant-keys consumer only (untyped: no stubs pinned for it)."""
+    return boto3.client("apigateway", config=CLIENT_CONFIG)
+
+
 def reset() -> None:
     settings.cache_clear()
     reset_clients()
@@ -131,6 +137,7 @@ def reset_clients() -> None:
     directory.cache_clear()
     _eventbridge.cache_clear()
     sqs.cache_clear()
+    apigateway.cache_clear()
 
 
 # SnapStart. Checked for state that a snapshot would freeze and share between the environments

@@ -2,63 +2,53 @@
 
 from aws_lambda_powertools.event_handler import Response
 
-from controlplane.http.api import (
-    DEFAULT_LIMIT,
-    Cursor,
-    IdempotencyKey,
-    IfMatch,
-    Limit,
-    OrgIdPath,
-    TicketIdPath,
-    UserIdPath,
-    create_app,
-    create_once,
-    current_caller,
-    entry_point,
-    expected_version,
-    no_content,
-    operation,
-    with_etag,
-)
+from controlplane.http import params, responses
+from controlplane.http.resolver import Resolver
 from controlplane.logic import tickets
 from controlplane.models.resources import Ticket, TicketCreate, TicketPage, TicketUpdate
 
-app = create_app()
+app = Resolver()
 
 
-@operation(app, "openTicket")
+@app.operation("openTicket")
 def create_ticket(
-    org_id: OrgIdPath, user_id: UserIdPath, body: TicketCreate, idempotency_key: IdempotencyKey = None
+    org_id: params.OrgIdPath,
+    user_id: params.UserIdPath,
+    body: TicketCreate,
+    idempotency_key: params.IdempotencyKey = None,
 ) -> Response[Ticket]:
-    return create_once(
-        app, idempotency_key, body, lambda: tickets.create_ticket(org_id, user_id, body, current_caller(app))
-    )
+    return app.create_once(idempotency_key, body, lambda: tickets.create_ticket(org_id, user_id, body, app.caller))
 
 
-@operation(app, "listTickets")
+@app.operation("listTickets")
 def list_tickets(
-    org_id: OrgIdPath, user_id: UserIdPath, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+    org_id: params.OrgIdPath,
+    user_id: params.UserIdPath,
+    limit: params.Limit = params.DEFAULT_LIMIT,
+    cursor: params.Cursor = None,
 ) -> TicketPage:
     return tickets.list_tickets(org_id, user_id, limit, cursor)
 
 
-@operation(app, "getTicket")
-def get_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath) -> Response[Ticket]:
-    return with_etag(tickets.get_ticket(org_id, ticket_id, current_caller(app)))
+@app.operation("getTicket")
+def get_ticket(org_id: params.OrgIdPath, ticket_id: params.TicketIdPath) -> Response[Ticket]:
+    return responses.with_etag(tickets.get_ticket(org_id, ticket_id, app.caller))
 
 
-@operation(app, "updateTicket")
+@app.operation("updateTicket")
 def update_ticket(
-    org_id: OrgIdPath, ticket_id: TicketIdPath, body: TicketUpdate, if_match: IfMatch = None
+    org_id: params.OrgIdPath, ticket_id: params.TicketIdPath, body: TicketUpdate, if_match: params.IfMatch = None
 ) -> Response[Ticket]:
-    caller = current_caller(app)
-    return with_etag(tickets.update_ticket(org_id, ticket_id, body, caller, expected_version(if_match)))
+    version = responses.expected_version(if_match)
+    return responses.with_etag(tickets.update_ticket(org_id, ticket_id, body, app.caller, version))
 
 
-@operation(app, "deleteTicket")
-def delete_ticket(org_id: OrgIdPath, ticket_id: TicketIdPath, if_match: IfMatch = None) -> Response[None]:
-    tickets.delete_ticket(org_id, ticket_id, current_caller(app), expected_version(if_match))
-    return no_content()
+@app.operation("deleteTicket")
+def delete_ticket(
+    org_id: params.OrgIdPath, ticket_id: params.TicketIdPath, if_match: params.IfMatch = None
+) -> Response[None]:
+    tickets.delete_ticket(org_id, ticket_id, app.caller, responses.expected_version(if_match))
+    return responses.no_content()
 
 
-lambda_handler = entry_point(app)
+lambda_handler = app.entry_point()

@@ -7,8 +7,8 @@ import pytest
 from controlplane import config
 from controlplane.dal import keys
 from controlplane.http import routes
-from controlplane.http.api import create_app, entry_point
 from controlplane.http.auth import ADMIN, MEMBER
+from controlplane.http.resolver import Resolver
 from controlplane.http.routes import ROUTES
 from controlplane.logic import organizations
 from local import authorizer as local_authorizer
@@ -136,14 +136,14 @@ def test_a_caller_without_org_or_role_gets_403_not_data(tenants):
 def unlisted_route(table):
     """A route registered in a handler at run time, with no record in the route table: it reads
     the org, so any DynamoDB request it would make is seen."""
-    app = create_app()
+    app = Resolver()
 
     @app.get("/orgs/<org_id>/unlisted")
     def unlisted(org_id: str) -> dict:
         return organizations.get_org(org_id).model_dump()
 
     create_org("acme")
-    return entry_point(app)
+    return app.entry_point()
 
 
 @pytest.mark.parametrize(

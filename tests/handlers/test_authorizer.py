@@ -19,6 +19,7 @@ from joserfc import jwt
 from joserfc.jwk import RSAKey
 
 from authorizer import handler
+from controlplane.http import tenant_keys
 from tests.api import create_org
 
 ISSUER, AUDIENCE = "https://issuer.example/pool", "app-client"
@@ -121,6 +122,7 @@ def test_an_active_orgs_admin_is_allowed_on_every_method_with_one_projected_get_
         "plan": "pro",
     }
     assert [name.rsplit(".", 1)[-1] for name in reads] == ["GetItem"]
+    assert policy["usageIdentifierKey"] == tenant_keys.tenant_key("acme")  # the org's usage plan key
 
 
 def test_the_org_read_projects_only_status_and_plan(jwks, reads):
@@ -153,6 +155,7 @@ def test_an_operator_is_allowed_without_any_read(jwks, reads):
         "plan": "",
     }
     assert reads == []
+    assert policy["usageIdentifierKey"] == tenant_keys.operators_key()
 
 
 # Suspension and missing orgs

@@ -8,8 +8,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 from controlplane import config
-from controlplane.dal import items
-from controlplane.dal.table import Table
+from controlplane.dal import batches, stamps
+from controlplane.dal.codec import to_dynamo
+from controlplane.dal.table import Table, api_table
 from controlplane.logic import cascade, tickets
 from controlplane.models.resources import TicketCreate
 from tests.api import call, create_org, create_ticket, create_user, deliver
@@ -25,7 +26,8 @@ def _items_of(table: str, org_id: str) -> list[dict]:
 
 
 def _bulk_tickets(org_id: str, user_id: str, count: int) -> None:
-    items.table().put_all([tickets.ticket_item(org_id, user_id, TicketCreate(subject=f"t{i}")) for i in range(count)])
+    items = [tickets.ticket_item(org_id, user_id, TicketCreate(subject=f"t{i}")) for i in range(count)]
+    batches.write_all(api_table(), [{"PutRequest": {"Item": to_dynamo(item)}} for item in items])
 
 
 @pytest.fixture
@@ -62,17 +64,17 @@ def test_delete_leaves_other_orgs_and_nothing_of_its_own(acme):
 
 
 def test_delete_interrupted_by_a_failure_completes_when_retried(acme, monkeypatch):
-    real = Table.delete_all
+    real = batches.delete_all
     calls = []
 
-    def fail_on_the_third_batch(self, items):
+    def fail_on_the_third_batch(table, items):
         calls.append(1)
         if len(calls) == 3:
             raise ClientError({"Error": {"Code": "InternalServerError", "Message": "injected"}}, "BatchWriteItem")
-        return real(self, items)
+        return real(table, items)
 
     with monkeypatch.context() as patch:
-        patch.setattr(Table, "delete_all", fail_on_the_third_batch)
+        patch.setattr(batches, "delete_all", fail_on_the_third_batch)
         assert call("DELETE", "/orgs/acme").status == 500
     assert _items_of(acme, "acme")  # half done
 
@@ -82,8 +84,8 @@ def test_delete_interrupted_by_a_failure_completes_when_retried(acme, monkeypatc
 
 
 def test_no_user_can_join_an_org_being_deleted(acme):
-    items.table().mark(
-        {"PK": "ORG#acme", "SK": "METADATA#acme"}, items.DELETING, "2026-01-01T00:00:00Z", missing=Exception()
+    api_table().mark(
+        {"PK": "ORG#acme", "SK": "METADATA#acme"}, stamps.DELETING, "2026-01-01T00:00:00Z", missing=Exception()
     )
 
     assert create_user("acme", "late").status == 404

@@ -2,14 +2,14 @@
 
 import pytest
 
-from controlplane.http.api import create_app
+from controlplane.http.resolver import Resolver
 from local.apigw import LambdaContext, build_event
 
 
 @pytest.fixture
 def app(monkeypatch):
     monkeypatch.setenv("CORS_ALLOW_ORIGINS", "https://app.example.com,https://admin.example.com")
-    app = create_app()
+    app = Resolver()
     app.get("/ping")(lambda: {"ok": True})
     return app
 
@@ -35,7 +35,7 @@ def test_another_origin_is_not_named(app):
 
 def test_no_configured_origins_means_no_cors_headers(monkeypatch):
     monkeypatch.delenv("CORS_ALLOW_ORIGINS", raising=False)
-    app = create_app()
+    app = Resolver()
     app.get("/ping")(lambda: {"ok": True})
 
     assert "Access-Control-Allow-Origin" not in _get(app, "https://app.example.com")

@@ -3,7 +3,7 @@
 import pytest
 
 from controlplane import config
-from controlplane.dal import items
+from controlplane.dal.table import api_table
 from ops import migrate_user_counts
 from tests.api import call, create_org, create_user
 
@@ -34,7 +34,7 @@ def legacy(table):
 
 
 def test_migration_counts_each_org_not_counted_and_leaves_the_rest(legacy):
-    report = migrate_user_counts.migrate(items.table(), echo=lambda _: None)
+    report = migrate_user_counts.migrate(api_table(), echo=lambda _: None)
 
     assert report.counted == {"acme": 7, "bolt": 0}
     assert report.already == ["core"]
@@ -45,7 +45,7 @@ def test_migration_counts_each_org_not_counted_and_leaves_the_rest(legacy):
 
 
 def test_after_the_migration_seats_are_enforced_and_given_back(legacy):
-    migrate_user_counts.migrate(items.table(), echo=lambda _: None)
+    migrate_user_counts.migrate(api_table(), echo=lambda _: None)
 
     assert create_user("bolt", "erin").status == 201
     assert call("DELETE", "/orgs/acme/users/user-0").status == 204
@@ -54,10 +54,10 @@ def test_after_the_migration_seats_are_enforced_and_given_back(legacy):
 
 
 def test_running_it_again_changes_nothing(legacy):
-    migrate_user_counts.migrate(items.table(), echo=lambda _: None)
+    migrate_user_counts.migrate(api_table(), echo=lambda _: None)
     create_user("bolt", "erin")
 
-    again = migrate_user_counts.migrate(items.table(), echo=lambda _: None)
+    again = migrate_user_counts.migrate(api_table(), echo=lambda _: None)
 
     assert again.counted == {}
     assert sorted(again.already) == ["acme", "bolt", "core"]
@@ -74,7 +74,7 @@ def test_an_org_over_its_plans_limit_is_counted_as_it_is_and_reported(legacy, ta
         ExpressionAttributeValues={":free": {"S": "free"}},
     )
 
-    report = migrate_user_counts.migrate(items.table(), echo=lambda _: None)
+    report = migrate_user_counts.migrate(api_table(), echo=lambda _: None)
 
     assert report.over_limit == {"acme": (7, 5)}
     assert call("GET", "/orgs/acme").body["usage"] == {"users": 7}
@@ -85,7 +85,7 @@ def test_an_org_over_its_plans_limit_is_counted_as_it_is_and_reported(legacy, ta
 def test_an_org_whose_plan_changed_before_it_was_counted_keeps_the_new_limit(legacy):
     call("PATCH", "/orgs/bolt", {"plan": "pro"})  # sets user_limit on an org not counted yet
 
-    migrate_user_counts.migrate(items.table(), echo=lambda _: None)
+    migrate_user_counts.migrate(api_table(), echo=lambda _: None)
 
     assert call("GET", "/orgs/bolt").body["limits"] == {"users": 50}
 
@@ -98,7 +98,7 @@ def test_the_command_line_migrates_the_named_table(legacy, capsys):
 
 
 def test_counting_reads_every_page(legacy, monkeypatch):
-    table = items.table()
+    table = api_table()
     real = table.client.query
     pages = []
 
@@ -108,5 +108,5 @@ def test_counting_reads_every_page(legacy, monkeypatch):
 
     monkeypatch.setattr(table.client, "query", one_user_a_page)
 
-    assert table.count("ORG#acme", "USER#") == 7
+    assert migrate_user_counts.count(table, "ORG#acme", "USER#") == 7
     assert len(pages) >= 7

@@ -8,6 +8,10 @@ from controlplane.models import plans
 from tests.api import admin, call, create_org, create_user, member
 
 FULL = {"quota": "users", "limit": 5, "used": 5, "plan": "free"}
+# Issue 20's table, written out: the test fails if the catalogue drifts from what was promised.
+FREE_REQUESTS = {"per_second": 10, "burst": 20, "per_day": 10_000}
+PRO_REQUESTS = {"per_second": 100, "burst": 200, "per_day": 1_000_000}
+ENTERPRISE_REQUESTS = {"per_second": 1_000, "burst": 2_000, "per_day": None}
 
 
 def _users(org_id: str = "acme") -> list[str]:
@@ -29,11 +33,17 @@ def test_plans_lists_the_catalogue_to_any_signed_in_caller(table):
         assert reply.status == 200
         assert reply.body == {
             "items": [
-                {"plan": "free", "limits": {"users": 5}},
-                {"plan": "pro", "limits": {"users": 50}},
-                {"plan": "enterprise", "limits": {"users": 1000}},
+                {"plan": "free", "limits": {"users": 5}, "requests": FREE_REQUESTS},
+                {"plan": "pro", "limits": {"users": 50}, "requests": PRO_REQUESTS},
+                {"plan": "enterprise", "limits": {"users": 1000}, "requests": ENTERPRISE_REQUESTS},
             ]
         }
+
+
+def test_every_plan_and_the_operators_have_request_limits():
+    assert set(plans.REQUEST_LIMITS) == set(plans.CATALOGUE)
+    assert plans.usage_plans()[plans.OPERATORS]._asdict() == {"per_second": 200, "burst": 400, "per_day": None}
+    assert plans.OPERATORS not in plans.CATALOGUE  # no org can be put on the operators' plan
 
 
 def test_plans_needs_a_token(table):

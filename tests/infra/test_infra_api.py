@@ -8,6 +8,7 @@ import aws_cdk as cdk
 import pytest
 
 from controlplane.http.routes import ROUTES
+from controlplane.models import plans
 from infra.config import StageConfig
 
 
@@ -68,11 +69,11 @@ def _authorizer_function(template: dict) -> str:
 
 
 def test_every_route_is_a_method_on_its_functions_proxy_integration_and_nothing_else(dev, functions):
-    # Given the route table and the stack synthesized without CORS
+    # Given the route table
     expected = {(route.method, route.path): functions[route.function] for route in ROUTES}
 
-    # When reading every method of the API
-    methods = _methods(dev)
+    # When reading every method of the API but the CORS preflights (the console's origin: every stage)
+    methods = {key: integration for key, integration in _methods(dev).items() if key[0] != "OPTIONS"}
 
     # Then the methods are exactly the routes, each proxied to the function the table names
     assert {key: _invoked_function(integration) for key, integration in methods.items()} == expected
@@ -86,8 +87,11 @@ def test_cors_adds_only_preflight_methods(templates):
     # Then the routes are unchanged and every resource answers OPTIONS with that origin and the API's headers
     assert {key for key in methods if key[0] != "OPTIONS"} == {(route.method, route.path) for route in ROUTES}
     assert {path for method, path in methods if method == "OPTIONS"} >= {route.path for route in ROUTES}
-    preflight = methods[("OPTIONS", "/orgs")]["IntegrationResponses"][0]["ResponseParameters"]
-    assert preflight["method.response.header.Access-Control-Allow-Origin"] == "'https://app.example.com'"
+    answer = methods[("OPTIONS", "/orgs")]["IntegrationResponses"][0]
+    preflight = answer["ResponseParameters"]
+    # The console's origin first; the configured one is echoed back when it is the request's Origin
+    assert "Distribution" in json.dumps(preflight["method.response.header.Access-Control-Allow-Origin"])
+    assert "https://app.example.com" in json.dumps(answer["ResponseTemplates"])
     assert {"If-Match", "Idempotency-Key"} <= set(
         preflight["method.response.header.Access-Control-Allow-Headers"].strip("'").split(",")
     )
@@ -169,7 +173,20 @@ def test_api_gateway_errors_answer_with_the_api_error_contract(dev):
         "RESOURCE_NOT_FOUND": ("404", "not_found"),
         "MISSING_AUTHENTICATION_TOKEN": ("404", "not_found"),
         "THROTTLED": ("429", "throttled"),
+        "QUOTA_EXCEEDED": ("429", "throttled"),
+        "INVALID_API_KEY": ("503", "service_unavailable"),
         "REQUEST_TOO_LARGE": ("413", "payload_too_large"),
+    }
+    # And a throttled caller is told which limit, and when to come back
+    assert bodies["THROTTLED"]["error"]["message"] == plans.THROTTLED_MESSAGE
+    assert bodies["QUOTA_EXCEEDED"]["error"]["message"] == plans.QUOTA_EXCEEDED_MESSAGE
+    retry_after = {
+        kind: r.get("ResponseParameters", {}).get("gatewayresponse.header.Retry-After") for kind, r in responses.items()
+    }
+    assert {kind: value for kind, value in retry_after.items() if value} == {
+        "THROTTLED": "'1'",
+        "QUOTA_EXCEEDED": "'3600'",
+        "INVALID_API_KEY": "'5'",
     }
     assert bodies["DEFAULT_4XX"]["error"]["message"] == "Oops"  # API Gateway's own message, kept
     assert bodies["UNAUTHORIZED"]["error"]["message"] == "Oops"  # "Unauthorized", from the authorizer
@@ -188,8 +205,8 @@ def test_stage_is_named_after_the_stage_traced_throttled_and_access_logged_as_js
             "DataTraceEnabled": False,
             "HttpMethod": "*",
             "ResourcePath": "/*",
-            "ThrottlingBurstLimit": 100,
-            "ThrottlingRateLimit": 50,
+            "ThrottlingBurstLimit": 5000,
+            "ThrottlingRateLimit": 10000,
         }
     ]
     access_log = json.loads(properties["AccessLogSetting"]["Format"])
@@ -197,13 +214,12 @@ def test_stage_is_named_after_the_stage_traced_throttled_and_access_logged_as_js
     assert access_log["status"] == "$context.status"
 
 
-def test_context_sets_stage_throttling_and_cors_origins():
+def test_context_sets_the_account_limit_the_stage_throttle_derives_from_and_cors_origins():
     # Given context as the CLI passes it: every value a string, origins comma-separated
     app = cdk.App(
         context={
             "stage": "prod",
-            "throttle_rate_limit": "20",
-            "throttle_burst_limit": "40",
+            "account_rps_limit": "5000",
             "cors_allow_origins": "https://a.example.com, https://b.example.com",
         }
     )
@@ -211,15 +227,20 @@ def test_context_sets_stage_throttling_and_cors_origins():
     # When reading the configuration
     config = StageConfig.from_context(app.node)
 
-    # Then every key is honoured
+    # Then every key is honoured, and the stage's burst is API Gateway's: half the rate
     assert config == StageConfig(
         stage="prod",
-        throttle_rate_limit=20,
-        throttle_burst_limit=40,
+        account_rps_limit=5000,
         cors_allow_origins=("https://a.example.com", "https://b.example.com"),
     )
+    assert (config.throttle_rate_limit, config.throttle_burst_limit) == (5000, 2500)
     assert config.stack_name == "ControlPlane-prod"
     assert config.protected
+
+
+def test_an_account_limit_below_one_tenants_plan_is_refused_at_synth():
+    with pytest.raises(ValueError, match="account_rps_limit 1500 would throttle the stage below"):
+        StageConfig(account_rps_limit=1500)  # burst 750 < enterprise's 2,000
 
 
 def test_without_context_the_stage_is_dev_without_cors():

@@ -6,7 +6,10 @@ CLAIMS = {"custom:org_id", "custom:user_id", "custom:role"}  # what controlplane
 
 
 def _only(template: dict, resource_type: str) -> tuple[str, dict]:
-    [(logical_id, resource)] = [(k, r) for k, r in template["Resources"].items() if r["Type"] == resource_type]
+    """The one resource of that type; of the app clients, the API's (the console has its own: test_infra_console)."""
+    [(logical_id, resource)] = [
+        (k, r) for k, r in template["Resources"].items() if r["Type"] == resource_type and "ConsoleClient" not in k
+    ]
     return logical_id, resource
 
 

@@ -18,6 +18,7 @@ from cpctl.errors import (
     NotFound,
     PreconditionFailed,
     ServiceUnavailable,
+    Throttled,
 )
 from cpctl.retries import MAX_ATTEMPTS, MAX_WAIT_SECONDS
 from local import tokens
@@ -134,6 +135,23 @@ def test_retries_are_bounded_and_each_wait_is_capped():
 
     assert len(api.requests) == MAX_ATTEMPTS
     assert api.waits == [MAX_WAIT_SECONDS] * (MAX_ATTEMPTS - 1)
+
+
+def test_a_429_is_retried_after_its_retry_after():
+    api = Scripted(error(429, "throttled", {"Retry-After": "1"}), httpx.Response(200, json=ORG))
+
+    assert api.client().get_org("acme").org_id == "acme"
+
+    assert api.waits == [1.0]
+
+
+def test_a_429_for_the_daily_quota_is_raised_at_once_not_waited_out():
+    api = Scripted(error(429, "throttled", {"Retry-After": "43200"}))
+
+    with pytest.raises(Throttled):
+        api.client().get_org("acme")
+
+    assert (len(api.requests), api.waits) == (1, [])
 
 
 def test_an_answer_that_is_not_the_error_contract_still_raises_with_the_status():

@@ -1,4 +1,5 @@
-"""Each function imports only what its routes need at a cold start: rare paths load when taken."""
+"""Each function imports only what its routes need at a cold start: rare paths load when taken, and
+nothing loads that did not before http/api.py, dal/table.py and dal/items.py were split (88e65a4)."""
 
 import json
 import subprocess
@@ -10,6 +11,7 @@ import pytest
 from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS, TICKETS, USERS
 
 ROOT = Path(__file__).resolve().parents[2]
+EVENTS = "events"
 # Loaded on the rare path that needs them: a POST with an Idempotency-Key, a message from the
 # deletions queue, the cursor secret from Secrets Manager (the cloud's first request only).
 NEVER_AT_IMPORT = {
@@ -26,6 +28,82 @@ NOT_IN = {
     USERS: {"controlplane.logic.deletions"},  # the user cascade runs in the request; no queue
     ORGANIZATIONS: set(),
 }
+# The packages outside the standard library that a cold start loaded at 88e65a4, the same for every
+# function (recorded with _modules_after_import there); the function's own package comes on top.
+THIRD_PARTY = {
+    "annotated_types",
+    "aws_lambda_powertools",
+    "aws_xray_sdk",
+    "boto3",
+    "botocore",
+    "certifi",
+    "dateutil",
+    "jmespath",
+    "pydantic",
+    "pydantic_core",
+    "s3transfer",
+    "six",
+    "snapshot_restore_py",
+    "typing_extensions",
+    "typing_inspection",
+    "urllib3",
+    "wrapt",
+}
+# Our modules each cold start loads. At 88e65a4 the API functions loaded http.api and dal.items
+# where they now load the modules those became (http.docs, entry, params, resolver, responses;
+# dal.stamps, plus dal.transactions and dal.batches where their routes write so); the events
+# function no longer loads dal.cursor. Every other module is the same.
+_EVERY_API_FUNCTION = {
+    "config",
+    "observability",
+    "dal.codec",
+    "dal.cursor",
+    "dal.keys",
+    "dal.schema",
+    "dal.stamps",
+    "dal.table",
+    "http.auth",
+    "http.docs",
+    "http.entry",
+    "http.params",
+    "http.resolver",
+    "http.responses",
+    "http.routes",
+    "models.errors",
+    "models.ids",
+    "models.plans",
+    "models.resources",
+}
+OURS = {
+    ORGANIZATIONS: _EVERY_API_FUNCTION | {"dal.batches", "logic.cascade", "logic.deletions", "logic.organizations"},
+    USERS: _EVERY_API_FUNCTION
+    | {
+        "dal.batches",
+        "dal.directory",
+        "dal.transactions",
+        "logic.cascade",
+        "logic.organizations",
+        "logic.tickets",
+        "logic.users",
+    },
+    TICKETS: _EVERY_API_FUNCTION | {"dal.transactions", "logic.tickets"},
+    EVENTS: {
+        "config",
+        "observability",
+        "dal.codec",
+        "dal.keys",
+        "dal.schema",
+        "dal.stamps",
+        "dal.table",
+        "lifecycle.contract",
+        "lifecycle.publisher",
+        "models.errors",
+        "models.ids",
+        "models.plans",
+        "models.resources",
+    },
+}
+LAYERS = {"dal", "http", "lifecycle", "logic", "models"}  # the packages, whose __init__.py are empty
 
 
 def _modules_after_import(function: str) -> set[str]:
@@ -46,3 +124,17 @@ def test_a_cold_start_imports_no_module_of_a_path_it_does_not_take(function):
     assert f"controlplane.logic.{function}" in loaded
     assert loaded & (NEVER_AT_IMPORT | NOT_IN[function]) == set()
     assert not any(name.startswith("aws_lambda_powertools.utilities.batch") for name in loaded)
+
+
+@pytest.mark.parametrize("function", [*FUNCTIONS, EVENTS])
+def test_a_cold_start_loads_exactly_the_modules_it_loaded_before_the_split(function):
+    # When a fresh interpreter imports the function's handler
+    loaded = _modules_after_import(function)
+
+    # Then our modules are exactly the function's list, and no package outside the standard library
+    # loads that did not before
+    ours = {name.removeprefix("controlplane.") for name in loaded if name.startswith("controlplane.")}
+    assert ours - LAYERS == OURS[function]
+    roots = {name.split(".")[0] for name in loaded} - set(sys.stdlib_module_names)
+    others = {root for root in roots if not root.startswith("_")} - {"controlplane", function}
+    assert others == THIRD_PARTY

@@ -4,7 +4,7 @@ import importlib
 
 import pytest
 
-from controlplane.http.api import error_statuses
+from controlplane.http.docs import error_statuses
 from controlplane.http.routes import FUNCTIONS, ROUTES
 from local import openapi
 

@@ -1,5 +1,5 @@
-"""DynamoDB's attribute values to Python, for the items we read: the same values boto3's
-TypeDeserializer returns (numbers as ``Decimal`` in DynamoDB's own decimal context, sets as sets,
+"""DynamoDB's attribute values to Python and back. To Python, for the items we read: the same
+values boto3's TypeDeserializer returns (numbers as ``Decimal`` in DynamoDB's own decimal context, sets as sets,
 binary as ``Binary``), at a quarter of its cost per item (3 µs for a ticket, not 12).
 
 TypeDeserializer formats a method name and looks it up with ``getattr`` for every value. Our items
@@ -9,11 +9,15 @@ against TypeDeserializer on every shape DynamoDB can return.
 """
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.types import DYNAMODB_CONTEXT, Binary
+from boto3.dynamodb.types import DYNAMODB_CONTEXT, Binary, TypeSerializer
+
+if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
+    from types_boto3_dynamodb.type_defs import AttributeValueTypeDef
 
 _decimal = DYNAMODB_CONTEXT.create_decimal
+_serializer = TypeSerializer()
 
 
 def item(attributes: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,3 +53,11 @@ _OTHERS: dict[str, Callable[[Any], Any]] = {
     "NS": lambda raw: set(map(_decimal, raw)),
     "BS": lambda raw: set(map(Binary, raw)),
 }
+
+
+def to_dynamo(values: Mapping[str, Any]) -> dict[str, "AttributeValueTypeDef"]:
+    """An item, key or expression's values as DynamoDB takes them: boto3's TypeSerializer."""
+    return {name: _serializer.serialize(value) for name, value in values.items()}
+
+
+from_dynamo = item  # what the data layer calls it, beside to_dynamo

@@ -11,7 +11,9 @@ import base64
 import binascii
 import hashlib
 import hmac
+from typing import Any
 
+from controlplane import config
 from controlplane.models.errors import InvalidCursor
 
 
@@ -46,3 +48,15 @@ def _b64(raw: bytes) -> str:
 
 def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def resume_after(scope: str, cursor_token: str | None) -> str | None:
+    """The id of the item a page resumes after; None for the first page."""
+    return decode(scope, cursor_token, config.settings().cursor_secret)
+
+
+def next_cursor(scope: str, page: list[dict[str, Any]], id_attribute: str, more: bool) -> str | None:
+    """A cursor after the page's last item, if DynamoDB said there is more."""
+    if not more:
+        return None
+    return encode(scope, page[-1][id_attribute] if page else "", config.settings().cursor_secret)

@@ -35,7 +35,7 @@ def _translate(exists: AlreadyExists | None = None) -> Iterator[None]:
     except ClientError as error:
         code = error.response["Error"]["Code"]
         if code in _THROTTLING:
-            raise ServiceUnavailable() from None
+            raise ServiceUnavailable("The sign-in directory is busy; retry later") from None
         if code == "UsernameExistsException" and exists:
             raise exists from None
         raise

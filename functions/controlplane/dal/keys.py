@@ -13,6 +13,8 @@ from typing import Any
 
 from controlplane.dal.schema import GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY
 
+ORG, USER, TICKET, SWEEP = "org", "user", "ticket", "sweep"  # the ``entity`` attribute of each item
+
 ORGS_LISTING = "ORGS"
 USER_PREFIX = "USER#"
 TICKET_PREFIX = "TICKET#"

@@ -16,9 +16,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from controlplane.dal import items
+from controlplane.dal import codec, keys, stamps
 from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
-from controlplane.dal.table import image
 from controlplane.models.resources import Org, OrgId, Plan, Resource, Role, Status, Ticket, Timestamp, User
 
 SOURCE = "controlplane"
@@ -32,7 +31,7 @@ ORG_DELETED_CAUSE = "organization_deleted"
 # its own event), the seat counter and the seat limit (and their API form, ``usage`` and ``limits``:
 # a plan change is reported as the ``plan`` it is).
 BOOKKEEPING = frozenset(
-    {"created_at", "updated_at", "version", items.DELETING, "user_count", "user_limit", "usage", "limits"}
+    {"created_at", "updated_at", "version", stamps.DELETING, "user_count", "user_limit", "usage", "limits"}
 )
 
 T = TypeVar("T")
@@ -74,7 +73,7 @@ class Kind:
 
 KINDS = (
     Kind(
-        items.ORG,
+        keys.ORG,
         Org,
         "Organization Created",
         "Organization Updated",
@@ -85,7 +84,7 @@ KINDS = (
         cascaded=False,
     ),
     Kind(
-        items.USER,
+        keys.USER,
         User,
         "User Created",
         "User Updated",
@@ -96,7 +95,7 @@ KINDS = (
         cascaded=True,
     ),
     Kind(
-        items.TICKET,
+        keys.TICKET,
         Ticket,
         "Ticket Opened",
         "Ticket Updated",
@@ -137,7 +136,7 @@ def _detail_models(kind: Kind) -> dict[str, type[BaseModel]]:
         kind.changed: changed,
         kind.deleted: deleted,
     }
-    if kind.entity == items.ORG:
+    if kind.entity == keys.ORG:
         found[DELETION_STARTED] = with_resource
     return found
 
@@ -174,13 +173,13 @@ def events_for(record: dict[str, Any], org_being_deleted: OrgBeingDeleted) -> li
     """The events one stream record (a Lambda DynamoDB stream record) sends, in order; none for
     items that are not resources (idempotency records, sweep markers) and for bookkeeping writes."""
     change = record["dynamodb"]
-    old = image(change.get("OldImage") or {})
-    new = image(change.get("NewImage") or {})
+    old = codec.item(change.get("OldImage") or {})
+    new = codec.item(change.get("NewImage") or {})
     kind = _BY_ENTITY.get(str((new or old).get("entity")))
     if kind is None:
         return []
     stamp = datetime.fromtimestamp(float(change["ApproximateCreationDateTime"]), UTC)
-    keys = image(change["Keys"])
+    key = codec.item(change["Keys"])
     base = {
         "event_id": record["eventID"],
         "org_id": (new or old)["org_id"],
@@ -189,25 +188,25 @@ def events_for(record: dict[str, Any], org_being_deleted: OrgBeingDeleted) -> li
 
     def event(detail_type: str, resource: dict[str, Any], actor: str | None, **extra: Any) -> Event:
         detail = DETAILS[detail_type](**base, actor=actor, resource=kind.model.from_item(resource), **extra)
-        return Event(detail_type, detail, stamp, (keys[PARTITION_KEY], keys[SORT_KEY]))
+        return Event(detail_type, detail, stamp, (key[PARTITION_KEY], key[SORT_KEY]))
 
     if not old:
-        return [event(kind.created, new, new.get(items.CREATED_BY))]
+        return [event(kind.created, new, new.get(stamps.CREATED_BY))]
     if not new:
         # A DeleteItem records no caller: only an org's delete knows its actor, from its mark.
         if not kind.cascaded:
-            return [event(kind.deleted, old, old.get(items.DELETED_BY))]
+            return [event(kind.deleted, old, old.get(stamps.DELETED_BY))]
         cause = ORG_DELETED_CAUSE if org_being_deleted(old["org_id"]) else None
         return [event(kind.deleted, old, None, cause=cause)]
     found = []
-    if kind.entity == items.ORG and items.DELETING in new and items.DELETING not in old:
-        found.append(event(DELETION_STARTED, new, new.get(items.DELETED_BY)))
+    if kind.entity == keys.ORG and stamps.DELETING in new and stamps.DELETING not in old:
+        found.append(event(DELETION_STARTED, new, new.get(stamps.DELETED_BY)))
     before, after = (kind.model.from_item(i).model_dump(mode="json") for i in (old, new))
     changes = {
         name: {"old": before[name], "new": after[name]} for name in kind.public_fields() if before[name] != after[name]
     }
     if changes:
-        actor = new.get(items.UPDATED_BY)
+        actor = new.get(stamps.UPDATED_BY)
         found.append(event(kind.updated, new, actor, changes=changes))
         if kind.watched in changes:
             found.append(event(kind.changed, new, actor, changes={kind.watched: changes[kind.watched]}))

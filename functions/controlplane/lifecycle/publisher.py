@@ -26,7 +26,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from controlplane import config
-from controlplane.dal import items, keys
+from controlplane.dal import keys, stamps
 from controlplane.dal.table import Table
 from controlplane.lifecycle.contract import Event, events_for
 from controlplane.observability import logger
@@ -57,14 +57,14 @@ def bus_name() -> str:
 
 @cache
 def _table() -> Table:
-    # Not items.table(): that needs the cursor secret, which this function has no business reading.
+    # Not api_table(): that needs the cursor secret, which this function has no business reading.
     return Table(config.dynamodb(), os.environ["TABLE_NAME"])
 
 
 def org_being_deleted(org_id: str) -> bool:
     """True once an org's cascade delete has begun (or the org is gone)."""
     org = _table().get(keys.org_key(org_id), consistent=True)
-    return org is None or items.DELETING in org
+    return org is None or stamps.DELETING in org
 
 
 def publish(records: list[Record]) -> Outcome:

@@ -5,8 +5,9 @@ import time
 from collections.abc import Callable
 
 from controlplane import config
-from controlplane.dal import items, keys
-from controlplane.dal.table import Table
+from controlplane.dal import batches, keys, stamps
+from controlplane.dal.table import Table, api_table, version_is
+from controlplane.models import errors
 
 # Stop starting new steps of a cascade delete when less time than this is left.
 DELETE_STEP_SECONDS = 5.0
@@ -29,23 +30,23 @@ def delete_org(
        every ticket written before the user went: delete the tickets it shows now, then the marker.
     4. Delete the org's idempotency records, then the org.
     """
-    table = items.table()
+    table = api_table()
     table.mark(
         keys.org_key(org_id),
-        items.DELETING,
-        items.now(),
-        items.org_missing(org_id),
-        items.version_is(version),
-        alongside={items.DELETED_BY: actor} if actor else None,
+        stamps.DELETING,
+        stamps.now(),
+        errors.org_missing(org_id),
+        version_is(version),
+        alongside={stamps.DELETED_BY: actor} if actor else None,
     )
     for users in table.query_all(keys.org_partition(org_id), prefix=keys.USER_PREFIX):
         for user in users:
             if time_left() < DELETE_STEP_SECONDS:
                 return False
-            sweep = {**keys.sweep_key(org_id, user["user_id"]), "entity": items.SWEEP, "user_id": user["user_id"]}
+            sweep = {**keys.sweep_key(org_id, user["user_id"]), "entity": keys.SWEEP, "user_id": user["user_id"]}
             table.put({**sweep, "sweep_after": math.ceil(time.time() + config.settings().gsi1_settle_seconds)})
             remove_sign_in(org_id, user["user_id"])
-            table.delete_all([user])
+            batches.delete_all(table, [user])
             if not delete_tickets_of(table, org_id, user["user_id"], time_left):
                 return False  # the user's sweep marker brings the rest of their tickets back
     for sweeps in table.query_all(keys.org_partition(org_id), prefix=keys.SWEEP_PREFIX):
@@ -56,10 +57,10 @@ def delete_org(
             time.sleep(max(wait, 0))
             if not delete_tickets_of(table, org_id, sweep["user_id"], time_left):
                 return False
-            table.delete_all([sweep])
+            batches.delete_all(table, [sweep])
     for records in table.query_all(keys.idempotency_partition(org_id)):
-        table.delete_all(records)
-    table.delete_all([keys.org_key(org_id)])
+        batches.delete_all(table, records)
+    batches.delete_all(table, [keys.org_key(org_id)])
     return True
 
 
@@ -77,5 +78,5 @@ def delete_tickets_of(
     for tickets in table.query_all(keys.user_collection(org_id, user_id), on_index=True, prefix=keys.TICKET_PREFIX):
         if time_left() < DELETE_STEP_SECONDS:
             return False
-        table.delete_all(tickets)
+        batches.delete_all(table, tickets)
     return True

@@ -4,10 +4,10 @@ from collections.abc import Callable
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from controlplane.dal import items, keys
-from controlplane.dal.table import Expect, Item
+from controlplane.dal import cursor, keys, stamps
+from controlplane.dal.table import Expect, Item, api_table, version_is
 from controlplane.http.auth import Caller, authorize_fields
-from controlplane.models import plans
+from controlplane.models import errors, plans
 from controlplane.models.errors import AlreadyExists, ApiError, QuotaExceeded
 from controlplane.models.resources import (
     Limits,
@@ -18,6 +18,7 @@ from controlplane.models.resources import (
     OrgWithUsers,
     PlanList,
     PlanOffer,
+    RequestLimits,
     User,
 )
 from controlplane.observability import metrics
@@ -25,30 +26,39 @@ from controlplane.observability import metrics
 
 def list_plans() -> PlanList:
     """The catalogue itself: no request to DynamoDB."""
-    return PlanList(items=[PlanOffer(plan=plan, limits=Limits(**limits)) for plan, limits in plans.CATALOGUE.items()])
+    return PlanList(
+        items=[
+            PlanOffer(
+                plan=plan,
+                limits=Limits(**limits),
+                requests=RequestLimits(**plans.request_limits(plan)._asdict()),
+            )
+            for plan, limits in plans.CATALOGUE.items()
+        ]
+    )
 
 
 def create_org(body: OrgCreate, caller: Caller) -> Org:
     seats = {plans.USER_COUNT: 0, plans.USER_LIMIT: plans.limit(body.plan)}
-    item = items.new_item(keys.org_keys(body.org_id), items.ORG, {**body.model_dump(), **seats}, caller.subject)
-    items.table().put_new(item, exists=AlreadyExists(f"Organization {body.org_id} already exists"))
+    item = stamps.new_item(keys.org_keys(body.org_id), keys.ORG, {**body.model_dump(), **seats}, caller.subject)
+    api_table().put_new(item, exists=AlreadyExists(f"Organization {body.org_id} already exists"))
     metrics.add_metric(name="OrganizationCreated", unit=MetricUnit.Count, value=1)
     return Org.from_item(item)
 
 
 def list_orgs(limit: int, cursor_token: str | None) -> OrgPage:
     scope = keys.orgs_scope()
-    after = items.resume_after(scope, cursor_token)
+    after = cursor.resume_after(scope, cursor_token)
     start = keys.org_keys(after) if after else None
-    found, last = items.table().query(keys.ORGS_LISTING, on_index=True, limit=limit, start_key=start)
+    found, last = api_table().query(keys.ORGS_LISTING, on_index=True, limit=limit, start_key=start)
     orgs = [Org.from_item(item) for item in found]
-    return OrgPage(items=orgs, next_cursor=items.next_cursor(scope, found, "org_id", last is not None))
+    return OrgPage(items=orgs, next_cursor=cursor.next_cursor(scope, found, "org_id", last is not None))
 
 
 def get_org(org_id: str) -> Org:
-    item = items.table().get(keys.org_key(org_id))
+    item = api_table().get(keys.org_key(org_id))
     if item is None:
-        raise items.org_missing(org_id)
+        raise errors.org_missing(org_id)
     return Org.from_item(item)
 
 
@@ -57,29 +67,33 @@ def get_org_with_users(org_id: str, limit: int) -> OrgWithUsers:
     return OrgWithUsers(
         org=Org.from_item(org),
         users=[User.model_validate(item) for item in users],
-        next_cursor=items.next_cursor(keys.users_scope(org_id), users, "user_id", more),
+        next_cursor=cursor.next_cursor(keys.users_scope(org_id), users, "user_id", more),
     )
 
 
 def first_users(org_id: str, limit: int) -> tuple[Item, list[Item], bool]:
     """The org and its first users, in one request: METADATA# sorts before USER# in the partition.
     Sweep markers of an org being deleted (SWEEP#) sort between them and are left out."""
-    org, rest, more = items.parent_first(keys.org_partition(org_id), items.ORG, items.org_missing(org_id), limit)
-    return org, [item for item in rest if item["entity"] == items.USER], more
+    org, rest, more = api_table().parent_first(keys.org_partition(org_id), keys.ORG, errors.org_missing(org_id), limit)
+    return org, [item for item in rest if item["entity"] == keys.USER], more
 
 
 def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None = None) -> Org:
     changes = body.changes()
     authorize_fields(caller, set(changes))
-    expects = items.version_is(version)
+    expects = version_is(version)
     if "plan" in changes:
         # The new plan's limit goes on the item, on condition that the org's users fit in it. An org
         # not counted yet takes the limit too; the migration counts its users against it.
         limit = plans.limit(changes["plan"])
         changes[plans.USER_LIMIT] = limit
         expects += (Expect(plans.USER_COUNT, limit, _downgrade_refused(changes["plan"], limit), at_most=True),)
-    item = items.table().update(
-        keys.org_key(org_id), items.written_by(changes, caller.subject), items.now(), items.org_missing(org_id), expects
+    item = api_table().update(
+        keys.org_key(org_id),
+        stamps.written_by(changes, caller.subject),
+        stamps.now(),
+        errors.org_missing(org_id),
+        expects,
     )
     return Org.from_item(item)
 

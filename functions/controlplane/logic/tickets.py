@@ -2,9 +2,10 @@
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from controlplane.dal import items, keys
-from controlplane.dal.table import Expect, Item
+from controlplane.dal import cursor, keys, stamps, transactions
+from controlplane.dal.table import Expect, Item, api_table, version_is
 from controlplane.http.auth import Caller
+from controlplane.models import errors
 from controlplane.models.errors import AlreadyExists, Forbidden
 from controlplane.models.ids import new_ulid
 from controlplane.models.resources import Ticket, TicketCreate, TicketPage, TicketUpdate
@@ -15,16 +16,17 @@ def ticket_item(org_id: str, user_id: str, body: TicketCreate, actor: str | None
     """The stored item of a new ticket (also what the benchmarks bulk-load)."""
     ticket_id = new_ulid()
     attributes = {"org_id": org_id, "ticket_id": ticket_id, "user_id": user_id, **body.model_dump()}
-    return items.new_item(keys.ticket_keys(org_id, user_id, ticket_id), items.TICKET, attributes, actor)
+    return stamps.new_item(keys.ticket_keys(org_id, user_id, ticket_id), keys.TICKET, attributes, actor)
 
 
 def create_ticket(org_id: str, user_id: str, body: TicketCreate, caller: Caller) -> Ticket:
     item = ticket_item(org_id, user_id, body, caller.subject)
     ticket_id = item["ticket_id"]
-    items.table().put_child(
+    transactions.put_child(
+        api_table(),
         keys.user_key(org_id, user_id),
         item,
-        parent_missing=items.user_missing(org_id, user_id),
+        parent_missing=errors.user_missing(org_id, user_id),
         exists=AlreadyExists(f"Ticket {ticket_id} already exists"),
     )
     metrics.add_metric(name="TicketCreated", unit=MetricUnit.Count, value=1)
@@ -33,12 +35,12 @@ def create_ticket(org_id: str, user_id: str, body: TicketCreate, caller: Caller)
 
 def list_tickets(org_id: str, user_id: str, limit: int, cursor_token: str | None) -> TicketPage:
     scope = keys.tickets_scope(org_id, user_id)
-    after = items.resume_after(scope, cursor_token)
+    after = cursor.resume_after(scope, cursor_token)
     if after is None:  # the first page comes with the user, so a missing user is a 404
         _, found, more = first_tickets(org_id, user_id, limit)
     else:
         start = keys.ticket_keys(org_id, user_id, after) if after else None
-        found, last = items.table().query(
+        found, last = api_table().query(
             keys.user_collection(org_id, user_id),
             on_index=True,
             prefix=keys.TICKET_PREFIX,
@@ -48,15 +50,15 @@ def list_tickets(org_id: str, user_id: str, limit: int, cursor_token: str | None
         )
         more = last is not None
     page = [Ticket.model_validate(item) for item in found]
-    return TicketPage(items=page, next_cursor=items.next_cursor(scope, found, "ticket_id", more))
+    return TicketPage(items=page, next_cursor=cursor.next_cursor(scope, found, "ticket_id", more))
 
 
 def first_tickets(org_id: str, user_id: str, limit: int) -> tuple[Item, list[Item], bool]:
     """The user and their newest tickets, in one request: on GSI1 the user item sorts after its
     tickets (USER# > TICKET#), so newest-first puts it first."""
-    missing = items.user_missing(org_id, user_id)
+    missing = errors.user_missing(org_id, user_id)
     collection = keys.user_collection(org_id, user_id)
-    return items.parent_first(collection, items.USER, missing, limit, on_index=True, newest_first=True)
+    return api_table().parent_first(collection, keys.USER, missing, limit, on_index=True, newest_first=True)
 
 
 def _not_yours(ticket_id: str) -> Forbidden:
@@ -67,13 +69,13 @@ def _ticket_expects(caller: Caller, ticket_id: str, version: int | None) -> tupl
     """Members may only touch their own tickets; the write's own condition checks it (403 first)."""
     owner = caller.owner_filter()
     mine = (Expect("user_id", owner, _not_yours(ticket_id)),) if owner else ()
-    return mine + items.version_is(version)
+    return mine + version_is(version)
 
 
 def get_ticket(org_id: str, ticket_id: str, caller: Caller) -> Ticket:
-    item = items.table().get(keys.ticket_key(org_id, ticket_id))
+    item = api_table().get(keys.ticket_key(org_id, ticket_id))
     if item is None:
-        raise items.ticket_missing(org_id, ticket_id)
+        raise errors.ticket_missing(org_id, ticket_id)
     if caller.owner_filter() not in (None, item["user_id"]):
         raise _not_yours(ticket_id)
     return Ticket.model_validate(item)
@@ -82,19 +84,19 @@ def get_ticket(org_id: str, ticket_id: str, caller: Caller) -> Ticket:
 def update_ticket(
     org_id: str, ticket_id: str, body: TicketUpdate, caller: Caller, version: int | None = None
 ) -> Ticket:
-    item = items.table().update(
+    item = api_table().update(
         keys.ticket_key(org_id, ticket_id),
-        items.written_by(body.changes(), caller.subject),
-        items.now(),
-        items.ticket_missing(org_id, ticket_id),
+        stamps.written_by(body.changes(), caller.subject),
+        stamps.now(),
+        errors.ticket_missing(org_id, ticket_id),
         _ticket_expects(caller, ticket_id, version),
     )
     return Ticket.model_validate(item)
 
 
 def delete_ticket(org_id: str, ticket_id: str, caller: Caller, version: int | None = None) -> None:
-    items.table().delete(
+    api_table().delete(
         keys.ticket_key(org_id, ticket_id),
-        items.ticket_missing(org_id, ticket_id),
+        errors.ticket_missing(org_id, ticket_id),
         _ticket_expects(caller, ticket_id, version),
     )

@@ -5,12 +5,13 @@ from collections.abc import Callable
 from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane import config
-from controlplane.dal import items, keys
+from controlplane.dal import cursor, keys, stamps, transactions
 from controlplane.dal.directory import SYNCED
-from controlplane.dal.table import Counter, Expect, Item
+from controlplane.dal.table import Expect, Item, api_table, check_version, version_is
+from controlplane.dal.transactions import Counter
 from controlplane.http.auth import Caller, authorize_fields
 from controlplane.logic import cascade, organizations, tickets
-from controlplane.models import plans
+from controlplane.models import errors, plans
 from controlplane.models.errors import AlreadyExists, ApiError, QuotaExceeded, ServiceUnavailable
 from controlplane.models.resources import Ticket, User, UserCreate, UserPage, UserUpdate, UserWithTickets
 from controlplane.observability import logger, metrics
@@ -29,8 +30,8 @@ def _seat_refused(org_id: str) -> Callable[[Item | None], ApiError]:
     """Why the org refused a new user, from the org item the failed transaction returned."""
 
     def refused(org: Item | None) -> ApiError:
-        if org is None or items.DELETING in org:  # an org being deleted takes no one new
-            return items.org_missing(org_id)
+        if org is None or stamps.DELETING in org:  # an org being deleted takes no one new
+            return errors.org_missing(org_id)
         if plans.USER_COUNT not in org:
             return _not_counted(org_id)
         return QuotaExceeded("users", int(org[plans.USER_LIMIT]), int(org[plans.USER_COUNT]), org["plan"])
@@ -40,8 +41,9 @@ def _seat_refused(org_id: str) -> Callable[[Item | None], ApiError]:
 
 def _remove(org_id: str, user_id: str, expects: tuple[Expect, ...] = ()) -> None:
     """Delete the user's item and give their seat back, in one transaction."""
-    missing = items.user_missing(org_id, user_id)
-    items.table().delete_counted(
+    missing = errors.user_missing(org_id, user_id)
+    transactions.delete_counted(
+        api_table(),
         keys.user_key(org_id, user_id),
         keys.org_key(org_id),
         SEATS,
@@ -53,14 +55,15 @@ def _remove(org_id: str, user_id: str, expects: tuple[Expect, ...] = ()) -> None
 
 def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
     attributes = {"org_id": org_id, **body.model_dump()}
-    item = items.new_item(keys.user_keys(org_id, body.user_id), items.USER, attributes, caller.subject)
-    items.table().put_counted(
+    item = stamps.new_item(keys.user_keys(org_id, body.user_id), keys.USER, attributes, caller.subject)
+    transactions.put_counted(
+        api_table(),
         keys.org_key(org_id),
         item,
         SEATS,
         exists=AlreadyExists(f"User {body.user_id} already exists in organization {org_id}"),
         parent_refused=_seat_refused(org_id),
-        parent_unmarked=items.DELETING,
+        parent_unmarked=stamps.DELETING,
     )
     # The table decides 404/409 first; only then the sign-in. If that fails, the user (and their
     # seat) goes too.
@@ -76,23 +79,23 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
 
 def list_users(org_id: str, limit: int, cursor_token: str | None) -> UserPage:
     scope = keys.users_scope(org_id)
-    after = items.resume_after(scope, cursor_token)
+    after = cursor.resume_after(scope, cursor_token)
     if after is None:  # the first page comes with the org, so a missing org is a 404
         _, found, more = organizations.first_users(org_id, limit)
     else:
         start = keys.user_key(org_id, after) if after else None
-        found, last = items.table().query(
+        found, last = api_table().query(
             keys.org_partition(org_id), prefix=keys.USER_PREFIX, limit=limit, start_key=start
         )
         more = last is not None
     users = [User.model_validate(item) for item in found]
-    return UserPage(items=users, next_cursor=items.next_cursor(scope, found, "user_id", more))
+    return UserPage(items=users, next_cursor=cursor.next_cursor(scope, found, "user_id", more))
 
 
 def get_user(org_id: str, user_id: str) -> User:
-    item = items.table().get(keys.user_key(org_id, user_id))
+    item = api_table().get(keys.user_key(org_id, user_id))
     if item is None:
-        raise items.user_missing(org_id, user_id)
+        raise errors.user_missing(org_id, user_id)
     return User.model_validate(item)
 
 
@@ -101,30 +104,26 @@ def get_user_with_tickets(org_id: str, user_id: str, limit: int) -> UserWithTick
     return UserWithTickets(
         user=User.model_validate(user),
         tickets=[Ticket.model_validate(item) for item in found],
-        next_cursor=items.next_cursor(keys.tickets_scope(org_id, user_id), found, "ticket_id", more),
+        next_cursor=cursor.next_cursor(keys.tickets_scope(org_id, user_id), found, "ticket_id", more),
     )
 
 
 def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, version: int | None = None) -> User:
     changes = body.changes()
     authorize_fields(caller, set(changes))
-    missing = items.user_missing(org_id, user_id)
-    written = items.written_by(changes, caller.subject)
+    missing = errors.user_missing(org_id, user_id)
+    written = stamps.written_by(changes, caller.subject)
     synced = {SYNCED[field]: value for field, value in changes.items() if field in SYNCED}
     directory = config.directory() if synced else None
     if directory is None:
-        item = items.table().update(
-            keys.user_key(org_id, user_id), written, items.now(), missing, items.version_is(version)
-        )
+        item = api_table().update(keys.user_key(org_id, user_id), written, stamps.now(), missing, version_is(version))
         return User.model_validate(item)
     # The role a token carries is the one that authorizes: change the sign-in first, and put it
     # back if the table refuses the change (missing user, stale If-Match, throttling).
     stored = directory.attributes(org_id, user_id)
     directory.set_attributes(org_id, user_id, synced)
     try:
-        item = items.table().update(
-            keys.user_key(org_id, user_id), written, items.now(), missing, items.version_is(version)
-        )
+        item = api_table().update(keys.user_key(org_id, user_id), written, stamps.now(), missing, version_is(version))
     except Exception:
         directory.set_attributes(org_id, user_id, {name: stored[name] for name in synced if name in stored})
         raise
@@ -132,12 +131,12 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
 
 
 def delete_user(org_id: str, user_id: str, version: int | None = None) -> None:
-    table = items.table()
+    table = api_table()
     if version is not None:  # a stale If-Match must fail before the first ticket goes
         user = table.get(keys.user_key(org_id, user_id))
         if user is None:
-            raise items.user_missing(org_id, user_id)
-        items.check_version(user, version)
+            raise errors.user_missing(org_id, user_id)
+        check_version(user, version)
     cascade.remove_sign_in(org_id, user_id)
     cascade.delete_tickets_of(table, org_id, user_id)
-    _remove(org_id, user_id, items.version_is(version))
+    _remove(org_id, user_id, version_is(version))

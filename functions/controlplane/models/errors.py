@@ -1,4 +1,4 @@
-"""Domain errors. Each carries its HTTP status and error code; ``api`` maps them in one place."""
+"""Domain errors. Each carries its HTTP status and error code; ``controlplane.http.resolver`` maps them in one place."""
 
 from typing import Any
 
@@ -37,6 +37,18 @@ class NotFound(ApiError):
     code = "not_found"
 
 
+def org_missing(org_id: str) -> NotFound:
+    return NotFound(f"Organization {org_id} not found")
+
+
+def user_missing(org_id: str, user_id: str) -> NotFound:
+    return NotFound(f"User {user_id} not found in organization {org_id}")
+
+
+def ticket_missing(org_id: str, ticket_id: str) -> NotFound:
+    return NotFound(f"Ticket {ticket_id} not found in organization {org_id}")
+
+
 class MethodNotAllowed(ApiError):
     status = 405
     code = "method_not_allowed"
@@ -53,12 +65,14 @@ class PreconditionFailed(ApiError):
 
 
 class ServiceUnavailable(ApiError):
-    """DynamoDB kept throttling after the client's own retries; the caller should retry later."""
+    """Something this API depends on cannot answer now (the table or the sign-in directory is
+    throttling, writes keep conflicting, an org's seats are being counted); the caller should retry
+    later. Each raiser says which in its message."""
 
     status = 503
     code = "service_unavailable"
 
-    def __init__(self, message: str = "The service is busy; retry later", retry_after: int = 1):
+    def __init__(self, message: str, retry_after: int = 1):
         super().__init__(message, headers={"Retry-After": str(retry_after)})
 
 

@@ -142,9 +142,18 @@ class Org(Resource):
         return cls.model_validate({**item, "usage": {"users": item.get(plans.USER_COUNT)}, "limits": {"users": limit}})
 
 
+class RequestLimits(BaseModel):
+    """What API Gateway lets each org of the plan send: its own token bucket and daily quota."""
+
+    per_second: int = Field(description="Requests per second, sustained (the bucket's refill rate)", examples=[10])
+    burst: int = Field(description="Requests at once above the rate (the bucket's size)", examples=[20])
+    per_day: int | None = Field(description="Requests per day (UTC); null: no daily quota", examples=[10_000])
+
+
 class PlanOffer(BaseModel):
     plan: Plan
     limits: Limits
+    requests: RequestLimits
 
 
 class PlanList(BaseModel):

@@ -1,0 +1,68 @@
+// The console's one door to the API. Every call is call(METHOD, `path`) with a literal method and
+// path template; tests/browser/test_console_operations.py checks each against docs/openapi.json.
+
+import { apiUrl, caller } from "./auth.js";
+
+export class ApiError extends Error {
+  constructor(status, error) {
+    const problems = Array.isArray(error.details)
+      ? error.details.map((p) => `${p.loc.filter((l) => l !== "body").join(".")}: ${p.message}`).join("; ")
+      : "";
+    super(problems ? `${error.message}: ${problems}` : error.message);
+    this.status = status;
+    this.code = error.code;
+    this.details = error.details;
+  }
+}
+
+// 401 from the API: the token expired or was revoked. app.js listens and returns to sign-in.
+export const signedOut = new EventTarget();
+
+const seg = encodeURIComponent;
+
+async function call(method, path, { query, body, version } = {}) {
+  const who = caller();
+  const headers = { Accept: "application/json" };
+  if (who) headers.Authorization = `Bearer ${who.token}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (version !== undefined) headers["If-Match"] = `"${version}"`;
+  const search = new URLSearchParams(Object.entries(query || {}).filter(([, v]) => v !== null && v !== undefined));
+  let answer;
+  try {
+    answer = await fetch(`${apiUrl()}${path}${search.size ? `?${search}` : ""}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, { code: "network", message: "The API cannot be reached. Check your connection and retry." });
+  }
+  if (answer.status === 204) return null;
+  const data = await answer.json().catch(() => ({}));
+  if (!answer.ok) {
+    const error = new ApiError(answer.status, data.error || { code: "http", message: `The API answered ${answer.status}` });
+    if (answer.status === 401) signedOut.dispatchEvent(new CustomEvent("expired", { detail: error.message }));
+    throw error;
+  }
+  return data;
+}
+
+const PAGE = 10;
+
+export const listPlans = () => call("GET", `/plans`);
+export const listOrgs = (cursor) => call("GET", `/orgs`, { query: { limit: PAGE, cursor } });
+export const createOrg = (org) => call("POST", `/orgs`, { body: org });
+export const getOrg = (org) => call("GET", `/orgs/${seg(org)}`);
+export const updateOrg = (org, changes, version) => call("PATCH", `/orgs/${seg(org)}`, { body: changes, version });
+export const listUsers = (org, cursor) => call("GET", `/orgs/${seg(org)}/users`, { query: { limit: PAGE, cursor } });
+export const createUser = (org, user) => call("POST", `/orgs/${seg(org)}/users`, { body: user });
+export const getUser = (org, user) => call("GET", `/orgs/${seg(org)}/users/${seg(user)}`);
+export const updateUser = (org, user, changes, version) =>
+  call("PATCH", `/orgs/${seg(org)}/users/${seg(user)}`, { body: changes, version });
+export const listTickets = (org, user, cursor) =>
+  call("GET", `/orgs/${seg(org)}/users/${seg(user)}/tickets`, { query: { limit: PAGE, cursor } });
+export const openTicket = (org, user, ticket) => call("POST", `/orgs/${seg(org)}/users/${seg(user)}/tickets`, { body: ticket });
+export const getTicket = (org, ticket) => call("GET", `/orgs/${seg(org)}/tickets/${seg(ticket)}`);
+export const updateTicket = (org, ticket, changes, version) =>
+  call("PATCH", `/orgs/${seg(org)}/tickets/${seg(ticket)}`, { body: changes, version });
+export const deleteTicket = (org, ticket, version) => call("DELETE", `/orgs/${seg(org)}/tickets/${seg(ticket)}`, { version });

@@ -1,0 +1,146 @@
+// The console: sign-in, the header, and a hash router (#/orgs, #/orgs/acme, ...) over the screens.
+
+import { signedOut } from "./api.js";
+import * as auth from "./auth.js";
+import { alert, field, flashBox, form, h, link, replace } from "./dom.js";
+import { orgScreen } from "./org.js";
+import { orgsScreen } from "./orgs.js";
+import { ticketScreen } from "./ticket.js";
+import { userScreen } from "./user.js";
+
+const main = document.getElementById("main");
+const nav = document.getElementById("nav");
+let pendingFlash = null;
+
+const ROUTES = [
+  [/^#\/orgs$/, () => orgsScreen],
+  [/^#\/orgs\/([^/]+)$/, () => orgScreen],
+  [/^#\/orgs\/([^/]+)\/users\/([^/]+)$/, () => userScreen],
+  [/^#\/orgs\/([^/]+)\/tickets\/([^/]+)$/, () => ticketScreen],
+];
+
+// Where each caller starts: operators at the organizations, admins at their org, members at themselves.
+function home(who) {
+  if (who.operator) return "#/orgs";
+  if (who.role === "admin") return `#/orgs/${encodeURIComponent(who.orgId)}`;
+  return `#/orgs/${encodeURIComponent(who.orgId)}/users/${encodeURIComponent(who.userId)}`;
+}
+
+// Re-render the current screen, optionally with a message at its top ("Added bob.").
+export function refresh(flash) {
+  pendingFlash = flash || null;
+  render();
+}
+
+export function go(hash, flash) {
+  pendingFlash = flash || null;
+  if (location.hash === hash) render();
+  else location.hash = hash;
+}
+
+function showSignIn(message) {
+  nav.replaceChildren();
+  document.title = "Sign in · Control plane console";
+  const token = h("textarea", { name: "token", rows: 4, required: true, autocomplete: "off", spellcheck: false });
+  const paste = form(
+    { className: "stack", "aria-label": "Sign in with a token" },
+    [field("ID token", token)],
+    "Sign in with this token",
+    async (data) => {
+      try {
+        auth.signIn(String(data.get("token")));
+      } catch {
+        throw new Error("That is not an ID token (a JWT: three parts separated by dots).");
+      }
+      if (auth.isExpired(auth.caller())) {
+        auth.forget();
+        throw new Error("That token has expired. Get a new one.");
+      }
+      go("#/");
+    },
+  );
+  const heading = h("h1", { tabIndex: -1 }, "Sign in");
+  replace(
+    main,
+    heading,
+    message ? alert(message) : null,
+    auth.usesCognito()
+      ? h("section", {}, h("button", { type: "button", onClick: () => auth.startCognitoSignIn() }, "Sign in with your account"))
+      : null,
+    h(
+      "section",
+      {},
+      h("h2", {}, "Paste a token"),
+      h("p", { className: "muted" }, "Locally, `make console` prints sign-in links; `make token` prints a token."),
+      paste,
+    ),
+  );
+  heading.focus();
+}
+
+function showNav(who) {
+  const links = [];
+  if (who.operator) links.push(link("#/orgs", "Organizations"));
+  else {
+    links.push(link(`#/orgs/${encodeURIComponent(who.orgId)}`, "Organization"));
+    links.push(link(`#/orgs/${encodeURIComponent(who.orgId)}/users/${encodeURIComponent(who.userId)}`, "My profile"));
+  }
+  const role = who.operator ? "operator" : `${who.role} of ${who.orgId}`;
+  nav.replaceChildren(
+    ...links,
+    h("span", { className: "who" }, `${who.name} (${role})`),
+    h("button", { type: "button", className: "secondary", onClick: signOut }, "Sign out"),
+  );
+}
+
+function signOut() {
+  if (!auth.signOut()) showSignIn("You are signed out.");
+}
+
+async function render() {
+  const who = auth.caller();
+  if (!who) return showSignIn();
+  if (auth.isExpired(who)) {
+    auth.forget();
+    return showSignIn("Your session has expired. Sign in again.");
+  }
+  showNav(who);
+  const hash = location.hash || "#/";
+  const route = ROUTES.find(([pattern]) => pattern.test(hash));
+  if (!route) {
+    location.replace(home(who));
+    return;
+  }
+  const params = hash.match(route[0]).slice(1).map(decodeURIComponent);
+  const flash = pendingFlash;
+  pendingFlash = null;
+  const screen = h("div", {});
+  replace(main, flashBox(flash), screen);
+  await route[1]()(screen, who, ...params);
+  const heading = main.querySelector("h1");
+  if (heading) {
+    heading.tabIndex = -1;
+    heading.focus();
+    document.title = `${heading.textContent} · Control plane console`;
+  }
+}
+
+signedOut.addEventListener("expired", () => {
+  auth.forget();
+  showSignIn("Your session has expired or is no longer valid. Sign in again.");
+});
+
+async function start() {
+  try {
+    await auth.loadSettings();
+  } catch (error) {
+    main.replaceChildren(alert(error.message));
+    return;
+  }
+  const failure = await auth.takeTokenFromAddress();
+  if (failure) return showSignIn(failure);
+  window.addEventListener("hashchange", render);
+  render();
+}
+
+start();

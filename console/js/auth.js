@@ -1,0 +1,154 @@
+// Who is signed in: the settings written at deploy time (config.json), the ID token kept in
+// sessionStorage, and the two ways to get one: Cognito's managed login (authorization code + PKCE)
+// in the cloud, or a local token in the address bar (#id_token=...) or pasted into the sign-in form.
+
+const TOKEN = "console.id_token";
+const VERIFIER = "console.pkce_verifier";
+const STATE = "console.pkce_state";
+const OPERATORS_GROUP = "operators";
+
+let settings = null;
+
+export async function loadSettings() {
+  const answer = await fetch("./config.json", { cache: "no-store" });
+  if (!answer.ok) throw new Error(`The console's settings (config.json) could not be read: ${answer.status}`);
+  settings = await answer.json();
+  return settings;
+}
+
+export function apiUrl() {
+  return (settings && settings.apiUrl) || "";
+}
+
+export function usesCognito() {
+  return Boolean(settings && settings.cognitoDomain && settings.clientId);
+}
+
+function claimsOf(token) {
+  const part = token.split(".")[1];
+  if (!part) throw new Error("not a JWT");
+  const json = atob(part.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(part.length / 4) * 4, "="));
+  return JSON.parse(json);
+}
+
+// The caller as the API will see them. The API decides; this only chooses what to offer.
+export function caller() {
+  const token = sessionStorage.getItem(TOKEN);
+  if (!token) return null;
+  let claims;
+  try {
+    claims = claimsOf(token);
+  } catch {
+    return null;
+  }
+  const groups = claims["cognito:groups"] || [];
+  return {
+    token,
+    expiresAt: Number(claims.exp || 0) * 1000,
+    operator: (Array.isArray(groups) ? groups : String(groups).split(/[ ,]/)).includes(OPERATORS_GROUP),
+    orgId: claims["custom:org_id"] || null,
+    userId: claims["custom:user_id"] || null,
+    role: claims["custom:role"] || null,
+    name: claims["cognito:username"] || claims.email || claims.sub,
+  };
+}
+
+export function isExpired(who) {
+  return !who || who.expiresAt <= Date.now();
+}
+
+export function signIn(token) {
+  const trimmed = token.trim().replace(/^Bearer\s+/i, "");
+  claimsOf(trimmed); // throws on something that is not a token
+  sessionStorage.setItem(TOKEN, trimmed);
+}
+
+export function forget() {
+  sessionStorage.removeItem(TOKEN);
+}
+
+// A token handed over in the address bar (#id_token=...), or Cognito's ?code= coming back: taken into
+// sessionStorage and removed from the address bar and the history. Returns a message on failure.
+export async function takeTokenFromAddress() {
+  const hash = new URLSearchParams(location.hash.slice(1));
+  const search = new URLSearchParams(location.search);
+  let failure = null;
+  if (hash.has("id_token")) {
+    try {
+      signIn(hash.get("id_token"));
+    } catch {
+      failure = "The link's token is not a valid ID token.";
+    }
+  } else if (search.has("code") || search.has("error")) {
+    failure = await redeemCode(search);
+  } else {
+    return null;
+  }
+  history.replaceState(null, "", location.pathname + "#/");
+  return failure;
+}
+
+function randomString(bytes) {
+  const data = crypto.getRandomValues(new Uint8Array(bytes));
+  return base64url(data);
+}
+
+function base64url(bytes) {
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function redirectUri() {
+  return location.origin + location.pathname;
+}
+
+export async function startCognitoSignIn() {
+  const verifier = randomString(32);
+  const state = randomString(16);
+  sessionStorage.setItem(VERIFIER, verifier);
+  sessionStorage.setItem(STATE, state);
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
+  const query = new URLSearchParams({
+    response_type: "code",
+    client_id: settings.clientId,
+    redirect_uri: redirectUri(),
+    scope: "openid email profile",
+    state,
+    code_challenge: base64url(new Uint8Array(digest)),
+    code_challenge_method: "S256",
+  });
+  location.assign(`${settings.cognitoDomain}/oauth2/authorize?${query}`);
+}
+
+async function redeemCode(search) {
+  const verifier = sessionStorage.getItem(VERIFIER);
+  const state = sessionStorage.getItem(STATE);
+  sessionStorage.removeItem(VERIFIER);
+  sessionStorage.removeItem(STATE);
+  if (search.has("error")) return `Sign-in failed: ${search.get("error_description") || search.get("error")}`;
+  if (!verifier || search.get("state") !== state) return "Sign-in failed: the answer does not match this browser's request.";
+  const answer = await fetch(`${settings.cognitoDomain}/oauth2/token`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      client_id: settings.clientId,
+      code: search.get("code"),
+      redirect_uri: redirectUri(),
+      code_verifier: verifier,
+    }),
+  });
+  if (!answer.ok) return `Sign-in failed (${answer.status}).`;
+  signIn((await answer.json()).id_token);
+  return null;
+}
+
+// Sign-out: the token goes; in the cloud Cognito's session ends too.
+export function signOut() {
+  forget();
+  if (usesCognito()) {
+    const query = new URLSearchParams({ client_id: settings.clientId, logout_uri: redirectUri() });
+    location.assign(`${settings.cognitoDomain}/logout?${query}`);
+    return true;
+  }
+  return false;
+}

@@ -1,0 +1,61 @@
+// Organizations (operators): the list with plan, status and seats, and creating one.
+
+import * as api from "./api.js";
+import { go } from "./app.js";
+import { field, form, h, link, pagedList, select } from "./dom.js";
+
+export function seatsText(org) {
+  const used = org.usage.users === null ? "?" : org.usage.users;
+  return `${used} of ${org.limits.users}`;
+}
+
+export function statusOf(org) {
+  if (org.deleting_since) return "deleting";
+  return org.status || "active";
+}
+
+export async function orgsScreen(screen) {
+  screen.append(h("h1", {}, "Organizations"));
+  const rows = h("tbody", {});
+  const table = h(
+    "table",
+    {},
+    h("caption", { className: "muted" }, "Every organization, oldest first"),
+    h("thead", {}, h("tr", {}, ...["Organization", "Name", "Plan", "Status", "Seats used"].map((t) => h("th", { scope: "col" }, t)))),
+    rows,
+  );
+  const list = h("section", { "aria-labelledby": "orgs-list" }, h("h2", { id: "orgs-list" }, "All organizations"), table);
+  list.append(
+    ...pagedList({
+      container: rows,
+      fetchPage: api.listOrgs,
+      label: "organizations",
+      empty: "No organizations yet.",
+      row: (org) =>
+        h(
+          "tr",
+          {},
+          h("td", {}, link(`#/orgs/${encodeURIComponent(org.org_id)}`, org.org_id)),
+          h("td", {}, org.name),
+          h("td", {}, org.plan),
+          h("td", {}, statusOf(org)),
+          h("td", {}, seatsText(org)),
+        ),
+    }),
+  );
+  const plans = (await api.listPlans().catch(() => ({ items: [{ plan: "free" }] }))).items.map((p) => p.plan);
+  const create = form(
+    { "aria-label": "Create an organization" },
+    [
+      field("Organization id", h("input", { name: "org_id", required: true, autocomplete: "off" })),
+      field("Name", h("input", { name: "name", required: true, autocomplete: "off" })),
+      field("Plan", select("plan", plans, plans[0])),
+    ],
+    "Create organization",
+    async (data) => {
+      const org = await api.createOrg({ org_id: data.get("org_id"), name: data.get("name"), plan: data.get("plan") });
+      go(`#/orgs/${encodeURIComponent(org.org_id)}`, `Created ${org.org_id}.`);
+    },
+  );
+  screen.append(h("section", { "aria-labelledby": "orgs-create" }, h("h2", { id: "orgs-create" }, "Create an organization"), create), list);
+}

@@ -1,0 +1,116 @@
+// Ticket: subject, description, status, priority and tags. Edits send If-Match; a 412 offers a reload.
+// Deleting asks first.
+
+import * as api from "./api.js";
+import { go, refresh } from "./app.js";
+import { alert, field, h, loading, select } from "./dom.js";
+
+const STATUSES = ["open", "pending", "solved", "closed"];
+const PRIORITIES = ["low", "normal", "high", "urgent"];
+
+export async function ticketScreen(screen, who, orgId, ticketId) {
+  const heading = h("h1", {}, "Ticket");
+  screen.append(heading, loading("the ticket"));
+  let ticket;
+  try {
+    ticket = await api.getTicket(orgId, ticketId);
+  } catch (error) {
+    screen.replaceChildren(heading, alert(error.message));
+    return;
+  }
+  heading.textContent = `Ticket: ${ticket.subject}`;
+  const owner = `#/orgs/${encodeURIComponent(orgId)}/users/${encodeURIComponent(ticket.user_id)}`;
+  screen.replaceChildren(
+    heading,
+    h("p", { className: "muted" }, "Opened by ", h("a", { href: owner }, ticket.user_id), ` on ${ticket.created_at.slice(0, 10)} · version ${ticket.version}`),
+    editor(ticket),
+    remover(ticket, owner),
+  );
+}
+
+function editor(ticket) {
+  const message = h("div", { "aria-live": "polite" });
+  const save = h("button", { type: "submit" }, "Save ticket");
+  const element = h(
+    "form",
+    { className: "stack", "aria-label": "Edit the ticket" },
+    field("Subject", h("input", { name: "subject", value: ticket.subject, required: true })),
+    field("Description", h("textarea", { name: "description", value: ticket.description })),
+    h(
+      "div",
+      { className: "row" },
+      field("Status", select("status", STATUSES, ticket.status)),
+      field("Priority", select("priority", PRIORITIES, ticket.priority)),
+      field("Tags (comma-separated)", h("input", { name: "tags", value: ticket.tags.join(", ") })),
+    ),
+    save,
+    message,
+  );
+  element.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const data = new FormData(element);
+    const edited = {
+      subject: data.get("subject"),
+      description: data.get("description"),
+      status: data.get("status"),
+      priority: data.get("priority"),
+      tags: String(data.get("tags")).split(",").map((t) => t.trim()).filter(Boolean),
+    };
+    const changes = Object.fromEntries(Object.entries(edited).filter(([name, value]) => JSON.stringify(value) !== JSON.stringify(ticket[name])));
+    message.replaceChildren();
+    if (!Object.keys(changes).length) {
+      message.replaceChildren(alert("Nothing to save: no field changed."));
+      return;
+    }
+    save.disabled = true;
+    try {
+      await api.updateTicket(ticket.org_id, ticket.ticket_id, changes, ticket.version);
+      refresh("Ticket saved.");
+    } catch (error) {
+      if (error.status === 412) {
+        const reload = h("button", { type: "button", className: "secondary", onClick: () => refresh() }, "Reload the ticket");
+        message.replaceChildren(alert("This ticket was changed by someone else since you opened it. Reload to see their changes; yours are not saved."), reload);
+        reload.focus();
+      } else {
+        message.replaceChildren(alert(error.message));
+      }
+    } finally {
+      save.disabled = false;
+    }
+  });
+  return h("section", { "aria-labelledby": "ticket-edit" }, h("h2", { id: "ticket-edit" }, "Details"), element);
+}
+
+function remover(ticket, owner) {
+  const message = h("div", { "aria-live": "polite" });
+  const confirmDelete = h("button", { type: "button", className: "danger" }, "Delete for good");
+  const cancel = h("button", { type: "button", className: "secondary" }, "Cancel");
+  const dialog = h(
+    "dialog",
+    { "aria-labelledby": "ticket-delete-title" },
+    h("h2", { id: "ticket-delete-title" }, "Delete this ticket?"),
+    h("p", {}, `"${ticket.subject}" will be gone for everyone. This cannot be undone.`),
+    h("div", { className: "row" }, confirmDelete, cancel),
+    message,
+  );
+  cancel.addEventListener("click", () => dialog.close());
+  confirmDelete.addEventListener("click", async () => {
+    confirmDelete.disabled = true;
+    try {
+      await api.deleteTicket(ticket.org_id, ticket.ticket_id, ticket.version);
+      dialog.close();
+      go(owner, "Ticket deleted.");
+    } catch (error) {
+      message.replaceChildren(alert(error.status === 412 ? "This ticket was changed by someone else. Close, reload, and decide again." : error.message));
+    } finally {
+      confirmDelete.disabled = false;
+    }
+  });
+  return h(
+    "section",
+    { "aria-labelledby": "ticket-danger" },
+    h("h2", { id: "ticket-danger" }, "Delete"),
+    h("button", { type: "button", className: "danger", onClick: () => dialog.showModal() }, "Delete ticket…"),
+    dialog,
+  );
+}

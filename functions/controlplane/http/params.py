@@ -1,0 +1,40 @@
+"""The typed request parameters of the routes: path ids, paging, the optional headers. Powertools
+validates each one (422) and documents it in the OpenAPI document from these annotations."""
+
+from typing import Annotated, Literal
+
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
+
+from controlplane.models.ids import SLUG_PATTERN, ULID_PATTERN
+
+DEFAULT_LIMIT = 20
+
+OrgIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="Organization slug")]
+UserIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="User slug")]
+TicketIdPath = Annotated[str, Path(pattern=ULID_PATTERN, description="Ticket ULID")]
+Limit = Annotated[int, Query(ge=1, le=100, description="Page size")]
+Cursor = Annotated[str | None, Query(max_length=2048, description="`next_cursor` of the previous page")]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=255,
+        pattern=r"^[\x21-\x7e]+$",
+        description="Any unique string (e.g. a UUID): a retry with the same key and body gets the first response",
+    ),
+]
+IncludeUsers = Annotated[
+    Literal["users"] | None,
+    Query(description="`users`: the org comes with its first `limit` users, and `next_cursor` goes on from there"),
+]
+IncludeTickets = Annotated[
+    Literal["tickets"] | None,
+    Query(description="`tickets`: the user comes with their newest `limit` tickets; `next_cursor` goes on"),
+]
+IfMatch = Annotated[
+    str | None,
+    Header(
+        alias="If-Match", description='The `ETag` you last read, e.g. `"3"`: the change applies only to that version'
+    ),
+]

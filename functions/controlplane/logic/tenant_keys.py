@@ -1,0 +1,31 @@
+"""Each org's API key follows its org item: events only say which org to look at.
+
+The event's own content is not trusted for the state: the org item, read consistently, is. So a
+replay, a duplicate or events out of order (a Plan Changed after the Deleted, a Created delivered
+twice) all end with the key where the org is now: in its current plan's usage plan, or gone.
+"""
+
+import os
+
+from controlplane import config
+from controlplane.dal import api_keys, keys
+from controlplane.dal.table import Table
+from controlplane.http import tenant_keys
+from controlplane.observability import logger
+
+# What the consumer acts on; every other detail-type of the bus is no business of it.
+EVENTS = ("Organization Created", "Organization Plan Changed", "Organization Deleted")
+
+
+def reconcile(org_id: str) -> str:
+    """Put the org's key where its org item says; returns the plan, or ``deleted``."""
+    org = Table(config.dynamodb(), os.environ["TABLE_NAME"]).get(keys.org_key(org_id), consistent=True)
+    keyring = api_keys.api_keys()
+    if org is None:
+        removed = keyring.delete(org_id)
+        logger.info("Tenant key deleted", extra={"org_id": org_id, "existed": removed})
+        return "deleted"
+    plan = str(org["plan"])
+    key_id = keyring.put(org_id, tenant_keys.tenant_key(org_id), plan)
+    logger.info("Tenant key in its plan", extra={"org_id": org_id, "plan": plan, "key_id": key_id})
+    return plan

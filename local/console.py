@@ -1,0 +1,83 @@
+"""The console (console/) as ``make run`` serves it at /console/, and ``make console``'s sign-in links.
+
+The files are served as CloudFront serves them in the stack, with the same security headers; only
+the settings differ: here config.json is generated, the API is this same origin and there is no
+Cognito, so the console signs in with a local token (``/console/#id_token=<token>``).
+
+    python -m local.console      # sign-in links for an operator and make seed's demo admin and member
+"""
+
+import json
+import mimetypes
+import os
+
+from local import ROOT
+
+CONSOLE_DIR = ROOT / "console"
+PREFIX = "/console"
+SETTINGS = {"apiUrl": "", "cognitoDomain": None, "clientId": None}  # the API is this origin
+Answer = tuple[int, list[tuple[str, str]], bytes]
+
+# What the stack's CloudFront response headers policy sends (infra/console.py), with this origin's
+# API in connect-src. No 'unsafe-inline' anywhere: the page has no inline script or style.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = [
+    ("Content-Security-Policy", CONTENT_SECURITY_POLICY),
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "no-referrer"),
+    ("X-Frame-Options", "DENY"),
+    ("Cache-Control", "no-store"),  # a developer's edit shows on the next reload
+]
+_TYPES = {
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".html": "text/html; charset=utf-8",
+}
+
+
+def serves(path: str) -> bool:
+    return path == PREFIX or path.startswith(f"{PREFIX}/")
+
+
+def answer(path: str) -> Answer:
+    """The file under console/ that ``path`` names, config.json, or a 404; never a file outside it."""
+    if path == PREFIX:
+        return 301, [("Location", f"{PREFIX}/"), *SECURITY_HEADERS], b""
+    relative = path.removeprefix(f"{PREFIX}/") or "index.html"
+    if relative == "config.json":
+        return 200, [("Content-Type", "application/json"), *SECURITY_HEADERS], json.dumps(SETTINGS).encode()
+    root = CONSOLE_DIR.resolve()
+    file = (root / relative).resolve()
+    if not file.is_relative_to(root) or not file.is_file():
+        body = {"error": {"code": "not_found", "message": f"No console file {relative}", "request_id": "-"}}
+        return 404, [("Content-Type", "application/json"), *SECURITY_HEADERS], json.dumps(body).encode()
+    kind = _TYPES.get(file.suffix) or mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+    return 200, [("Content-Type", kind), *SECURITY_HEADERS], file.read_bytes()
+
+
+def sign_in_links(base_url: str, org_id: str | None = None) -> str:
+    """One sign-in link per role: the operator, and make seed's demo admin and member."""
+    from local import tokens
+    from local.seed import DEMO_ORG, demo_users
+
+    org_id = org_id or DEMO_ORG
+    admin, member = demo_users()
+    links = [
+        ("an operator", tokens.issue(tokens.OPERATOR)),
+        (f"{admin}, admin of {org_id}", tokens.issue(tokens.ADMIN, org_id, admin)),
+        (f"{member}, member of {org_id}", tokens.issue(tokens.MEMBER, org_id, member)),
+    ]
+    return "\n\n".join(f"# {who}\n{base_url}{PREFIX}/#id_token={token}" for who, token in links)
+
+
+def main() -> None:
+    port = os.environ.get("PORT", "3000")
+    print("Open one of these in a browser while `make run` runs (make seed fills the demo org):\n")
+    print(sign_in_links(f"http://127.0.0.1:{port}", os.environ.get("ORG") or None))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""What the browser tests share: screenshots, signing in, and arranging data through the API."""
+
+import re
+
+from local import ROOT, tokens
+from local.seed import fetch
+
+SCREENSHOTS = ROOT / ".local" / "screenshots"
+MISSING_CHROMIUM = "The browser tests need Debian's Chromium: apt-get install -y chromium (or make chromium as root)"
+
+
+def shoot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True)
+    # What a person would see as a bug on the page, whatever the flow checked
+    leaked = re.findall(r"\b(?:null|undefined|NaN)\b|\[object Object\]", page.inner_text("body"))
+    assert not leaked, f"{name}: the page shows {leaked}"
+
+
+def sign_in(page, console_url: str, token: str) -> None:
+    page.goto(f"{console_url}#id_token={token}")
+
+
+OPERATOR_TOKEN = tokens.issue(tokens.OPERATOR)
+
+
+class Api:
+    """Arranges data with the API itself, as an operator, so the tests start from a known org."""
+
+    def __init__(self, console_url: str):
+        self.base = console_url.removesuffix("/console/")
+
+    def call(self, method: str, path: str, body=None, token: str = OPERATOR_TOKEN, headers: dict | None = None):
+        status, _, answer = fetch(
+            f"{self.base}{path}", method, body, {"Authorization": f"Bearer {token}", **(headers or {})}
+        )
+        assert status < 300, (status, answer)
+        return answer
+
+    def raw(self, method: str, path: str, body=None, token: str = OPERATOR_TOKEN):
+        return fetch(f"{self.base}{path}", method, body, {"Authorization": f"Bearer {token}"})

@@ -1,0 +1,172 @@
+"""The tenant-keys consumer on moto's API Gateway: each org's key follows its org item through
+Created, Plan Changed and Deleted, whatever the order and however often the events arrive."""
+
+import json
+import uuid
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from controlplane import config
+from controlplane.dal import api_keys
+from controlplane.http import tenant_keys
+from local.apigw import run
+from tests.api import call, create_org
+
+pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # moto's API Gateway and DynamoDB
+PREFIX = "controlplane-test/org/"
+
+
+@pytest.fixture
+def usage_plans(table, monkeypatch):
+    """One usage plan per plan, as the stack makes them; the consumer's environment names them."""
+    client = boto3.client("apigateway")
+    ids = {plan: client.create_usage_plan(name=f"test-{plan}")["id"] for plan in ("free", "pro", "enterprise")}
+    monkeypatch.setenv("USAGE_PLAN_IDS", json.dumps(ids))
+    monkeypatch.setenv("API_KEY_NAME_PREFIX", PREFIX)
+    config.reset()
+    api_keys.api_keys.cache_clear()
+    tenant_keys.reset()
+    yield ids
+    api_keys.api_keys.cache_clear()
+
+
+@pytest.fixture
+def apigateway_calls(usage_plans):
+    calls: list[str] = []
+    config.apigateway().meta.events.register(
+        "before-send.api-gateway", lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1])
+    )
+    return calls
+
+
+def deliver(*detail_types_and_orgs: tuple[str, str]) -> dict:
+    """One SQS batch of bus events, as the rule's queue hands them to the consumer."""
+    records = [
+        {
+            "messageId": str(uuid.uuid4()),
+            "receiptHandle": "handle",
+            "body": json.dumps({"source": "controlplane", "detail-type": kind, "detail": {"org_id": org_id}}),
+            "attributes": {"ApproximateReceiveCount": "1"},
+            "messageAttributes": {},
+            "md5OfBody": "",
+            "eventSource": "aws:sqs",
+            "eventSourceARN": "arn:aws:sqs:us-east-1:000000000000:tenant-keys",
+            "awsRegion": "us-east-1",
+        }
+        for kind, org_id in detail_types_and_orgs
+    ]
+    return run("tenantkeys", {"Records": records})
+
+
+def where(org_id: str, usage_plans: dict[str, str]) -> list[str]:
+    """The plans whose usage plan holds the org's key, and the key's value checked on the way."""
+    client = boto3.client("apigateway")
+    keys = [k for k in client.get_api_keys(includeValues=True)["items"] if k["name"] == PREFIX + org_id]
+    if not keys:
+        return []
+    assert len(keys) == 1 and keys[0]["value"] == tenant_keys.tenant_key(org_id)
+    return sorted(
+        plan
+        for plan, plan_id in usage_plans.items()
+        if any(k["id"] == keys[0]["id"] for k in client.get_usage_plan_keys(usagePlanId=plan_id)["items"])
+    )
+
+
+def test_created_puts_the_orgs_derived_key_in_its_plans_usage_plan(usage_plans):
+    create_org("acme", plan="pro")
+
+    assert deliver(("Organization Created", "acme")) == {"batchItemFailures": []}
+
+    assert where("acme", usage_plans) == ["pro"]
+
+
+def test_plan_changed_moves_the_key_to_the_new_plan_only(usage_plans):
+    create_org("acme")
+    deliver(("Organization Created", "acme"))
+    call("PATCH", "/orgs/acme", {"plan": "enterprise"})
+
+    deliver(("Organization Plan Changed", "acme"))
+
+    assert where("acme", usage_plans) == ["enterprise"]
+
+
+def test_deleted_deletes_the_key(usage_plans):
+    create_org("acme")
+    deliver(("Organization Created", "acme"))
+    call("DELETE", "/orgs/acme")
+
+    deliver(("Organization Deleted", "acme"))
+
+    assert where("acme", usage_plans) == []
+
+
+def test_a_replay_changes_nothing_and_writes_nothing(usage_plans, apigateway_calls):
+    create_org("acme")
+    deliver(("Organization Created", "acme"))
+    apigateway_calls.clear()
+
+    deliver(("Organization Created", "acme"), ("Organization Plan Changed", "acme"))
+
+    assert where("acme", usage_plans) == ["free"]
+    assert apigateway_calls == ["GetApiKeys", "GetUsagePlans"] * 2  # reads only
+
+
+def test_a_late_created_after_the_delete_creates_no_key(usage_plans):
+    create_org("acme")
+    call("DELETE", "/orgs/acme")
+
+    deliver(("Organization Deleted", "acme"), ("Organization Created", "acme"))
+
+    assert where("acme", usage_plans) == []
+
+
+def test_an_early_deleted_leaves_a_living_orgs_key(usage_plans):
+    create_org("acme", plan="pro")
+    deliver(("Organization Created", "acme"))
+
+    deliver(("Organization Deleted", "acme"), ("Organization Plan Changed", "acme"))
+
+    assert where("acme", usage_plans) == ["pro"]
+
+
+def test_keys_of_two_orgs_are_distinct_and_independent(usage_plans):
+    create_org("acme")
+    create_org("bolt", plan="enterprise")
+
+    deliver(("Organization Created", "acme"), ("Organization Created", "bolt"))
+
+    assert (where("acme", usage_plans), where("bolt", usage_plans)) == (["free"], ["enterprise"])
+    assert tenant_keys.tenant_key("acme") != tenant_keys.tenant_key("bolt")
+
+
+def test_a_throttled_create_fails_its_message_only_and_its_redelivery_converges(usage_plans, monkeypatch):
+    # API Gateway allows 5 CreateApiKey a second per account: a burst of sign-ups meets TooManyRequests.
+    create_org("acme")
+    create_org("bolt", plan="pro")
+    client, real = config.apigateway(), config.apigateway().create_api_key
+
+    def throttled_for_acme(**request):
+        if request["name"].endswith("/acme"):
+            error = {"Error": {"Code": "TooManyRequestsException", "Message": "Too Many Requests"}}
+            raise ClientError(error, "CreateApiKey")
+        return real(**request)
+
+    monkeypatch.setattr(client, "create_api_key", throttled_for_acme)
+
+    reply = deliver(("Organization Created", "acme"), ("Organization Created", "bolt"))
+
+    assert len(reply["batchItemFailures"]) == 1  # acme's goes back to the queue; bolt's went through
+    assert (where("acme", usage_plans), where("bolt", usage_plans)) == ([], ["pro"])
+    monkeypatch.undo()
+    assert deliver(("Organization Created", "acme")) == {"batchItemFailures": []}
+    assert where("acme", usage_plans) == ["free"]
+
+
+def test_other_events_are_ignored(usage_plans, apigateway_calls):
+    create_org("acme")
+
+    assert deliver(("User Created", "acme"), ("Ticket Opened", "acme")) == {"batchItemFailures": []}
+
+    assert apigateway_calls == []

@@ -1,0 +1,98 @@
+"""The plans' request limits in the stack: usage plans equal to the catalogue, the operators' key,
+the API's key source, and the tenant-keys consumer with its queue, dead end and grants."""
+
+import json
+
+from controlplane.lifecycle.contract import SOURCE
+from controlplane.logic.tenant_keys import EVENTS
+from controlplane.models import plans
+
+
+def _resources_of(template: dict, resource_type: str) -> dict[str, dict]:
+    return {k: r for k, r in template["Resources"].items() if r["Type"] == resource_type}
+
+
+def test_usage_plans_equal_the_catalogue_and_the_operators_plan(dev):
+    usage_plans = {
+        r["Properties"]["UsagePlanName"].rsplit("-", 1)[-1]: r["Properties"]
+        for r in _resources_of(dev, "AWS::ApiGateway::UsagePlan").values()
+    }
+
+    found = {
+        plan: plans.RequestLimits(
+            per_second=p["Throttle"]["RateLimit"],
+            burst=p["Throttle"]["BurstLimit"],
+            per_day=p["Quota"]["Limit"] if "Quota" in p else None,
+        )
+        for plan, p in usage_plans.items()
+    }
+    assert found == plans.usage_plans()
+    for properties in usage_plans.values():
+        assert properties.get("Quota", {"Period": "DAY"})["Period"] == "DAY"
+        [stage] = properties["ApiStages"]
+        assert stage["Stage"] == {"Ref": next(iter(_resources_of(dev, "AWS::ApiGateway::Stage")))}
+
+
+def test_the_api_takes_keys_from_the_authorizer_only(dev):
+    [api] = _resources_of(dev, "AWS::ApiGateway::RestApi").values()
+
+    assert api["Properties"]["ApiKeySourceType"] == "AUTHORIZER"
+
+
+def test_the_operators_key_is_in_the_operators_plan_with_a_secret_value(dev):
+    [key_id] = _resources_of(dev, "AWS::ApiGateway::ApiKey")
+    [membership] = _resources_of(dev, "AWS::ApiGateway::UsagePlanKey").values()
+    operators_plan = next(
+        k
+        for k, r in _resources_of(dev, "AWS::ApiGateway::UsagePlan").items()
+        if r["Properties"]["UsagePlanName"].endswith("-operators")
+    )
+
+    assert membership["Properties"] == {
+        "KeyId": {"Ref": key_id},
+        "KeyType": "API_KEY",
+        "UsagePlanId": {"Ref": operators_plan},
+    }
+    value = json.dumps(dev["Resources"][key_id]["Properties"]["Value"])
+    assert "resolve:secretsmanager" in value  # a dynamic reference: the value never sits in the template
+
+
+def test_org_events_reach_the_consumer_through_a_queue_with_a_dead_end(dev):
+    [rule] = [
+        r["Properties"]
+        for r in _resources_of(dev, "AWS::Events::Rule").values()
+        if r["Properties"].get("EventPattern", {}).get("detail-type") == list(EVENTS)
+    ]
+    assert rule["EventPattern"]["source"] == [SOURCE]
+    [target] = rule["Targets"]
+    queue_id = target["Arn"]["Fn::GetAtt"][0]
+    queue = dev["Resources"][queue_id]["Properties"]
+    assert queue["RedrivePolicy"]["maxReceiveCount"] >= 3
+    dead_end = queue["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0]
+    alarms = [
+        a["Properties"]
+        for a in _resources_of(dev, "AWS::CloudWatch::Alarm").values()
+        if {"Name": "QueueName", "Value": {"Fn::GetAtt": [dead_end, "QueueName"]}} in a["Properties"]["Dimensions"]
+    ]
+    assert len(alarms) == 1 and alarms[0]["Threshold"] == 1
+    [mapping] = [
+        m["Properties"]
+        for m in _resources_of(dev, "AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"].get("EventSourceArn") == {"Fn::GetAtt": [queue_id, "Arn"]}
+    ]
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_the_consumer_knows_each_plans_usage_plan(dev):
+    [consumer] = [
+        f["Properties"]
+        for f in _resources_of(dev, "AWS::Lambda::Function").values()
+        if f["Properties"].get("Handler") == "tenantkeys.handler.lambda_handler"
+    ]
+    variables = consumer["Environment"]["Variables"]
+
+    assert {"TABLE_NAME", "TENANT_KEY_SECRET_ARN", "USAGE_PLAN_IDS", "API_KEY_NAME_PREFIX"} <= set(variables)
+    assert variables["API_KEY_NAME_PREFIX"] == "ControlPlane-dev/org/"
+    rendered = json.dumps(variables["USAGE_PLAN_IDS"])
+    assert all(f'\\"{plan}\\"' in rendered for plan in plans.CATALOGUE)
+    assert plans.OPERATORS not in rendered  # the consumer never touches the operators' plan

@@ -1,0 +1,24 @@
+"""No module over 300 lines in what ships or what a developer runs: a module that grows past it
+holds more than one concern, and is split at its seams."""
+
+import pytest
+
+from local import ROOT
+
+MAX_LINES = 300
+FOLDERS = ("functions", "local", "cpctl", "infra", "ops")
+
+
+def _modules() -> list[str]:
+    return sorted(str(path.relative_to(ROOT)) for folder in FOLDERS for path in (ROOT / folder).rglob("*.py"))
+
+
+def test_the_folders_hold_modules():
+    assert len(_modules()) > 50
+
+
+@pytest.mark.parametrize("module", _modules())
+def test_no_module_is_over_300_lines(module):
+    lines = len((ROOT / module).read_text().splitlines())
+
+    assert lines <= MAX_LINES, f"{module} has {lines} lines: split it along its concerns"
