@@ -15,14 +15,8 @@ class that carries the error code, message and request id. ``cpctl.retries`` say
 sent again; every create carries an ``Idempotency-Key``, the same one in each attempt.
 """
 
-import time
-import uuid
-from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
-from urllib.parse import quote
-
-import httpx
-from pydantic import BaseModel
+from collections.abc import Iterator
+from typing import Any
 
 from controlplane.models.resources import (
     DeletionAccepted,
@@ -31,9 +25,7 @@ from controlplane.models.resources import (
     OrgPage,
     OrgUpdate,
     OrgWithUsers,
-    Page,
     PlanList,
-    Resource,
     Ticket,
     TicketCreate,
     TicketPage,
@@ -44,126 +36,14 @@ from controlplane.models.resources import (
     UserUpdate,
     UserWithTickets,
 )
-from cpctl import endpoints, retries
-from cpctl.errors import error_for
+from cpctl import endpoints
+from cpctl.transport import DEFAULT_URL, ETagLike, Transport, etag, if_match_header
 
-DEFAULT_URL = "http://127.0.0.1:3000"
-
-M = TypeVar("M", bound=BaseModel)
-P = TypeVar("P", bound=Page)
+__all__ = ["DEFAULT_URL", "Client", "ETagLike", "etag"]
 
 
-# ETags: the API's ETag of a resource is its version in quotes.
-
-ETagLike = str | Resource | None
-
-
-def etag(resource: Resource) -> str:
-    """The ``ETag`` the API sent with ``resource`` (``"<version>"``), for ``If-Match``."""
-    return f'"{resource.version}"'
-
-
-def _if_match(value: ETagLike) -> dict[str, str]:
-    if value is None:
-        return {}
-    return {"If-Match": etag(value) if isinstance(value, Resource) else value}
-
-
-class Client:
-    """One API endpoint and one ID token. ``on_response(route, response)`` sees every answer
-    (``route`` is ``(method, path template)``), e.g. for logging."""
-
-    def __init__(
-        self,
-        url: str = DEFAULT_URL,
-        token: str | None = None,
-        *,
-        timeout: float = 30.0,
-        max_attempts: int = retries.MAX_ATTEMPTS,
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        on_response: Callable[[tuple[str, str], httpx.Response], None] | None = None,
-    ):
-        # The authorizer takes the raw ID token, as Cognito's did, or "Bearer <token>".
-        headers = {"Authorization": token} if token else {}
-        self.http = httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=timeout, transport=transport)
-        self.max_attempts = max_attempts
-        self.sleep = sleep
-        self.on_response = on_response
-        self.last_response: httpx.Response | None = None
-
-    def __enter__(self) -> "Client":
-        return self
-
-    def __exit__(self, *_) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self.http.close()
-
-    # The one place requests are sent.
-
-    def request(
-        self,
-        route: tuple[str, str],
-        *,
-        params: dict[str, Any] | None = None,
-        body: BaseModel | None = None,
-        headers: dict[str, str] | None = None,
-        idempotency_key: str | None = None,
-        **path: str,
-    ) -> httpx.Response:
-        """Send ``route`` with ``path`` filled in; the successful response, else an ApiError.
-        Sent again as ``cpctl.retries`` says, always with the same Idempotency-Key."""
-        method, template = route
-        headers = dict(headers or {})
-        if idempotency_key is not None:
-            headers["Idempotency-Key"] = idempotency_key
-        content = body.model_dump_json(exclude_unset=True) if body is not None else None
-        if content is not None:
-            headers["Content-Type"] = "application/json"
-        query = {name: value for name, value in (params or {}).items() if value is not None}
-        # Quoted whole: an id holding a "/" or "?" must stay one path segment (and fail validation).
-        url = template.format(**{name: quote(value, safe="") for name, value in path.items()})
-        resendable = retries.resendable(method, idempotency_key)
-        for attempt in range(self.max_attempts):
-            last = attempt == self.max_attempts - 1
-            try:
-                response = self.http.request(method, url, params=query, content=content, headers=headers)
-            except httpx.TransportError:
-                if not resendable or last:
-                    raise
-                self.sleep(retries.backoff(attempt))
-                continue
-            self.last_response = response
-            if self.on_response:
-                self.on_response(route, response)
-            if response.is_success:
-                return response
-            error = error_for(response)
-            if not retries.retryable(error, idempotency_key) or last:
-                raise error
-            self.sleep(retries.retry_after(response, attempt))
-        raise AssertionError("unreachable")
-
-    def _model(self, model: type[M], response: httpx.Response) -> M:
-        return model.model_validate_json(response.content)
-
-    @staticmethod
-    def _key(idempotency_key: str | None) -> str:
-        return idempotency_key or str(uuid.uuid4())
-
-    # Pages.
-
-    @staticmethod
-    def pages(fetch: Callable[[str | None], P], cursor: str | None = None) -> Iterator[P]:
-        """Every page of a list, following ``next_cursor`` from ``cursor`` on."""
-        while True:
-            page = fetch(cursor)
-            yield page
-            cursor = page.next_cursor
-            if not cursor:
-                return
+class Client(Transport):
+    """A method per route of the API, each one request (``cpctl.transport`` sends it)."""
 
     # Organizations.
 
@@ -195,14 +75,23 @@ class Client:
         return self._model(OrgWithUsers, response)
 
     def update_org(self, org_id: str, *, if_match: ETagLike = None, **changes: Any) -> Org:
-        body, headers = OrgUpdate(**changes), _if_match(if_match)
+        body, headers = OrgUpdate(**changes), if_match_header(if_match)
         response = self.request(endpoints.PATCH_ORG, body=body, headers=headers, org_id=org_id)
         return self._model(Org, response)
+
+    def suspend_org(self, org_id: str, reason: str, *, if_match: ETagLike = None) -> Org:
+        """Suspend an org (operators): its users are signed out and cannot sign in or call the API
+        until ``activate_org``; nothing is deleted. The ``reason`` is shown to operators only."""
+        return self.update_org(org_id, if_match=if_match, status="suspended", suspension_reason=reason)
+
+    def activate_org(self, org_id: str, *, if_match: ETagLike = None) -> Org:
+        """Reactivate a suspended org (operators): its users may sign in again."""
+        return self.update_org(org_id, if_match=if_match, status="active")
 
     def delete_org(self, org_id: str, *, if_match: ETagLike = None) -> DeletionAccepted | None:
         """None when the org is gone; ``DeletionAccepted`` (202) when the delete continues in the
         background (GET the org until NotFound)."""
-        response = self.request(endpoints.DELETE_ORG, headers=_if_match(if_match), org_id=org_id)
+        response = self.request(endpoints.DELETE_ORG, headers=if_match_header(if_match), org_id=org_id)
         return self._model(DeletionAccepted, response) if response.status_code == 202 else None
 
     # Users.
@@ -245,14 +134,14 @@ class Client:
         )
 
     def update_user(self, org_id: str, user_id: str, *, if_match: ETagLike = None, **changes: Any) -> User:
-        headers = _if_match(if_match)
+        headers = if_match_header(if_match)
         response = self.request(
             endpoints.PATCH_USER, body=UserUpdate(**changes), headers=headers, org_id=org_id, user_id=user_id
         )
         return self._model(User, response)
 
     def delete_user(self, org_id: str, user_id: str, *, if_match: ETagLike = None) -> None:
-        self.request(endpoints.DELETE_USER, headers=_if_match(if_match), org_id=org_id, user_id=user_id)
+        self.request(endpoints.DELETE_USER, headers=if_match_header(if_match), org_id=org_id, user_id=user_id)
 
     # Tickets.
 
@@ -287,9 +176,9 @@ class Client:
         return self._model(Ticket, self.request(endpoints.GET_TICKET, org_id=org_id, ticket_id=ticket_id))
 
     def update_ticket(self, org_id: str, ticket_id: str, *, if_match: ETagLike = None, **changes: Any) -> Ticket:
-        body, headers = TicketUpdate(**changes), _if_match(if_match)
+        body, headers = TicketUpdate(**changes), if_match_header(if_match)
         response = self.request(endpoints.PATCH_TICKET, body=body, headers=headers, org_id=org_id, ticket_id=ticket_id)
         return self._model(Ticket, response)
 
     def delete_ticket(self, org_id: str, ticket_id: str, *, if_match: ETagLike = None) -> None:
-        self.request(endpoints.DELETE_TICKET, headers=_if_match(if_match), org_id=org_id, ticket_id=ticket_id)
+        self.request(endpoints.DELETE_TICKET, headers=if_match_header(if_match), org_id=org_id, ticket_id=ticket_id)

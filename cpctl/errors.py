@@ -61,6 +61,10 @@ class QuotaExceeded(ApiError):
     """The org's plan has no seat left (``details`` says which quota, its limit and the use)."""
 
 
+class OrgSuspended(ApiError):
+    """The org is suspended: its users' calls are refused (403), and it takes no new user (409)."""
+
+
 class PreconditionFailed(ApiError):
     """The If-Match version is not the current one: read the resource again."""
 
@@ -104,6 +108,7 @@ ERRORS: dict[str, type[ApiError]] = {
     "already_exists": AlreadyExists,
     "conflict": Conflict,
     "quota_exceeded": QuotaExceeded,
+    "org_suspended": OrgSuspended,
     "precondition_failed": PreconditionFailed,
     "payload_too_large": PayloadTooLarge,
     "unsupported_media_type": UnsupportedMediaType,

@@ -18,7 +18,7 @@ from cpctl.client import Client
 from cpctl.errors import ApiError
 
 # The columns of each resource's list table.
-ORG_COLUMNS = ("org_id", "name", "plan", "version", "updated_at")
+ORG_COLUMNS = ("org_id", "name", "plan", "status", "version", "updated_at")
 USER_COLUMNS = ("user_id", "name", "email", "role", "version")
 TICKET_COLUMNS = ("ticket_id", "user_id", "status", "priority", "subject", "tags")
 

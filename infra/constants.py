@@ -130,7 +130,13 @@ DYNAMODB_ACTIONS: dict[str, tuple[str, ...]] = {
 
 # The Cognito actions each function's code performs on the user pool (controlplane.dal.directory).
 COGNITO_ACTIONS: dict[str, tuple[str, ...]] = {
-    ORGANIZATIONS: ("cognito-idp:AdminDeleteUser",),  # the cascade delete removes its users' sign-ins
+    ORGANIZATIONS: (
+        "cognito-idp:AdminDeleteUser",  # the cascade delete removes its users' sign-ins
+        # suspension disables and signs out its users' sign-ins, reactivation enables them (logic/signins.py)
+        "cognito-idp:AdminDisableUser",
+        "cognito-idp:AdminUserGlobalSignOut",
+        "cognito-idp:AdminEnableUser",
+    ),
     USERS: (
         "cognito-idp:AdminCreateUser",
         "cognito-idp:AdminGetUser",

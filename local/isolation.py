@@ -39,5 +39,11 @@ SUSPENDED_CALLERS = ("operator", "admin_a", "member_a_own")
 SUSPENDED_CODE = "org_suspended"
 
 
+# Operators keep every route, but a suspended org takes no new user (409 org_suspended, from the handler).
+SUSPENDED_OPERATOR = {("POST", "/orgs/{org_id}/users"): 409}
+
+
 def expected_suspended(route: tuple[str, str], caller: str) -> int:
-    return expected(route, caller) if caller == "operator" else 403
+    if caller == "operator":
+        return SUSPENDED_OPERATOR.get(route, expected(route, caller))
+    return 403

@@ -64,6 +64,26 @@ def orgs_update(
         show(ctx, client, client.update_org(org_id, if_match=if_match, **changed(name=name, plan=plan)))
 
 
+@app.command("suspend")
+def orgs_suspend(
+    ctx: typer.Context,
+    org_id: OrgArgument,
+    reason: Annotated[str, typer.Option(help="Why (at most 500 characters); shown to operators only.")],
+    if_match: IfMatch = None,
+) -> None:
+    """Suspend an organization (operators): its users are signed out and locked out until it is
+    activated again; nothing is deleted."""
+    with api(ctx) as client:
+        show(ctx, client, client.suspend_org(org_id, reason, if_match=if_match))
+
+
+@app.command("activate")
+def orgs_activate(ctx: typer.Context, org_id: OrgArgument, if_match: IfMatch = None) -> None:
+    """Reactivate a suspended organization (operators): its users may sign in again."""
+    with api(ctx) as client:
+        show(ctx, client, client.activate_org(org_id, if_match=if_match))
+
+
 @app.command("delete")
 def orgs_delete(ctx: typer.Context, org_id: OrgArgument, if_match: IfMatch = None) -> None:
     """Delete an organization with all its users and tickets (operators)."""

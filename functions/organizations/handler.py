@@ -27,8 +27,8 @@ def get_org(
     limit: params.Limit = params.DEFAULT_LIMIT,
 ) -> Response[Org | OrgWithUsers]:
     if include == "users":
-        return responses.with_etag(organizations.get_org_with_users(org_id, limit))
-    return responses.with_etag(organizations.get_org(org_id))
+        return responses.with_etag(organizations.get_org_with_users(org_id, limit, app.caller))
+    return responses.with_etag(organizations.get_org(org_id, app.caller))
 
 
 @app.operation("updateOrg")

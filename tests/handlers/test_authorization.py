@@ -5,7 +5,6 @@ import json
 import pytest
 
 from controlplane import config
-from controlplane.dal import keys
 from controlplane.http import routes
 from controlplane.http.auth import ADMIN, MEMBER
 from controlplane.http.resolver import Resolver
@@ -140,7 +139,7 @@ def unlisted_route(table):
 
     @app.get("/orgs/<org_id>/unlisted")
     def unlisted(org_id: str) -> dict:
-        return organizations.get_org(org_id).model_dump()
+        return organizations.get_org(org_id, app.caller).model_dump()
 
     create_org("acme")
     return app.entry_point()
@@ -228,21 +227,22 @@ SUSPENDED_TOKENS = {
 
 
 def _set_status(table: str, status: str) -> None:
-    """As the operators' PATCH stores it: the org item's ``status``."""
-    config.dynamodb().update_item(
-        TableName=table,
-        Key={name: {"S": value} for name, value in keys.org_key("acme").items()},
-        UpdateExpression="SET #status = :status",
-        ExpressionAttributeNames={"#status": "status"},
-        ExpressionAttributeValues={":status": {"S": status}},
-    )
+    """The operators' PATCH: one UpdateItem of the org's status."""
+    body = {"status": status} | ({"suspension_reason": "Unpaid invoices"} if status == "suspended" else {})
+    assert call("PATCH", "/orgs/acme", body).status == 200
+
+
+# What a status change itself writes on the org item; every other attribute, and every other item, stays.
+_STATUS_CHANGE = {"status", "suspended_at", "suspension_reason", "version", "updated_at", "updated_by"}
 
 
 def _items(table: str) -> list[dict]:
-    """acme's items, but for the org's status (what the suspension itself changes)."""
+    """acme's items, the org item without what a status change writes."""
     items = config.dynamodb().scan(TableName=table)["Items"]
     acme = [
-        {k: v for k, v in item.items() if k != "status"} for item in items if item["PK"]["S"].startswith("ORG#acme")
+        {k: v for k, v in item.items() if not (item["SK"]["S"].startswith("METADATA#") and k in _STATUS_CHANGE)}
+        for item in items
+        if item["PK"]["S"].startswith("ORG#acme")
     ]
     return sorted(acme, key=json.dumps)
 

@@ -67,7 +67,7 @@ def _assert_valid(bus: RecordingBus) -> None:
 
 def test_docs_show_the_schemas_of_the_contract():
     assert event_docs.expected(event_docs.DOC.read_text()) == event_docs.DOC.read_text(), "run make event-docs"
-    assert set(event_docs.documented()) == set(contract.DETAILS) and len(contract.DETAILS) == 13
+    assert set(event_docs.documented()) == set(contract.DETAILS) and len(contract.DETAILS) == 15
 
 
 @on_dynamodb_local
@@ -132,6 +132,36 @@ def test_every_route_that_writes_sends_exactly_its_documented_events_in_order(bu
     assert details[2]["event_id"] == details[3]["event_id"]
     keys = [(t, d["event_id"]) for t, d in bus.events()]
     assert len(set(keys)) == len(keys)
+
+
+@on_dynamodb_local
+def test_suspending_and_reactivating_send_their_events_beside_updated(bus, stream):
+    # Given an org suspended, suspended again with another reason, then reactivated
+    create_org("acme")
+    call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "Unpaid"})
+    call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "Legal hold"})
+    call("PATCH", "/orgs/acme", {"status": "active"})
+
+    # When the stream goes through the events function
+    _publish(stream)
+
+    # Then the status changes send Suspended and Reactivated, as plan changes send Plan Changed
+    assert [t for t, _ in bus.events()] == [
+        "Organization Created",
+        "Organization Updated",
+        "Organization Suspended",
+        "Organization Updated",  # only the reason changed: no second Suspended
+        "Organization Updated",
+        "Organization Reactivated",
+    ]
+    _assert_valid(bus)
+    details = [detail for _, detail in bus.events()]
+    assert details[2]["changes"] == {"status": {"old": "active", "new": "suspended"}}
+    assert details[2]["resource"]["suspension_reason"] == "Unpaid" and details[2]["actor"] == OPERATOR["sub"]
+    assert details[3]["changes"] == {"suspension_reason": {"old": "Unpaid", "new": "Legal hold"}}
+    assert details[5]["changes"] == {"status": {"old": "suspended", "new": "active"}}
+    assert details[5]["resource"]["suspended_at"] is None
+    assert details[2]["event_id"] == details[1]["event_id"]
 
 
 @on_dynamodb_local

@@ -62,6 +62,14 @@ def test_failed_writes_are_one_request_too(seeded, dynamodb_calls):
     assert dynamodb_calls == ["PutItem", "TransactWriteItems", "TransactWriteItems", "UpdateItem"]
 
 
+@pytest.mark.parametrize("body", [{"status": "suspended", "suspension_reason": "Unpaid"}, {"status": "active"}])
+def test_a_status_change_is_one_update_item(seeded, dynamodb_calls, body):
+    reply = call("PATCH", "/orgs/acme", body)
+
+    assert reply.status == 200
+    assert dynamodb_calls == ["UpdateItem"]
+
+
 def test_cascade_delete_of_a_user_batches_the_ticket_deletes(seeded, dynamodb_calls):
     reply = call("DELETE", "/orgs/acme/users/alice")
 

@@ -15,7 +15,7 @@ import pytest
 from authorizer import handler
 from controlplane import config
 from controlplane.http.routes import ORGANIZATIONS, ROUTES
-from controlplane.logic import cascade
+from controlplane.logic import cascade, signins
 from tests.api import call, create_org, create_ticket, create_user, deliver
 
 pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito and SQS exist on moto only
@@ -50,7 +50,10 @@ REQUESTS = {
         ("/orgs/acme", None, {}, 200),
         ("/orgs/acme", None, {"query": {"include": "users"}}, 200),
     ],
-    ("PATCH", "/orgs/{org_id}"): [("/orgs/acme", {"name": "Acme 2"}, _if_match(1), 200)],
+    ("PATCH", "/orgs/{org_id}"): [
+        ("/orgs/acme", {"name": "Acme 2"}, _if_match(1), 200),
+        ("/orgs/acme", {"status": "suspended", "suspension_reason": "Unpaid"}, {}, 200),  # queues the sign-ins job
+    ],
     ("DELETE", "/orgs/{org_id}"): [("/orgs/acme", None, _if_match(1), 204)],  # users, tickets, records
     ("GET", "/plans"): [("/plans", None, {}, 200)],  # the catalogue, from code: no AWS request at all
     ("POST", "/orgs/{org_id}/users"): [
@@ -203,3 +206,31 @@ def test_the_authorizer_sends_one_get_item_on_an_org_partition_its_only_grant(se
     assert "index" not in json.dumps(statement["Resource"])
     assert statement["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["ORG#*"]}}
     assert fnmatch.fnmatchcase("ORG#acme", "ORG#*")
+
+
+@pytest.mark.parametrize("status", ["suspended", "active"])
+def test_a_sign_ins_job_sends_only_what_the_organizations_function_may(seeded, aws_requests, granted, status):
+    # Given a suspension (or a reactivation after one), which queues its sign-ins job
+    if status == "active":
+        call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "Unpaid"})
+        boto3.client("sqs").purge_queue(QueueUrl=config.settings().deletions_queue_url)
+    body = {"status": status} | ({"suspension_reason": "Unpaid"} if status == "suspended" else {})
+    assert call("PATCH", "/orgs/acme", body).status == 200
+    [message] = boto3.client("sqs").receive_message(QueueUrl=config.settings().deletions_queue_url)["Messages"]
+    aws_requests.clear()
+
+    # When the event source delivers it to the organizations function
+    assert deliver([message]) == {"batchItemFailures": []}
+
+    # Then it changed the users' sign-ins, and the function may send every request it made
+    expected = (
+        {"cognito-idp:AdminEnableUser"}
+        if status == "active"
+        else {
+            "cognito-idp:AdminDisableUser",
+            "cognito-idp:AdminUserGlobalSignOut",
+        }
+    )
+    assert expected <= set(aws_requests)
+    assert json.loads(message["Body"])["kind"] == signins.KIND
+    assert set(aws_requests) - granted[ORGANIZATIONS] == set()

@@ -177,6 +177,34 @@ def test_every_command_group_works_end_to_end(table, cpctl):
     assert cpctl("orgs", "get", "acme").exit_code == 1
 
 
+def test_orgs_suspend_and_activate_through_the_gateway(table, cpctl):
+    cpctl("orgs", "create", "acme", "--name", "Acme")
+
+    suspended = cpctl("-o", "json", "orgs", "suspend", "acme", "--reason", "Unpaid invoice")
+    shown = cpctl("orgs", "get", "acme")
+    as_admin = cpctl("-o", "json", "orgs", "get", "acme", token=tokens.issue("admin", "acme", "root"))
+    refused = cpctl("orgs", "suspend", "acme", "--reason", "mine", token=tokens.issue("admin", "acme", "root"))
+    activated = cpctl("-o", "json", "orgs", "activate", "acme", "--if-match", '"2"')
+
+    assert suspended.exit_code == 0, suspended.stderr
+    assert json.loads(suspended.stdout)["status"] == "suspended"
+    assert json.loads(suspended.stdout)["suspension_reason"] == "Unpaid invoice"
+    assert "suspended" in shown.stdout and "Unpaid invoice" in shown.stdout
+    assert json.loads(as_admin.stdout)["suspension_reason"] is None
+    assert refused.exit_code == 1 and "forbidden" in refused.stderr
+    assert activated.exit_code == 0, activated.stderr
+    assert json.loads(activated.stdout)["status"] == "active" and json.loads(activated.stdout)["version"] == 3
+
+
+def test_orgs_suspend_needs_a_reason(table, gateway, cpctl):
+    cpctl("orgs", "create", "acme", "--name", "Acme")
+
+    missing = cpctl("orgs", "suspend", "acme")
+
+    assert missing.exit_code == 2
+    assert json.loads(raw(gateway, "/orgs/acme").text)["status"] == "active"
+
+
 @pytest.fixture
 def user_pool(monkeypatch):
     """A Cognito pool on moto with an app client that allows both password flows."""

@@ -16,6 +16,7 @@ from cpctl.errors import (
     ApiError,
     Conflict,
     NotFound,
+    OrgSuspended,
     PreconditionFailed,
     ServiceUnavailable,
     Throttled,
@@ -184,6 +185,28 @@ def test_patch_sends_only_the_fields_given_and_if_match_from_a_resource():
     assert patch.headers["If-Match"] == '"1"'
 
 
+def test_suspend_and_activate_send_the_status_patch():
+    api = Scripted(httpx.Response(200, json=ORG))
+
+    api.client().suspend_org("acme", "Unpaid", if_match='"3"')
+    api.client().activate_org("acme")
+
+    suspend, activate = api.requests
+    assert (suspend.method, suspend.url.path) == ("PATCH", "/orgs/acme")
+    assert json.loads(suspend.content) == {"status": "suspended", "suspension_reason": "Unpaid"}
+    assert suspend.headers["If-Match"] == '"3"'
+    assert json.loads(activate.content) == {"status": "active"}
+
+
+def test_a_reason_over_500_characters_is_refused_before_sending():
+    api = Scripted(httpx.Response(200, json=ORG))
+
+    with pytest.raises(ValueError, match="500"):
+        api.client().suspend_org("acme", "x" * 501)
+
+    assert api.requests == []
+
+
 # Against the API: the local gateway over real HTTP, the functions on DynamoDB Local.
 
 
@@ -226,6 +249,23 @@ def test_an_error_carries_the_request_id_the_gateway_sent(table, api):
 
     assert missing.value.request_id == api.last_response.headers["x-amzn-RequestId"]
     assert missing.value.message and missing.value.body == api.last_response.text
+
+
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
+def test_suspend_and_activate_through_the_gateway(table, api):
+    api.create_org("acme", name="Acme")
+    api.create_user("acme", "alice", name="Alice", email="alice@acme.example")
+
+    suspended = api.suspend_org("acme", "Unpaid", if_match='"1"')
+    with pytest.raises(OrgSuspended) as refused:
+        api.create_user("acme", "bob", name="Bob", email="bob@acme.example")
+    activated = api.activate_org("acme", if_match=suspended)
+
+    assert (suspended.status, suspended.suspension_reason, suspended.version) == ("suspended", "Unpaid", 2)
+    assert refused.value.status == 409 and refused.value.code == "org_suspended"
+    assert (activated.status, activated.suspended_at, activated.suspension_reason) == ("active", None, None)
+    assert api.get_org("acme").status == "active"
+    assert [user.user_id for user in api.iter_users("acme")] == ["alice"]
 
 
 class Flaky(Scripted):

@@ -75,7 +75,9 @@ _EVERY_API_FUNCTION = {
     "models.resources",
 }
 OURS = {
-    ORGANIZATIONS: _EVERY_API_FUNCTION | {"dal.batches", "logic.cascade", "logic.deletions", "logic.organizations"},
+    # The deletions queue also carries the sign-ins jobs of a status change (logic.signins).
+    ORGANIZATIONS: _EVERY_API_FUNCTION
+    | {"dal.batches", "logic.cascade", "logic.deletions", "logic.organizations", "logic.signins"},
     USERS: _EVERY_API_FUNCTION
     | {
         "dal.batches",

@@ -5,7 +5,7 @@ attributes, so this is what authorization trusts. The username is ``<org_id>.<us
 have no dots, so it is unique across orgs and never ambiguous.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -82,3 +82,30 @@ class Directory:
         except ClientError as error:
             if error.response["Error"]["Code"] != "UserNotFoundException":
                 raise
+
+    @tracer.capture_method
+    def disable(self, org_id: str, user_id: str) -> bool:
+        """No new sign-in, and every session's refresh tokens revoked (its ID tokens live out their
+        hour: the authorizer refuses a suspended org's callers). False if the sign-in is gone."""
+        name = username(org_id, user_id)
+        return self._present(lambda: self.client.admin_disable_user(UserPoolId=self.pool, Username=name)) and (
+            self._present(lambda: self.client.admin_user_global_sign_out(UserPoolId=self.pool, Username=name))
+        )
+
+    @tracer.capture_method
+    def enable(self, org_id: str, user_id: str) -> bool:
+        name = username(org_id, user_id)
+        return self._present(lambda: self.client.admin_enable_user(UserPoolId=self.pool, Username=name))
+
+    @staticmethod
+    def _present(call: Callable[[], object]) -> bool:
+        """Run ``call`` on a sign-in; False if it is gone (its user was deleted meanwhile): disabling
+        or enabling it again is then nothing to do. Running twice is harmless, so a job may repeat."""
+        try:
+            with _translate():
+                call()
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "UserNotFoundException":
+                raise
+            return False
+        return True

@@ -194,16 +194,29 @@ class Table:
         return from_dynamo(response["Attributes"])
 
     @tracer.capture_method
-    def update(self, key: Key, changes: Item, now: str, missing: ApiError, expects: tuple[Expect, ...] = ()) -> Item:
+    def update(
+        self,
+        key: Key,
+        changes: Item,
+        now: str,
+        missing: ApiError,
+        expects: tuple[Expect, ...] = (),
+        *,
+        kept: frozenset[str] = frozenset(),
+        removed: tuple[str, ...] = (),
+    ) -> Item:
         """Set ``changes``, stamp ``updated_at`` and bump ``version``, only if the item exists and
-        meets ``expects`` (e.g. its owner, its version)."""
+        meets ``expects`` (e.g. its owner, its version). Changes named in ``kept`` are set only where
+        the item has none yet; the ``removed`` attributes go."""
         names = {"#updated_at": "updated_at", "#version": "version"}
         values = {":now": now, ":one": 1}
         assignments = ["#updated_at = :now", "#version = #version + :one"]
         for i, (field, value) in enumerate(changes.items()):
             names[f"#f{i}"] = field
             values[f":f{i}"] = value
-            assignments.append(f"#f{i} = :f{i}")
+            assignments.append(f"#f{i} = if_not_exists(#f{i}, :f{i})" if field in kept else f"#f{i} = :f{i}")
+        names |= {f"#r{i}": field for i, field in enumerate(removed)}
+        removal = f" REMOVE {', '.join(f'#r{i}' for i in range(len(removed)))}" if removed else ""
         request = condition(expects)
         request["ExpressionAttributeNames"] |= names
         request["ExpressionAttributeValues"] = request.get("ExpressionAttributeValues", {}) | values
@@ -211,7 +224,7 @@ class Table:
             response = self.client.update_item(
                 TableName=self.name,
                 Key=to_dynamo(key),
-                UpdateExpression="SET " + ", ".join(assignments),
+                UpdateExpression="SET " + ", ".join(assignments) + removal,
                 ReturnValues="ALL_NEW",
                 **serialized(request),
             )

@@ -80,16 +80,22 @@ def put_counted(
     exists: ApiError,
     parent_refused: Callable[[Item | None], ApiError],
     parent_unmarked: str | None = None,
+    parent_not: tuple[str, object] | None = None,
 ) -> None:
     """Create ``item`` and add 1 to ``parent``'s ``counter``, in one transaction, only if the item
-    does not exist yet and the parent exists (without the mark ``parent_unmarked``) with its
-    count below its limit. A refused parent is passed to ``parent_refused`` (None if missing),
-    which names the error; a parent without a count is refused too (it was never counted)."""
+    does not exist yet and the parent exists (without the mark ``parent_unmarked``, and without
+    the attribute-value pair ``parent_not``) with its count below its limit. A refused parent is
+    passed to ``parent_refused`` (None if missing), which names the error; a parent without a
+    count is refused too (it was never counted)."""
     names = {"#pk": PARTITION_KEY, "#count": counter.count, "#limit": counter.limit}
+    values: dict[str, object] = {":one": 1}
     parent_condition = "attribute_exists(#pk) AND #count < #limit"
     if parent_unmarked:
         parent_condition += " AND attribute_not_exists(#mark)"
         names["#mark"] = parent_unmarked
+    if parent_not:
+        parent_condition += " AND (attribute_not_exists(#not) OR #not <> :not)"
+        names["#not"], values[":not"] = parent_not
     request: list[TransactWriteItemTypeDef] = [
         {  # first: an existing item is 409 already_exists, whatever the parent's count
             "Put": {
@@ -106,7 +112,7 @@ def put_counted(
                 "UpdateExpression": "ADD #count :one",
                 "ConditionExpression": parent_condition,
                 "ExpressionAttributeNames": names,
-                "ExpressionAttributeValues": to_dynamo({":one": 1}),
+                "ExpressionAttributeValues": to_dynamo(values),
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
             }
         },

@@ -26,8 +26,13 @@ ADMIN, MEMBER = "admin", "member"
 #   ANYONE - any signed-in caller, in any org or none (for routes with no org in their path)
 SELF, OWNER, ANYONE = "self", "owner", "anyone"
 
-# Fields of a PATCH that only some callers may change.
-FIELD_RULES = {"plan": frozenset[str](), "role": frozenset({ADMIN})}
+# Fields of a PATCH that only some callers may change (besides operators, who may change every field).
+FIELD_RULES = {
+    "plan": frozenset[str](),
+    "role": frozenset({ADMIN}),
+    "status": frozenset[str](),  # suspending or reactivating an org
+    "suspension_reason": frozenset[str](),
+}
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,20 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from controlplane.dal import codec, keys, stamps
 from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
-from controlplane.models.resources import Org, OrgId, Plan, Resource, Role, Status, Ticket, Timestamp, User
+from controlplane.models.resources import (
+    ACTIVE,
+    SUSPENDED,
+    Org,
+    OrgId,
+    OrgStatus,
+    Plan,
+    Resource,
+    Role,
+    Status,
+    Ticket,
+    Timestamp,
+    User,
+)
 
 SOURCE = "controlplane"
 DELETION_STARTED = "Organization Deletion Started"
@@ -54,6 +67,17 @@ class Detail(BaseModel):
 
 
 @dataclass(frozen=True)
+class Transition:
+    """A detail-type sent, as ``changed`` is, beside ``updated`` when ``field`` changes to ``value``;
+    its ``changes`` hold that field only."""
+
+    field: str
+    field_type: Any
+    value: str
+    detail_type: str
+
+
+@dataclass(frozen=True)
 class Kind:
     """One kind of resource and the detail-types its changes send."""
 
@@ -66,6 +90,7 @@ class Kind:
     watched_type: Any
     changed: str
     cascaded: bool  # its items can be removed by an org's cascade delete (``cause``)
+    transitions: tuple[Transition, ...] = ()
 
     def public_fields(self) -> tuple[str, ...]:
         return tuple(name for name in self.model.model_fields if name not in BOOKKEEPING)
@@ -82,6 +107,10 @@ KINDS = (
         Plan,
         "Organization Plan Changed",
         cascaded=False,
+        transitions=(
+            Transition("status", OrgStatus, SUSPENDED, "Organization Suspended"),
+            Transition("status", OrgStatus, ACTIVE, "Organization Reactivated"),
+        ),
     ),
     Kind(
         keys.USER,
@@ -138,6 +167,11 @@ def _detail_models(kind: Kind) -> dict[str, type[BaseModel]]:
     }
     if kind.entity == keys.ORG:
         found[DELETION_STARTED] = with_resource
+    for transition in kind.transitions:
+        field: dict[str, Any] = {transition.field: (Change[transition.field_type], ...)}  # type: ignore[name-defined]
+        title = transition.detail_type.replace(" ", "")
+        change = create_model(f"{title}Change", __config__=ConfigDict(extra="forbid"), **field)
+        found[transition.detail_type] = create_model(f"{title}Detail", __base__=with_resource, changes=(change, ...))
     return found
 
 
@@ -210,6 +244,8 @@ def events_for(record: dict[str, Any], org_being_deleted: OrgBeingDeleted) -> li
         found.append(event(kind.updated, new, actor, changes=changes))
         if kind.watched in changes:
             found.append(event(kind.changed, new, actor, changes={kind.watched: changes[kind.watched]}))
+        for moved in (t for t in kind.transitions if t.field in changes and changes[t.field]["new"] == t.value):
+            found.append(event(moved.detail_type, new, actor, changes={moved.field: changes[moved.field]}))
     return found
 
 

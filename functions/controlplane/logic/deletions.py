@@ -4,6 +4,9 @@
 queue (SQS) and answers 202. The organizations function also consumes that queue: each message
 continues the (resumable) delete and, if its own time runs short, queues the org again. Where no
 queue is configured (the local run) the delete simply runs to the end within the request.
+
+The queue also carries the jobs that bring an org's sign-ins in line with its status (``signins``):
+a message with ``"kind": "sign-ins"``; one without a kind is a delete.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from controlplane import config
-from controlplane.logic import cascade
+from controlplane.logic import cascade, signins
 from controlplane.models.errors import NotFound
 
 if TYPE_CHECKING:
@@ -54,7 +57,11 @@ def handle_queue(event: dict[str, Any], lambda_context: LambdaContext) -> Partia
 
 
 def _continue(record: SQSRecord, lambda_context: LambdaContext) -> None:
-    org_id = json.loads(record.body)["org_id"]
+    message = json.loads(record.body)
+    if message.get("kind") == signins.KIND:
+        signins.resume(message, lambda: _remaining(lambda_context))
+        return
+    org_id = message["org_id"]
     try:
         done = cascade.delete_org(org_id, time_left=lambda: _remaining(lambda_context))
     except NotFound:

@@ -10,6 +10,8 @@ from controlplane.http.auth import Caller, authorize_fields
 from controlplane.models import errors, plans
 from controlplane.models.errors import AlreadyExists, ApiError, QuotaExceeded
 from controlplane.models.resources import (
+    ACTIVE,
+    SUSPENDED,
     Limits,
     Org,
     OrgCreate,
@@ -22,6 +24,8 @@ from controlplane.models.resources import (
     User,
 )
 from controlplane.observability import metrics
+
+SUSPENDED_AT, SUSPENSION_REASON = "suspended_at", "suspension_reason"
 
 
 def list_plans() -> PlanList:
@@ -40,7 +44,8 @@ def list_plans() -> PlanList:
 
 def create_org(body: OrgCreate, caller: Caller) -> Org:
     seats = {plans.USER_COUNT: 0, plans.USER_LIMIT: plans.limit(body.plan)}
-    item = stamps.new_item(keys.org_keys(body.org_id), keys.ORG, {**body.model_dump(), **seats}, caller.subject)
+    attributes = {**body.model_dump(), "status": ACTIVE, **seats}
+    item = stamps.new_item(keys.org_keys(body.org_id), keys.ORG, attributes, caller.subject)
     api_table().put_new(item, exists=AlreadyExists(f"Organization {body.org_id} already exists"))
     metrics.add_metric(name="OrganizationCreated", unit=MetricUnit.Count, value=1)
     return Org.from_item(item)
@@ -55,17 +60,17 @@ def list_orgs(limit: int, cursor_token: str | None) -> OrgPage:
     return OrgPage(items=orgs, next_cursor=cursor.next_cursor(scope, found, "org_id", last is not None))
 
 
-def get_org(org_id: str) -> Org:
+def get_org(org_id: str, caller: Caller) -> Org:
     item = api_table().get(keys.org_key(org_id))
     if item is None:
         raise errors.org_missing(org_id)
-    return Org.from_item(item)
+    return Org.from_item(item).seen_by(caller.operator)
 
 
-def get_org_with_users(org_id: str, limit: int) -> OrgWithUsers:
+def get_org_with_users(org_id: str, limit: int, caller: Caller) -> OrgWithUsers:
     org, users, more = first_users(org_id, limit)
     return OrgWithUsers(
-        org=Org.from_item(org),
+        org=Org.from_item(org).seen_by(caller.operator),
         users=[User.model_validate(item) for item in users],
         next_cursor=cursor.next_cursor(keys.users_scope(org_id), users, "user_id", more),
     )
@@ -88,14 +93,29 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
         limit = plans.limit(changes["plan"])
         changes[plans.USER_LIMIT] = limit
         expects += (Expect(plans.USER_COUNT, limit, _downgrade_refused(changes["plan"], limit), at_most=True),)
+    stamp = stamps.now()
+    kept: frozenset[str] = frozenset()
+    removed: tuple[str, ...] = ()
+    if changes.get("status") == SUSPENDED:
+        # Suspended again (a new reason): still suspended since the first time.
+        changes[SUSPENDED_AT] = stamp
+        kept = frozenset({SUSPENDED_AT})
+    elif changes.get("status") == ACTIVE:
+        removed = (SUSPENDED_AT, SUSPENSION_REASON)
     item = api_table().update(
         keys.org_key(org_id),
         stamps.written_by(changes, caller.subject),
-        stamps.now(),
+        stamp,
         errors.org_missing(org_id),
         expects,
+        kept=kept,
+        removed=removed,
     )
-    return Org.from_item(item)
+    if "status" in changes:
+        from controlplane.logic import signins  # the rare path: the users function never loads it
+
+        signins.start(org_id, enabled=changes["status"] == ACTIVE)
+    return Org.from_item(item).seen_by(caller.operator)
 
 
 def _downgrade_refused(plan: str, limit: int) -> Callable[[Item], ApiError]:

@@ -12,8 +12,8 @@ from controlplane.dal.transactions import Counter
 from controlplane.http.auth import Caller, authorize_fields
 from controlplane.logic import cascade, organizations, tickets
 from controlplane.models import errors, plans
-from controlplane.models.errors import AlreadyExists, ApiError, QuotaExceeded, ServiceUnavailable
-from controlplane.models.resources import Ticket, User, UserCreate, UserPage, UserUpdate, UserWithTickets
+from controlplane.models.errors import AlreadyExists, ApiError, OrgSuspended, QuotaExceeded, ServiceUnavailable
+from controlplane.models.resources import SUSPENDED, Ticket, User, UserCreate, UserPage, UserUpdate, UserWithTickets
 from controlplane.observability import logger, metrics
 
 SEATS = Counter(plans.USER_COUNT, plans.USER_LIMIT)
@@ -32,11 +32,19 @@ def _seat_refused(org_id: str) -> Callable[[Item | None], ApiError]:
     def refused(org: Item | None) -> ApiError:
         if org is None or stamps.DELETING in org:  # an org being deleted takes no one new
             return errors.org_missing(org_id)
+        if org.get("status") == SUSPENDED:
+            return _suspended(org_id)
         if plans.USER_COUNT not in org:
             return _not_counted(org_id)
         return QuotaExceeded("users", int(org[plans.USER_LIMIT]), int(org[plans.USER_COUNT]), org["plan"])
 
     return refused
+
+
+def _suspended(org_id: str) -> OrgSuspended:
+    """A suspended org takes no new user: their sign-in would be the one enabled sign-in of the org,
+    and the sign-ins job that disabled the others has already passed. Reactivate it first."""
+    return OrgSuspended(f"Organization {org_id} is suspended; reactivate it before adding users")
 
 
 def _remove(org_id: str, user_id: str, expects: tuple[Expect, ...] = ()) -> None:
@@ -64,6 +72,7 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
         exists=AlreadyExists(f"User {body.user_id} already exists in organization {org_id}"),
         parent_refused=_seat_refused(org_id),
         parent_unmarked=stamps.DELETING,
+        parent_not=("status", SUSPENDED),
     )
     # The table decides 404/409 first; only then the sign-in. If that fails, the user (and their
     # seat) goes too.

@@ -91,6 +91,13 @@ class Conflict(ApiError):
     code = "conflict"
 
 
+class OrgSuspended(ApiError):
+    """The org is suspended, and the request would add to it (a user, who could sign in)."""
+
+    status = 409
+    code = "org_suspended"
+
+
 class QuotaExceeded(ApiError):
     """The org's plan allows fewer than the request needs; ``details`` says which quota and by how much."""
 

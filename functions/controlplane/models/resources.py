@@ -6,7 +6,7 @@ and the first model build pays for most of pydantic's schema machinery. Under Sn
 built at import is in the snapshot; whatever is deferred is paid after every restore.
 """
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
@@ -30,6 +30,15 @@ else:
     Plan = Literal[tuple(plans.CATALOGUE)]  # the catalogue is the one list
 Role = Literal["admin", "member"]
 Status = Literal["open", "pending", "solved", "closed"]
+# An org's standing. Orgs stored before statuses existed have none, and read as active.
+OrgStatus = Literal["active", "suspended"]
+ACTIVE: Final = "active"
+SUSPENDED: Final = "suspended"
+SuspensionReason = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=500),
+    Field(description="Why, for operators (shown to operators only)", examples=["Invoice 2026-11 unpaid"]),
+]
 Priority = Literal["low", "normal", "high", "urgent"]
 Timestamp = Annotated[str, Field(description="RFC 3339, UTC", examples=["2026-11-21T23:41:48.123Z"])]
 
@@ -69,6 +78,20 @@ class OrgCreate(Request):
 class OrgUpdate(Patch):
     name: Name | None = None
     plan: Plan | None = None
+    status: OrgStatus | None = Field(
+        None, description="Operators only. `suspended` needs a `suspension_reason`; `active` clears it"
+    )
+    suspension_reason: SuspensionReason | None = None
+
+    @model_validator(mode="after")
+    def _reason_goes_with_suspension(self) -> Self:
+        # Suspending without a reason would leave the next operator guessing; a reason without a
+        # suspension would be stored on an active org, or silently dropped.
+        if self.status == SUSPENDED and self.suspension_reason is None:
+            raise ValueError("suspending an organization needs a suspension_reason")
+        if self.suspension_reason is not None and self.status != SUSPENDED:
+            raise ValueError('suspension_reason goes with "status": "suspended" only')
+        return self
 
 
 class UserCreate(Request):
@@ -132,6 +155,11 @@ class Org(Resource):
     name: str
     plan: Plan
     deleting_since: Timestamp | None = Field(None, description="Set while the org's cascade delete runs")
+    status: OrgStatus = Field(
+        ACTIVE, description="`suspended`: its users cannot sign in or call the API until an operator reactivates it"
+    )
+    suspended_at: Timestamp | None = Field(None, description="Since when it is suspended; null while active")
+    suspension_reason: str | None = Field(None, description="Why it is suspended; shown to operators only")
     usage: Usage
     limits: Limits
 
@@ -140,6 +168,12 @@ class Org(Resource):
         """The stored org, with its bookkeeping (``user_count``, ``user_limit``) shown as usage and limits."""
         limit = item.get(plans.USER_LIMIT, plans.limit(item["plan"]))
         return cls.model_validate({**item, "usage": {"users": item.get(plans.USER_COUNT)}, "limits": {"users": limit}})
+
+    def seen_by(self, operator: bool) -> "Org":
+        """The org as a caller may see it: the suspension's reason is for operators only."""
+        if operator or self.suspension_reason is None:
+            return self
+        return self.model_copy(update={"suspension_reason": None})
 
 
 class RequestLimits(BaseModel):

@@ -1,0 +1,134 @@
+"""The client's transport: one API endpoint and one ID token, the one place requests are sent (with
+``cpctl.retries``' rules), ETags for If-Match, and following pages. ``cpctl.client.Client`` adds a
+method per route."""
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel
+
+from controlplane.models.resources import Page, Resource
+from cpctl import retries
+from cpctl.errors import error_for
+
+DEFAULT_URL = "http://127.0.0.1:3000"
+
+M = TypeVar("M", bound=BaseModel)
+P = TypeVar("P", bound=Page)
+
+
+# ETags: the API's ETag of a resource is its version in quotes.
+
+ETagLike = str | Resource | None
+
+
+def etag(resource: Resource) -> str:
+    """The ``ETag`` the API sent with ``resource`` (``"<version>"``), for ``If-Match``."""
+    return f'"{resource.version}"'
+
+
+def if_match_header(value: ETagLike) -> dict[str, str]:
+    if value is None:
+        return {}
+    return {"If-Match": etag(value) if isinstance(value, Resource) else value}
+
+
+class Transport:
+    """One API endpoint and one ID token. ``on_response(route, response)`` sees every answer
+    (``route`` is ``(method, path template)``), e.g. for logging."""
+
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        max_attempts: int = retries.MAX_ATTEMPTS,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        on_response: Callable[[tuple[str, str], httpx.Response], None] | None = None,
+    ):
+        # The authorizer takes the raw ID token, as Cognito's did, or "Bearer <token>".
+        headers = {"Authorization": token} if token else {}
+        self.http = httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=timeout, transport=transport)
+        self.max_attempts = max_attempts
+        self.sleep = sleep
+        self.on_response = on_response
+        self.last_response: httpx.Response | None = None
+
+    def __enter__(self) -> "Transport":
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.http.close()
+
+    # The one place requests are sent.
+
+    def request(
+        self,
+        route: tuple[str, str],
+        *,
+        params: dict[str, Any] | None = None,
+        body: BaseModel | None = None,
+        headers: dict[str, str] | None = None,
+        idempotency_key: str | None = None,
+        **path: str,
+    ) -> httpx.Response:
+        """Send ``route`` with ``path`` filled in; the successful response, else an ApiError.
+        Sent again as ``cpctl.retries`` says, always with the same Idempotency-Key."""
+        method, template = route
+        headers = dict(headers or {})
+        if idempotency_key is not None:
+            headers["Idempotency-Key"] = idempotency_key
+        content = body.model_dump_json(exclude_unset=True) if body is not None else None
+        if content is not None:
+            headers["Content-Type"] = "application/json"
+        query = {name: value for name, value in (params or {}).items() if value is not None}
+        # Quoted whole: an id holding a "/" or "?" must stay one path segment (and fail validation).
+        url = template.format(**{name: quote(value, safe="") for name, value in path.items()})
+        resendable = retries.resendable(method, idempotency_key)
+        for attempt in range(self.max_attempts):
+            last = attempt == self.max_attempts - 1
+            try:
+                response = self.http.request(method, url, params=query, content=content, headers=headers)
+            except httpx.TransportError:
+                if not resendable or last:
+                    raise
+                self.sleep(retries.backoff(attempt))
+                continue
+            self.last_response = response
+            if self.on_response:
+                self.on_response(route, response)
+            if response.is_success:
+                return response
+            error = error_for(response)
+            if not retries.retryable(error, idempotency_key) or last:
+                raise error
+            self.sleep(retries.retry_after(response, attempt))
+        raise AssertionError("unreachable")
+
+    def _model(self, model: type[M], response: httpx.Response) -> M:
+        return model.model_validate_json(response.content)
+
+    @staticmethod
+    def _key(idempotency_key: str | None) -> str:
+        return idempotency_key or str(uuid.uuid4())
+
+    # Pages.
+
+    @staticmethod
+    def pages(fetch: Callable[[str | None], P], cursor: str | None = None) -> Iterator[P]:
+        """Every page of a list, following ``next_cursor`` from ``cursor`` on."""
+        while True:
+            page = fetch(cursor)
+            yield page
+            cursor = page.next_cursor
+            if not cursor:
+                return

@@ -1,0 +1,123 @@
+"""Sign-ins follow their org's status: suspending an org disables every user's Cognito sign-in and
+signs them out everywhere; reactivating it enables them again.
+
+Off the request path: ``PATCH /orgs/{org_id}`` writes the status (one UpdateItem) and puts a job on
+the deletions queue, which the organizations function consumes (``deletions.handle_queue``). A job
+is ``{"kind": "sign-ins", "org_id", "enabled", "after"}``: it does one page of the org's users after
+the user ``after``, then queues the rest as a new message. Every step can run twice (disabling a
+disabled sign-in changes nothing), so a message delivered again, or failed half-way and delivered
+again by SQS, repeats a few users and nothing else. Before each page the job reads the org again
+(one consistent GetItem): once its status is no longer the job's (an operator reactivated it
+meanwhile) or its delete has begun, the job stops; the newer job, or the cascade delete, does the
+rest. Where no queue is configured (tests with a user pool but no queue) the job runs to its end
+within the request; where there is no user pool (make run) there is nothing to do.
+
+Rate: AdminDisableUser, AdminEnableUser and AdminUserGlobalSignOut count toward one Cognito
+request-rate category, UserUpdate, whose default quota is 25 requests per second per account and
+Region, shared by every user pool and every other caller of the category (role and e-mail changes
+here). See "Quotas in Amazon Cognito", "User pools API operation categories and request rate
+quotas" (docs.aws.amazon.com/cognito/latest/developerguide/quotas.html). A job spends at most
+``CALLS_PER_SECOND`` of it: suspending an org of 1,000 users (2,000 calls) takes about 200 s over
+ten messages, and leaves 15 a second to everything else. botocore's standard retries absorb an
+occasional TooManyRequestsException; a persistent one fails the message, which SQS delivers again
+after its visibility timeout.
+"""
+
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from controlplane import config
+from controlplane.dal import keys, stamps
+from controlplane.dal.table import api_table
+from controlplane.models.resources import ACTIVE
+from controlplane.observability import logger
+
+KIND = "sign-ins"
+PAGE = 100  # users per Query
+CALLS_PER_SECOND = 10.0
+# Stop starting users when less time than this is left, and queue the rest.
+STEP_SECONDS = 5.0
+
+
+@dataclass
+class Throttle:
+    """Spaces calls at most ``rate`` a second apart (the clock and the sleep are the tests' to replace)."""
+
+    rate: float
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    _next: float = field(default=-math.inf)
+
+    def wait(self) -> None:
+        now = self.clock()
+        if now < self._next:
+            self.sleep(self._next - now)
+            now = self._next
+        self._next = now + 1 / self.rate
+
+
+def start(org_id: str, enabled: bool) -> None:
+    """Bring the org's sign-ins in line with its new status: queued, or in line where there is no queue."""
+    if config.directory() is None:
+        return
+    if config.settings().deletions_queue_url:
+        _enqueue(org_id, enabled, None)
+        return
+    after = step(org_id, enabled)
+    while after is not None:
+        after = step(org_id, enabled, after)
+
+
+def resume(job: dict[str, Any], time_left: Callable[[], float]) -> None:
+    """A job from the queue: one page of users, then the rest queued as a job of its own."""
+    org_id, enabled = job["org_id"], bool(job["enabled"])
+    after = step(org_id, enabled, job.get("after"), time_left)
+    if after is not None:
+        _enqueue(org_id, enabled, after)
+
+
+def step(
+    org_id: str,
+    enabled: bool,
+    after: str | None = None,
+    time_left: Callable[[], float] = lambda: math.inf,
+    throttle: Throttle | None = None,
+) -> str | None:
+    """Enable or disable the sign-ins of the next page of the org's users after ``after``: None when
+    that was the last (or the job is superseded), else the last user done, to continue after. A page
+    (``PAGE`` users, two calls each at ``CALLS_PER_SECOND``: 20 s) fits in the function's 28 s; if
+    time runs short anyway, the page stops early and the rest follows."""
+    directory = config.directory()
+    if directory is None:
+        return None
+    pace = throttle or Throttle(CALLS_PER_SECOND)
+    table = api_table()
+    org = table.get(keys.org_key(org_id), consistent=True)
+    if org is None or stamps.DELETING in org or (org.get("status", ACTIVE) == ACTIVE) != enabled:
+        logger.info("Sign-ins job superseded", org_id=org_id, enabled=enabled)
+        return None
+    start_key = keys.user_key(org_id, after) if after else None
+    users, last = table.query(keys.org_partition(org_id), prefix=keys.USER_PREFIX, limit=PAGE, start_key=start_key)
+    for user in users:
+        if time_left() < STEP_SECONDS:
+            return after
+        pace.wait()
+        if enabled:
+            directory.enable(org_id, user["user_id"])
+        else:
+            pace.wait()  # two calls: disable, then sign out
+            directory.disable(org_id, user["user_id"])
+        after = user["user_id"]
+    return after if last is not None else None
+
+
+def _enqueue(org_id: str, enabled: bool, after: str | None) -> None:
+    queue_url = config.settings().deletions_queue_url
+    if not queue_url:  # unreachable: only a job that has a queue is queued
+        raise RuntimeError("DELETIONS_QUEUE_URL is not set")
+    body = {"kind": KIND, "org_id": org_id, "enabled": enabled, "after": after}
+    config.sqs().send_message(QueueUrl=queue_url, MessageBody=json.dumps(body))

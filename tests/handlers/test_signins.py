@@ -1,0 +1,199 @@
+"""Suspension disables an org's Cognito sign-ins off the request path, and reactivation enables them
+(moto: Cognito and SQS). The job goes through the deletions queue one page of users per message."""
+
+import json
+import math
+
+import boto3
+import pytest
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
+from botocore.exceptions import ClientError
+
+from controlplane import config
+from controlplane.dal import batches, keys, stamps
+from controlplane.dal.codec import to_dynamo
+from controlplane.dal.table import api_table
+from controlplane.logic import signins
+from tests.api import call, create_org, create_user, deliver
+
+pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito and SQS exist on moto only
+
+SUSPEND = {"status": "suspended", "suspension_reason": "Unpaid"}
+
+
+@pytest.fixture
+def cognito_calls(table, monkeypatch) -> list[str]:
+    """A user pool and a deletions queue, as in the cloud; the Cognito operations sent, in order.
+    The job's pace is lifted: the tests count calls, never wait for them."""
+    monkeypatch.setattr(signins, "CALLS_PER_SECOND", math.inf)
+    cognito = boto3.client("cognito-idp")
+    pool_id = cognito.create_user_pool(
+        PoolName="users",
+        Schema=[{"Name": n, "AttributeDataType": "String", "Mutable": True} for n in ("org_id", "user_id", "role")],
+    )["UserPool"]["Id"]
+    monkeypatch.setenv("USER_POOL_ID", pool_id)
+    monkeypatch.setenv("DELETIONS_QUEUE_URL", boto3.client("sqs").create_queue(QueueName="deletions")["QueueUrl"])
+    config.reset()
+    calls: list[str] = []
+    config.directory().client.meta.events.register(
+        "before-send.cognito-idp", lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1])
+    )
+    create_org("acme")
+    return calls
+
+
+def _bulk_users(org_id: str, count: int) -> list[str]:
+    """``count`` users with their sign-ins, written directly (the API would take a minute for 1,000)."""
+    cognito, pool_id = boto3.client("cognito-idp"), config.directory().pool
+    ids = [f"user{i:04d}" for i in range(count)]
+    users = [stamps.new_item(keys.user_keys(org_id, u), keys.USER, {"org_id": org_id, "user_id": u}) for u in ids]
+    batches.write_all(api_table(), [{"PutRequest": {"Item": to_dynamo(user)}} for user in users])
+    for user_id in ids:
+        cognito.admin_create_user(UserPoolId=pool_id, Username=f"{org_id}.{user_id}")
+    return ids
+
+
+def _enabled(org_id: str) -> dict[str, bool]:
+    """Each sign-in of the org: enabled or not (read with a client of the test's own)."""
+    cognito, pool_id = boto3.client("cognito-idp"), config.directory().pool
+    found, token = {}, None
+    while True:
+        page = cognito.list_users(UserPoolId=pool_id, Limit=60, **({"PaginationToken": token} if token else {}))
+        found |= {u["Username"]: u["Enabled"] for u in page["Users"] if u["Username"].startswith(f"{org_id}.")}
+        token = page.get("PaginationToken")
+        if not token:
+            return found
+
+
+def _queued() -> list[dict]:
+    sqs = boto3.client("sqs")
+    found = sqs.receive_message(QueueUrl=config.settings().deletions_queue_url, MaxNumberOfMessages=10)
+    return found.get("Messages", [])
+
+
+def _drain() -> int:
+    """Deliver queued messages to the organizations function until the queue is empty; how many."""
+    delivered = 0
+    while messages := _queued():
+        for message in messages:
+            assert deliver([message]) == {"batchItemFailures": []}
+            boto3.client("sqs").delete_message(
+                QueueUrl=config.settings().deletions_queue_url, ReceiptHandle=message["ReceiptHandle"]
+            )
+            delivered += 1
+    return delivered
+
+
+def test_suspending_answers_before_any_sign_in_changes_and_queues_the_job(cognito_calls):
+    for user_id in ("alice", "bob"):
+        create_user("acme", user_id)
+    cognito_calls.clear()
+
+    reply = call("PATCH", "/orgs/acme", SUSPEND)
+
+    assert reply.status == 200
+    assert cognito_calls == []
+    assert set(_enabled("acme").values()) == {True}
+    [message] = _queued()
+    assert json.loads(message["Body"]) == {"kind": "sign-ins", "org_id": "acme", "enabled": False, "after": None}
+
+
+def test_the_job_disables_and_signs_out_every_user_and_reactivation_enables_them(cognito_calls):
+    for user_id in ("alice", "bob"):
+        create_user("acme", user_id)
+    call("PATCH", "/orgs/acme", SUSPEND)
+    cognito_calls.clear()
+
+    assert _drain() == 1
+    assert _enabled("acme") == {"acme.alice": False, "acme.bob": False}
+    assert cognito_calls == ["AdminDisableUser", "AdminUserGlobalSignOut"] * 2
+
+    cognito_calls.clear()
+    call("PATCH", "/orgs/acme", {"status": "active"})
+    assert _drain() == 1
+    assert _enabled("acme") == {"acme.alice": True, "acme.bob": True}
+    assert cognito_calls == ["AdminEnableUser"] * 2
+
+
+def test_an_org_of_1000_users_is_suspended_one_page_per_message_and_leaves_other_orgs_alone(cognito_calls):
+    users = _bulk_users("acme", 1000)
+    create_org("bolt")
+    create_user("bolt", "zed")
+    call("PATCH", "/orgs/acme", SUSPEND)
+    cognito_calls.clear()
+
+    delivered = _drain()
+
+    assert delivered == math.ceil(len(users) / signins.PAGE)
+    enabled = _enabled("acme")
+    assert len(enabled) == 1000 and not any(enabled.values())
+    assert cognito_calls.count("AdminDisableUser") == cognito_calls.count("AdminUserGlobalSignOut") == 1000
+    assert _enabled("bolt") == {"bolt.zed": True}
+
+
+def test_a_job_that_failed_half_way_resumes_from_its_message_and_finishes(cognito_calls, monkeypatch):
+    _bulk_users("acme", 150)
+    call("PATCH", "/orgs/acme", SUSPEND)
+    [message] = _queued()
+    client = config.directory().client
+    disable, done = client.admin_disable_user, []
+
+    def throttled_after_30(**params):
+        if len(done) == 30:
+            raise ClientError({"Error": {"Code": "TooManyRequestsException", "Message": "slow down"}}, "Disable")
+        done.append(params["Username"])
+        return disable(**params)
+
+    # When the first delivery is throttled (after botocore's own retries) at its 31st user: a batch
+    # whose every record failed fails the invocation, and SQS keeps the message
+    with monkeypatch.context() as patch:
+        patch.setattr(client, "admin_disable_user", throttled_after_30)
+        with pytest.raises(BatchProcessingError):
+            deliver([message])
+    assert sum(not enabled for enabled in _enabled("acme").values()) == 30
+
+    # Then SQS delivers the same message again: it redoes its page from the start, and the rest follows
+    assert deliver([message]) == {"batchItemFailures": []}
+    assert _drain() == 1  # the second page, queued by the redelivery
+    assert not any(_enabled("acme").values())
+
+
+def test_a_suspension_superseded_by_reactivation_stops_and_the_users_stay_enabled(cognito_calls):
+    create_user("acme", "alice")
+    call("PATCH", "/orgs/acme", SUSPEND)
+    call("PATCH", "/orgs/acme", {"status": "active"})
+    cognito_calls.clear()
+
+    assert _drain() == 2
+
+    assert cognito_calls == ["AdminEnableUser"]  # the disable job saw the org active and did nothing
+    assert _enabled("acme") == {"acme.alice": True}
+
+
+def test_a_sign_in_deleted_meanwhile_is_skipped(cognito_calls):
+    for user_id in ("alice", "bob"):
+        create_user("acme", user_id)
+    boto3.client("cognito-idp").admin_delete_user(UserPoolId=config.directory().pool, Username="acme.alice")
+    call("PATCH", "/orgs/acme", SUSPEND)
+
+    assert _drain() == 1
+    assert _enabled("acme") == {"acme.bob": False}
+
+
+def test_without_a_queue_the_job_runs_within_the_request(cognito_calls, monkeypatch):
+    create_user("acme", "alice")
+    monkeypatch.delenv("DELETIONS_QUEUE_URL")
+    config.reset()
+
+    assert call("PATCH", "/orgs/acme", SUSPEND).status == 200
+
+    assert _enabled("acme") == {"acme.alice": False}
+
+
+def test_a_patch_without_a_status_starts_no_job(cognito_calls):
+    create_user("acme", "alice")
+    cognito_calls.clear()
+
+    call("PATCH", "/orgs/acme", {"name": "Acme 2"})
+
+    assert _queued() == [] and cognito_calls == []
