@@ -25,10 +25,10 @@ INCLUDES = {
     ("GET", "/orgs/{org_id}/users/{user_id}"): {"include": "tickets"},
 }
 # What the lists return: a page of items, or (include=) the parent and a page of its children.
-LIST_PATHS = {"/orgs", "/orgs/{org_id}/users", "/orgs/{org_id}/users/{user_id}/tickets"}
+LIST_PATHS = {"/orgs", "/orgs/{org_id}/users", "/orgs/{org_id}/users/{user_id}/tickets", "/orgs/{org_id}/activity"}
 # The first page of these lists starts at its parent (the org, the user), which answers 404 for a
 # missing one in the same request: one item read that the page does not return.
-PARENT_FIRST = {"/orgs/{org_id}/users", "/orgs/{org_id}/users/{user_id}/tickets"}
+PARENT_FIRST = {"/orgs/{org_id}/users", "/orgs/{org_id}/users/{user_id}/tickets", "/orgs/{org_id}/activity"}
 
 
 class Case(NamedTuple):
@@ -74,6 +74,7 @@ def _seed(client) -> dict:
     users = {USER: USER_TICKETS, DOOMED_USER: DOOMED_USER_TICKETS, **{f"user-{i:02}": 0 for i in range(OTHER_USERS)}}
     tickets = data.seed(client, ORG, users)
     data.seed(client, DOOMED_ORG, {f"user-{i}": DOOMED_TICKETS for i in range(DOOMED_USERS)})
+    data.load_activity(client, ORG)  # an entry per user: the activity log has more than a page too
     return {"org_id": ORG, "user_id": USER, "ticket_id": tickets[USER][0]}
 
 
@@ -138,8 +139,10 @@ def run(client) -> Section:
         "request also asked for `ReturnConsumedCapacity=TOTAL` (a `before-parameter-build` hook); the capacity "
         "is the sum DynamoDB Local reported. For the lists, items read (the Query's `ScannedCount`) must equal "
         "items returned (`Count`, and the items in the API's response, a parent counted as one; the first "
-        "page of a user or ticket list also reads the org or user it belongs to, so that a missing one is 404). "
-        f"Data: {ORG} has {OTHER_USERS + 2} users, {USER} has {USER_TICKETS} tickets, and there are more "
+        "page of a user, ticket or activity list also reads the org or user it belongs to, so that a missing "
+        "one is 404). "
+        f"Data: {ORG} has {OTHER_USERS + 2} users (and an activity entry for each), {USER} has {USER_TICKETS} "
+        "tickets, and there are more "
         "than 20 organizations, so every list returns a full page of 20 (include=: 1 + 20).\n\n"
         + markdown(headers, rows)
     )

@@ -1,4 +1,4 @@
-"""The data the benchmarks read: organizations and users through the API, tickets in bulk."""
+"""The data the benchmarks read: organizations and users through the API, tickets and activity in bulk."""
 
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -7,8 +7,8 @@ from boto3.dynamodb.types import TypeSerializer
 
 from bench.harness import TABLE_NAME
 from controlplane.dal import batches, keys
-from controlplane.dal.codec import to_dynamo
-from controlplane.dal.table import Item, Table
+from controlplane.dal.table import Table
+from controlplane.lifecycle import activity, contract
 from controlplane.logic import tickets
 from controlplane.models.resources import TicketCreate
 from local.apigw import OPERATOR_CONTEXT, call
@@ -39,19 +39,13 @@ def seed(client, org_id: str, tickets: dict[str, int]) -> dict[str, list[str]]:
 
 
 def load_tickets(client, org_id: str, user_id: str, count: int, threads: int = THREADS) -> tuple[list[str], float]:
-    """``count`` tickets for a user, written with ``put_all``; their ids and the seconds it took."""
+    """``count`` tickets for a user, written with ``batches.put_all``; their ids and the seconds it took."""
     start = time.perf_counter()
     items = [ticket_item(org_id, user_id) for _ in range(count)]
     chunks = [items[i : i + BATCH_SIZE] for i in range(0, len(items), BATCH_SIZE)]
     with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(lambda batch: put_all(Table(client, TABLE_NAME), batch), chunks))
+        list(pool.map(lambda batch: batches.put_all(Table(client, TABLE_NAME), batch), chunks))
     return [item["ticket_id"] for item in items], time.perf_counter() - start
-
-
-def put_all(table: Table, items: list[Item]) -> None:
-    """Write items whatever is there, with the cascade's batch writer: a bulk load, which the API
-    itself never does."""
-    batches.write_all(table, [{"PutRequest": {"Item": to_dynamo(item)}} for item in items])
 
 
 def _serialize(item: dict) -> dict:
@@ -72,3 +66,28 @@ def check_ticket_shape(client, org_id: str, user_id: str) -> None:
 
 def _types(item: dict) -> dict[str, str]:
     return {name: next(iter(value)) for name, value in item.items()}
+
+
+def load_activity(client, org_id: str) -> int:
+    """The activity entries the events function writes for the creation of each of the org's users, made
+    by the same code from stream records shaped as Lambda delivers them; how many."""
+    response = client.query(
+        TableName=TABLE_NAME,
+        KeyConditionExpression="PK = :pk AND begins_with(SK, :users)",
+        ExpressionAttributeValues={":pk": {"S": keys.org_partition(org_id)}, ":users": {"S": keys.USER_PREFIX}},
+    )
+    entries = []
+    for number, item in enumerate(response["Items"], start=1):
+        record = {
+            "eventID": f"bench-{number}",
+            "dynamodb": {
+                "ApproximateCreationDateTime": time.time(),
+                "Keys": {"PK": item["PK"], "SK": item["SK"]},
+                "NewImage": item,
+                "SequenceNumber": str(number),
+            },
+        }
+        events = contract.events_for(record, lambda _: False)
+        entries += activity.entries(str(number), events, activity.DEFAULT_RETENTION_DAYS)
+    batches.put_all(Table(client, TABLE_NAME), entries)
+    return len(entries)

@@ -18,6 +18,7 @@ sent again; every create carries an ``Idempotency-Key``, the same one in each at
 from collections.abc import Iterator
 from typing import Any
 
+from controlplane.models.activity import ActivityPage
 from controlplane.models.resources import (
     DeletionAccepted,
     Org,
@@ -93,6 +94,14 @@ class Client(Transport):
         background (GET the org until NotFound)."""
         response = self.request(endpoints.DELETE_ORG, headers=if_match_header(if_match), org_id=org_id)
         return self._model(DeletionAccepted, response) if response.status_code == 202 else None
+
+    def list_activity(self, org_id: str, limit: int | None = None, cursor: str | None = None) -> ActivityPage:
+        """The org's lifecycle events, newest first (its admins and operators)."""
+        response = self.request(endpoints.GET_ACTIVITY, params={"limit": limit, "cursor": cursor}, org_id=org_id)
+        return self._model(ActivityPage, response)
+
+    def activity_pages(self, org_id: str, limit: int | None = None) -> Iterator[ActivityPage]:
+        return self.pages(lambda cursor: self.list_activity(org_id, limit, cursor))
 
     # Users.
 

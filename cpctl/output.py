@@ -19,6 +19,7 @@ from cpctl.errors import ApiError
 
 # The columns of each resource's list table.
 ORG_COLUMNS = ("org_id", "name", "plan", "status", "version", "updated_at")
+ACTIVITY_COLUMNS = ("occurred_at", "type", "actor", "resource", "changes")
 USER_COLUMNS = ("user_id", "name", "email", "role", "version")
 TICKET_COLUMNS = ("ticket_id", "user_id", "status", "priority", "subject", "tags")
 

@@ -35,6 +35,7 @@ CALLS: dict[tuple[str, str], Callable[[Client, Cell], object]] = {
     ("PATCH", "/orgs/{org_id}"): lambda api, c: api.update_org(c.org_id, name="E2E Renamed"),
     ("DELETE", "/orgs/{org_id}"): lambda api, c: api.delete_org(c.org_id),
     ("GET", "/plans"): lambda api, c: api.list_plans(),
+    ("GET", "/orgs/{org_id}/activity"): lambda api, c: api.list_activity(c.org_id, limit=5),
     ("POST", "/orgs/{org_id}/users"): lambda api, c: api.create_user(
         c.org_id, new_id("u"), name="New", email="new@e2e.example"
     ),

@@ -1,5 +1,6 @@
 """Every route, over HTTP, through the client: what a deployment must do for its users."""
 
+import time
 import uuid
 
 import pytest
@@ -47,6 +48,19 @@ def test_every_route_answers_as_documented(target, org_id):
         assert [user.user_id for user in api.list_users(org_id, cursor=with_users.next_cursor).items] == ["cid"]
         ann = api.update_user(org_id, "ann", role="admin", if_match=api.get_user(org_id, "ann"))
         assert (ann.role, ann.version) == ("admin", 2)
+        # The activity log is written from the table's stream: it follows within seconds.
+        deadline = time.monotonic() + 30
+        log = api.list_activity(org_id, 100).items
+        while not any(entry.type == "User Role Changed" for entry in log):
+            assert time.monotonic() < deadline, "no activity entry for the role change"
+            time.sleep(0.5)
+            log = api.list_activity(org_id, 100).items
+        assert (log[0].type, log[0].resource.id, log[0].changes) == (
+            "User Role Changed",
+            "ann",
+            {"role": {"old": "member", "new": "admin"}},
+        )
+        assert log[-1].type == "Organization Created"
 
         opened = [api.create_ticket(org_id, "ben", f"Ticket {i}", priority="high", tags=["e2e"]) for i in range(5)]
         newest_first = [ticket.ticket_id for ticket in reversed(opened)]

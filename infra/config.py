@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from constructs import Node
 
+from controlplane.lifecycle.activity import DEFAULT_RETENTION_DAYS
 from controlplane.models import plans
 from infra.constants import (
     ACCOUNT_BURST_CAP,
@@ -26,6 +27,7 @@ class StageConfig:
     account_rps_limit: int = DEFAULT_ACCOUNT_RPS_LIMIT
     cors_allow_origins: tuple[str, ...] = ()  # none: no CORS preflight
     events_archive_days: int = DEFAULT_EVENTS_ARCHIVE_DAYS  # retention of the event bus's archive
+    activity_retention_days: int = DEFAULT_RETENTION_DAYS  # the TTL of the orgs' activity log entries
     # How long API Gateway caches an authorizer decision: a suspension or reactivation takes effect
     # within it. 0 asks the authorizer on every request (one GetItem each).
     authorizer_ttl_seconds: int = DEFAULT_AUTHORIZER_TTL_SECONDS
@@ -47,6 +49,8 @@ class StageConfig:
             )
         if self.events_archive_days < 1:
             raise ValueError(f"events_archive_days must be at least 1, not {self.events_archive_days}")
+        if self.activity_retention_days < 1:
+            raise ValueError(f"activity_retention_days must be at least 1, not {self.activity_retention_days}")
         if not 0 <= self.authorizer_ttl_seconds <= MAX_AUTHORIZER_TTL_SECONDS:
             raise ValueError(
                 f"authorizer_ttl_seconds must be 0 to {MAX_AUTHORIZER_TTL_SECONDS}, not {self.authorizer_ttl_seconds}"
@@ -79,7 +83,8 @@ class StageConfig:
     def from_context(cls, node: Node) -> "StageConfig":
         """Context keys: stage, account_rps_limit, cors_allow_origins (a list
         in cdk.json, comma-separated on the command line, where every value is a string),
-        events_archive_days, authorizer_ttl_seconds, sam_local, snap_start (``true``/``false``; unset: on for prod)."""
+        events_archive_days, activity_retention_days, authorizer_ttl_seconds, sam_local, snap_start
+        (``true``/``false``; unset: on for prod)."""
         defaults = cls()
         origins = node.try_get_context("cors_allow_origins") or ()
         if isinstance(origins, str):
@@ -89,6 +94,9 @@ class StageConfig:
             account_rps_limit=int(node.try_get_context("account_rps_limit") or defaults.account_rps_limit),
             cors_allow_origins=tuple(origin.strip() for origin in origins if origin.strip()),
             events_archive_days=int(node.try_get_context("events_archive_days") or defaults.events_archive_days),
+            activity_retention_days=int(
+                node.try_get_context("activity_retention_days") or defaults.activity_retention_days
+            ),
             authorizer_ttl_seconds=int(
                 _or_default(node.try_get_context("authorizer_ttl_seconds"), defaults.authorizer_ttl_seconds)
             ),

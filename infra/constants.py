@@ -124,7 +124,8 @@ DYNAMODB_ACTIONS: dict[str, tuple[str, ...]] = {
     ORGANIZATIONS: (*_READ_WRITE, "dynamodb:BatchWriteItem"),  # cascade delete: mark, sweep markers, batches
     USERS: (*_READ_WRITE, "dynamodb:BatchWriteItem"),  # delete tickets; creates and deletes count seats (Update)
     TICKETS: (*_READ_WRITE, "dynamodb:ConditionCheckItem"),  # create only if the user exists
-    EVENTS_FUNCTION: ("dynamodb:GetItem",),  # is the org of a removed user or ticket being deleted?
+    # Is the org of a removed user or ticket being deleted? And the orgs' activity logs, in batches.
+    EVENTS_FUNCTION: ("dynamodb:GetItem", "dynamodb:BatchWriteItem"),
     TENANT_KEYS_FUNCTION: ("dynamodb:GetItem",),  # the org item is the truth the key follows
 }
 

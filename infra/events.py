@@ -7,6 +7,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from constructs import Construct
 
+from controlplane.lifecycle import activity
 from controlplane.lifecycle.contract import SOURCE
 from infra.constants import (
     DYNAMODB_ACTIONS,
@@ -29,6 +30,7 @@ class LifecycleEvents(Construct):
         *,
         stage: str,
         archive_days: int,
+        activity_retention_days: int,
         data: ControlPlaneTable,
         layers: list[lambda_.ILayerVersion],
         environment: dict[str, str],
@@ -63,7 +65,11 @@ class LifecycleEvents(Construct):
             "Function",
             name=EVENTS_FUNCTION,
             layers=layers,
-            environment={**environment, "EVENT_BUS_NAME": self.bus.event_bus_name},
+            environment={
+                **environment,
+                "EVENT_BUS_NAME": self.bus.event_bus_name,
+                "ACTIVITY_RETENTION_DAYS": str(activity_retention_days),
+            },
             removal_policy=removal_policy,
             snap_start=snap_start,
         )
@@ -78,6 +84,8 @@ class LifecycleEvents(Construct):
                 max_record_age=EVENTS_MAX_RECORD_AGE,
                 report_batch_item_failures=True,
                 on_failure=event_sources.SqsDlq(self.failures),
+                # Only the resources' records: the activity log's own items send nothing, invoke nothing.
+                filters=activity.filter_criteria(),
             )
         )
         Validations.of(self.function).acknowledge(

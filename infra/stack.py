@@ -107,6 +107,7 @@ class ControlPlaneStack(Stack):
             "Events",
             stage=config.stage,
             archive_days=config.events_archive_days,
+            activity_retention_days=config.activity_retention_days,
             data=data,
             layers=[powertools],
             environment=without_api_settings,

@@ -5,7 +5,9 @@ for the shards, GetShardIterator, GetRecords, and hands each batch to the events
 ``lambda_handler`` as the Lambda DynamoDB stream event. As Lambda does with
 ReportBatchItemFailures, a batch item failure is retried from the first failed record, up to
 ``retry_attempts`` times; then its records are dropped with a log line (the cloud sends them to the
-on-failure queue). ``publish_lifecycle_events`` is that loop for ``make run``.
+on-failure queue). Records the event source mapping's filter would not deliver
+(``activity.FILTERS``: the activity log's own items, idempotency records...) are dropped first.
+``publish_lifecycle_events`` is that loop for ``make run``.
 """
 
 import os
@@ -76,6 +78,14 @@ class StreamReader:
         return found
 
 
+def delivered(record: dict) -> bool:
+    """Whether the event source mapping's filter criteria let ``record`` through. Imported here, not at
+    the top: the tests import this module before they set the functions' environment."""
+    from controlplane.lifecycle import activity
+
+    return activity.accepts(record)
+
+
 @dataclass
 class Feeder:
     """Feeds records to a stream handler in batches, retrying from the first failure as Lambda does."""
@@ -85,11 +95,12 @@ class Feeder:
     batch_size: int = 100
     retry_attempts: int = 3
     on_drop: Callable[[list[dict]], None] = lambda records: None
+    accept: Callable[[dict], bool] = delivered  # the event source mapping's filter criteria
     _pending: list[dict] = field(default_factory=list)
     _attempts: int = 0
 
     def feed(self, records: list[dict]) -> None:
-        self._pending += records
+        self._pending += [record for record in records if self.accept(record)]
         while self._pending:
             batch = self._pending[: self.batch_size]
             failures = self.handler({"Records": batch}, self.context).get("batchItemFailures") or []

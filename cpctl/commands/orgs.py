@@ -6,7 +6,7 @@ import typer
 
 from controlplane.models.resources import Plan
 from cpctl.commands.common import All, CursorOption, IdempotencyKey, IfMatch, Limit, OrgArgument, api, changed, pages
-from cpctl.output import ORG_COLUMNS, USER_COLUMNS, Output, show, show_pages, show_rows
+from cpctl.output import ACTIVITY_COLUMNS, ORG_COLUMNS, USER_COLUMNS, Output, show, show_pages, show_rows
 
 app = typer.Typer(no_args_is_help=True, help="Organizations (tenants).")
 
@@ -90,3 +90,13 @@ def orgs_delete(ctx: typer.Context, org_id: OrgArgument, if_match: IfMatch = Non
     with api(ctx) as client:
         accepted = client.delete_org(org_id, if_match=if_match)
         show(ctx, client, accepted, done=f"Deleted {org_id}")
+
+
+@app.command("activity")
+def orgs_activity(
+    ctx: typer.Context, org_id: OrgArgument, limit: Limit = None, cursor: CursorOption = None, every: All = False
+) -> None:
+    """Who did what in an organization, newest first (its admins, operators)."""
+    with api(ctx) as client:
+        found = pages(every, cursor, lambda c: client.list_activity(org_id, limit, c))
+        show_pages(ctx, client, found, ACTIVITY_COLUMNS, every)

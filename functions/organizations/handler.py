@@ -4,8 +4,17 @@ from aws_lambda_powertools.event_handler import Response
 
 from controlplane.http import params, responses
 from controlplane.http.resolver import Resolver
-from controlplane.logic import deletions, organizations
-from controlplane.models.resources import DeletionAccepted, Org, OrgCreate, OrgPage, OrgUpdate, OrgWithUsers, PlanList
+from controlplane.logic import activity, deletions, organizations
+from controlplane.models.activity import ActivityPage
+from controlplane.models.resources import (
+    DeletionAccepted,
+    Org,
+    OrgCreate,
+    OrgPage,
+    OrgUpdate,
+    OrgWithUsers,
+    PlanList,
+)
 
 app = Resolver()
 
@@ -42,6 +51,13 @@ def delete_org(org_id: params.OrgIdPath, if_match: params.IfMatch = None) -> Res
     if deletions.delete_org(org_id, responses.expected_version(if_match), app.lambda_context, app.caller):
         return responses.no_content()
     return responses.accepted(DeletionAccepted(org_id=org_id))
+
+
+@app.operation("listActivity")
+def list_activity(
+    org_id: params.OrgIdPath, limit: params.Limit = params.DEFAULT_LIMIT, cursor: params.Cursor = None
+) -> ActivityPage:
+    return activity.list_activity(org_id, limit, cursor, app.caller)
 
 
 @app.operation("listPlans")

@@ -1,6 +1,8 @@
 """Lifecycle events: the stream, the bus and its archive, the events function's source mapping, its
 on-failure queue and alarm, and its least privilege."""
 
+import json
+
 import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
@@ -101,7 +103,39 @@ def test_events_function_reads_the_stream_with_partial_batch_responses_bisect_an
     assert [(a["MetricName"], a["Threshold"]) for a in alarms] == [("ApproximateNumberOfMessagesVisible", 1)]
 
 
-def test_events_function_may_put_events_on_its_bus_read_its_tables_stream_and_get_items_only(dev):
+def test_only_the_resources_records_reach_the_events_function_never_the_activity_logs(dev):
+    function_id, function = _events_function(dev)
+    [mapping] = [
+        m
+        for m in _of_type(dev, "AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["FunctionName"] == {"Ref": function_id}
+    ]
+
+    patterns = [json.loads(f["Pattern"]) for f in mapping["Properties"]["FilterCriteria"]["Filters"]]
+
+    resources = {"S": ["org", "user", "ticket"]}
+    assert patterns == [
+        {"dynamodb": {"NewImage": {"entity": resources}}},
+        {"dynamodb": {"OldImage": {"entity": resources}}},
+    ]
+    assert function["Properties"]["Environment"]["Variables"]["ACTIVITY_RETENTION_DAYS"] == "90"
+
+
+def test_activity_retention_is_a_context_key(tmp_path):
+    app = cdk.App(outdir=str(tmp_path), context={"stage": "qa", "activity_retention_days": "400"})
+    stack = ControlPlaneStack(app, config=StageConfig.from_context(app.node))
+
+    _, function = _events_function(Template.from_stack(stack).to_json())
+
+    assert function["Properties"]["Environment"]["Variables"]["ACTIVITY_RETENTION_DAYS"] == "400"
+
+
+def test_activity_retention_below_a_day_is_refused():
+    with pytest.raises(ValueError, match="activity_retention_days"):
+        StageConfig(activity_retention_days=0)
+
+
+def test_events_function_may_put_events_on_its_bus_read_its_tables_stream_get_items_and_batch_write_only(dev):
     _, function = _events_function(dev)
     bus_id, _ = _one(dev, "AWS::Events::EventBus")
     table_id, _ = _one(dev, "AWS::DynamoDB::Table")
@@ -119,5 +153,6 @@ def test_events_function_may_put_events_on_its_bus_read_its_tables_stream_and_ge
         assert granted.pop(action) == [stream]
     [item_resources] = granted.pop("dynamodb:GetItem")
     assert {"Fn::GetAtt": [table_id, "Arn"]} in item_resources
+    assert granted.pop("dynamodb:BatchWriteItem") == [item_resources]  # the activity log, in the same grant
     assert {k for k in granted if not k.startswith(("xray:", "sqs:"))} == set()
     assert not [k for k in granted if k.startswith("dynamodb:") or k.startswith("events:")]

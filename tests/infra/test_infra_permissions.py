@@ -62,6 +62,7 @@ REQUESTS = {
         ("/orgs/acme/users", {"user_id": "dave", "name": "Dave", "email": "dave@example.com"}, _key("user-1"), 201),
         ("/orgs/ghost/users", {"user_id": "erin", "name": "Erin", "email": "erin@example.com"}, _key("user-2"), 404),
     ],
+    ("GET", "/orgs/{org_id}/activity"): [("/orgs/acme/activity", None, {}, 200)],
     ("GET", "/orgs/{org_id}/users"): [("/orgs/acme/users", None, {}, 200)],
     ("GET", "/orgs/{org_id}/users/{user_id}"): [
         ("/orgs/acme/users/alice", None, {}, 200),

@@ -57,6 +57,7 @@ _EVERY_API_FUNCTION = {
     "config",
     "observability",
     "dal.codec",
+    "dal.conditions",
     "dal.cursor",
     "dal.keys",
     "dal.schema",
@@ -69,6 +70,7 @@ _EVERY_API_FUNCTION = {
     "http.resolver",
     "http.responses",
     "http.routes",
+    "models.activity",
     "models.errors",
     "models.ids",
     "models.plans",
@@ -77,7 +79,7 @@ _EVERY_API_FUNCTION = {
 OURS = {
     # The deletions queue also carries the sign-ins jobs of a status change (logic.signins).
     ORGANIZATIONS: _EVERY_API_FUNCTION
-    | {"dal.batches", "logic.cascade", "logic.deletions", "logic.organizations", "logic.signins"},
+    | {"dal.batches", "logic.activity", "logic.cascade", "logic.deletions", "logic.organizations", "logic.signins"},
     USERS: _EVERY_API_FUNCTION
     | {
         "dal.batches",
@@ -89,14 +91,18 @@ OURS = {
         "logic.users",
     },
     TICKETS: _EVERY_API_FUNCTION | {"dal.transactions", "logic.tickets"},
+    # The events function also writes each org's activity log, in batches (lifecycle.activity).
     EVENTS: {
         "config",
         "observability",
+        "dal.batches",
         "dal.codec",
+        "dal.conditions",
         "dal.keys",
         "dal.schema",
         "dal.stamps",
         "dal.table",
+        "lifecycle.activity",
         "lifecycle.contract",
         "lifecycle.publisher",
         "models.errors",

@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from controlplane.dal.codec import to_dynamo
+from controlplane.dal.conditions import Item
 from controlplane.dal.keys import base_key
-from controlplane.dal.table import BUSY, Item, Table, translate
+from controlplane.dal.table import BUSY, Table, translate
 from controlplane.models.errors import ServiceUnavailable
 from controlplane.observability import tracer
 
@@ -22,6 +23,13 @@ _BATCH_ATTEMPTS = 8
 def delete_all(table: Table, items: list[Item]) -> None:
     """Delete items (or keys) whatever they hold: the cascade deletes."""
     write_all(table, [{"DeleteRequest": {"Key": to_dynamo(base_key(item))}} for item in items])
+
+
+@tracer.capture_method
+def put_all(table: Table, items: list[Item]) -> None:
+    """Write items whatever is there (no item twice): the activity log, whose keys come from the
+    events, so a batch sent again rewrites the same items."""
+    write_all(table, [{"PutRequest": {"Item": to_dynamo(item)}} for item in items])
 
 
 def write_all(table: Table, requests: "list[WriteRequestTypeDef]") -> None:

@@ -5,6 +5,11 @@
 | organization | ORG#<org_id>               | METADATA#<org_id>   | ORGS                       | ORG#<org_id>        |
 | user         | ORG#<org_id>               | USER#<user_id>      | ORG#<org_id>#USER#<user_id> | USER#<user_id>     |
 | ticket       | ORG#<org_id>#TICKET#<id>   | TICKET#<id>         | ORG#<org_id>#USER#<user_id> | TICKET#<id>        |
+| activity     | ORG#<org_id>               | ACTIVITY#<position> |                            |                     |
+
+An org's partition sorts ``ACTIVITY#`` < ``METADATA#`` < ``SWEEP#`` < ``USER#``: the org item sits
+between its activity and its users, so one Query reads it with either (``users_range``, and
+``activity_range`` newest first), and a missing org is a 404 in that same request.
 
 Callers pass validated ids only (see ``ids``); a ``#`` in an id would let one key impersonate another.
 """
@@ -13,12 +18,14 @@ from typing import Any
 
 from controlplane.dal.schema import GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY
 
-ORG, USER, TICKET, SWEEP = "org", "user", "ticket", "sweep"  # the ``entity`` attribute of each item
+# The ``entity`` attribute of each item.
+ORG, USER, TICKET, SWEEP, ACTIVITY = "org", "user", "ticket", "sweep", "activity"
 
 ORGS_LISTING = "ORGS"
 USER_PREFIX = "USER#"
 TICKET_PREFIX = "TICKET#"
 SWEEP_PREFIX = "SWEEP#"
+ACTIVITY_PREFIX = "ACTIVITY#"
 
 
 def org_partition(org_id: str) -> str:
@@ -76,6 +83,28 @@ def sweep_key(org_id: str, user_id: str) -> dict[str, str]:
     return {PARTITION_KEY: org_partition(org_id), SORT_KEY: f"{SWEEP_PREFIX}{user_id}"}
 
 
+def activity_key(org_id: str, position: str) -> dict[str, str]:
+    """An activity entry; ``position`` (``activity_position``) orders the org's entries in time."""
+    return {PARTITION_KEY: org_partition(org_id), SORT_KEY: f"{ACTIVITY_PREFIX}{position}"}
+
+
+def activity_position(occurred_at: str, sequence_number: str, index: int) -> str:
+    """Where an event sorts among its org's activity: when it happened, then its stream record's
+    sequence number (zero-padded: DynamoDB's are up to 40 digits) and its place among that record's
+    events. All three come from the record, so a replayed record rewrites the same item."""
+    return f"{occurred_at}#{sequence_number.zfill(40)}#{index}"
+
+
+def activity_range(org_id: str, since: str = "") -> tuple[str, str]:
+    """Sort keys from the org's activity (at ``since`` or later) up to and including its org item."""
+    return f"{ACTIVITY_PREFIX}{since}", org_key(org_id)[SORT_KEY]
+
+
+def users_range(org_id: str) -> tuple[str, str]:
+    """Sort keys from the org item through its users (sweep markers between them), not its activity."""
+    return org_key(org_id)[SORT_KEY], "USER$"  # "$" follows "#": after every USER#<user_id>
+
+
 def base_key(item: dict[str, Any]) -> dict[str, str]:
     """The primary key of a stored item (what DeleteItem and BatchWriteItem need)."""
     return {PARTITION_KEY: item[PARTITION_KEY], SORT_KEY: item[SORT_KEY]}
@@ -88,6 +117,10 @@ def orgs_scope() -> str:
 
 def users_scope(org_id: str) -> str:
     return f"users:{org_id}"
+
+
+def activity_scope(org_id: str) -> str:
+    return f"activity:{org_id}"
 
 
 def tickets_scope(org_id: str, user_id: str) -> str:

@@ -6,17 +6,17 @@ the domain error to raise when a condition fails, so DynamoDB's error codes neve
 layer. Transactions are in ``transactions``, batch writes in ``batches``.
 """
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.dal.codec import from_dynamo, to_dynamo
+from controlplane.dal.conditions import Expect, Item, Params, condition, refused
 from controlplane.dal.schema import GSI1_NAME, GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY
-from controlplane.models.errors import ApiError, NotFound, PreconditionFailed, ServiceUnavailable
+from controlplane.models.errors import ApiError, NotFound, ServiceUnavailable
 from controlplane.observability import tracer
 
 if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
@@ -27,70 +27,13 @@ if TYPE_CHECKING:  # the stub packages are for the type checker only, never in L
 THROTTLING = {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
 BUSY = "The database is busy; retry later"
 
-# A stored item, deserialized. Any: an attribute holds whatever DynamoDB stores (str, Decimal,
-# list, set, map...), and each resource module knows its own items' attributes.
-Item = dict[str, Any]
 Key = dict[str, str]
-# Request parameters shared by several operations (condition, names, values), spread into the call.
-# Any: each operation's own TypedDict differs, and the values here are not serialized yet.
-Params = dict[str, Any]
 
 
 def serialized(request: Params) -> Params:
     if "ExpressionAttributeValues" in request:
         return {**request, "ExpressionAttributeValues": to_dynamo(request["ExpressionAttributeValues"])}
     return request
-
-
-Refusal = ApiError | Callable[[Item], ApiError]
-
-
-@dataclass(frozen=True)
-class Expect:
-    """A write condition beyond existence: the stored ``attribute`` must equal ``value`` (or, with
-    ``at_most``, be at most ``value`` where it is stored at all), else ``error``: an error, or a
-    function of the stored item that makes one (to say by how much it failed)."""
-
-    attribute: str
-    value: object
-    error: Refusal
-    at_most: bool = False
-
-    def met_by(self, stored: Item) -> bool:
-        if self.at_most:
-            return self.attribute not in stored or stored[self.attribute] <= self.value
-        return stored.get(self.attribute) == self.value
-
-    def clause(self, name: str, value: str) -> str:
-        return f"(attribute_not_exists({name}) OR {name} <= {value})" if self.at_most else f"{name} = {value}"
-
-
-def version_is(version: int | None) -> tuple[Expect, ...]:
-    """The If-Match condition: the stored version must be the one the client last saw."""
-    if version is None:
-        return ()
-    return (Expect("version", version, _version_changed(version)),)
-
-
-def check_version(item: Item, version: int | None) -> None:
-    """The same check, for the cascade deletes, before their first write."""
-    if version is not None and item["version"] != version:
-        raise _version_changed(version)
-
-
-def _version_changed(version: int) -> PreconditionFailed:
-    return PreconditionFailed(f"The resource changed; its version is no longer {version}")
-
-
-def refused(missing: ApiError, expects: tuple[Expect, ...], stored: Item | None) -> ApiError:
-    """Why a write whose condition failed was refused: the first expectation the stored item
-    fails, else ``missing`` (no item, or none returned)."""
-    failed = (
-        e.error if isinstance(e.error, ApiError) else e.error(stored)
-        for e in expects
-        if stored and not e.met_by(stored)
-    )
-    return next(failed, missing)
 
 
 @contextmanager
@@ -114,22 +57,6 @@ def translate(condition_failed: ApiError | None = None, expects: tuple[Expect, .
         if code in THROTTLING:
             raise ServiceUnavailable(BUSY) from None
         raise
-
-
-def condition(expects: tuple[Expect, ...]) -> Params:
-    """``attribute_exists(PK)`` and every expectation, as request parameters."""
-    names: dict[str, str] = {"#pk": PARTITION_KEY}
-    values: dict[str, object] = {}
-    clauses = ["attribute_exists(#pk)"]
-    for i, expect in enumerate(expects):
-        names[f"#e{i}"] = expect.attribute
-        values[f":e{i}"] = expect.value
-        clauses.append(expect.clause(f"#e{i}", f":e{i}"))
-    request: Params = {"ConditionExpression": " AND ".join(clauses), "ExpressionAttributeNames": names}
-    if expects:
-        request["ExpressionAttributeValues"] = values
-        request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-    return request
 
 
 def api_table() -> "Table":
@@ -245,8 +172,10 @@ class Table:
         prefix: str | None = None,
         on_index: bool = False,
         newest_first: bool = False,
+        between: tuple[str, str] | None = None,
     ) -> tuple[list[Item], Key | None]:
-        """One page of one partition, of the table or of GSI1, optionally narrowed to a sort-key prefix."""
+        """One page of one partition, of the table or of GSI1, optionally narrowed to a sort-key
+        prefix or to the sort keys ``between`` two bounds (both included)."""
         pk, sk = (GSI1_PARTITION_KEY, GSI1_SORT_KEY) if on_index else (PARTITION_KEY, SORT_KEY)
         key_condition = "#pk = :pk"
         names = {"#pk": pk}
@@ -255,6 +184,10 @@ class Table:
             key_condition += " AND begins_with(#sk, :prefix)"
             names["#sk"] = sk
             values[":prefix"] = prefix
+        elif between:
+            key_condition += " AND #sk BETWEEN :low AND :high"
+            names["#sk"] = sk
+            values[":low"], values[":high"] = between
         request: QueryInputTypeDef = {
             "TableName": self.name,
             "KeyConditionExpression": key_condition,
@@ -289,12 +222,15 @@ class Table:
         limit: int,
         on_index: bool = False,
         newest_first: bool = False,
+        between: tuple[str, str] | None = None,
     ) -> tuple[Item, list[Item], bool]:
-        """A parent item and the first ``limit`` items after it in its collection, in one request:
-        the parent sorts first (an org before its users, a user before its tickets newest-first).
-        The parent's ``entity`` is ``parent``, its absence ``missing``; the flag says whether more
-        items follow."""
-        found, last = self.query(partition, limit=limit + 1, on_index=on_index, newest_first=newest_first)
+        """A parent item and the first ``limit`` items after it in its collection (or in the sort-key
+        range ``between``), in one request: the parent sorts first (an org before its users, a user
+        before its tickets newest-first). The parent's ``entity`` is ``parent``, its absence
+        ``missing``; the flag says whether more items follow."""
+        found, last = self.query(
+            partition, limit=limit + 1, on_index=on_index, newest_first=newest_first, between=between
+        )
         if not found or found[0]["entity"] != parent:
             raise missing
         return found[0], found[1:], last is not None

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any, cast
 from botocore.exceptions import ClientError
 
 from controlplane.dal.codec import from_dynamo, to_dynamo
+from controlplane.dal.conditions import Expect, Item, condition, refused
 from controlplane.dal.schema import PARTITION_KEY
-from controlplane.dal.table import BUSY, Expect, Item, Key, Table, condition, refused, serialized, translate
+from controlplane.dal.table import BUSY, Key, Table, serialized, translate
 from controlplane.models.errors import ApiError, ServiceUnavailable
 from controlplane.observability import tracer
 

@@ -10,6 +10,7 @@ here is refused to everyone but operators. Paths use API Gateway's ``{param}`` s
 from typing import Any, NamedTuple
 
 from controlplane.http.auth import ADMIN, ANYONE, MEMBER, OWNER, SELF
+from controlplane.models.activity import ActivityPage
 from controlplane.models.resources import (
     DeletionAccepted,
     Org,
@@ -76,6 +77,8 @@ ROUTES: tuple[Route, ...] = (
           "Update an organization; a new plan must have a seat for every user", 200, Org, seats=True),
     Route("DELETE", _ORG, ORGANIZATIONS, _OPERATORS, "deleteOrg",
           "Delete an organization with all its users and tickets", 204, None, ((202, DeletionAccepted),)),
+    Route("GET", f"{_ORG}/activity", ORGANIZATIONS, _ADMIN, "listActivity",
+          "List an organization's activity, newest first: who changed what, and when", 200, ActivityPage),
     Route("GET", "/plans", ORGANIZATIONS, _ANYONE, "listPlans", "List the plans and what each allows", 200, PlanList),
     Route("POST", f"{_ORG}/users", USERS, _ADMIN, "createUser", "Create a user; takes one of the org's seats", 201,
           User, location=_USER, seats=True),

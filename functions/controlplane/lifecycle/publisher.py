@@ -13,6 +13,10 @@ first record reported failed and sends that record *and every later one* again. 
 
 What can still repeat (delivery is at least once, docs/EVENTS.md): the entries of the cut record,
 or of later records in its chunk, that EventBridge accepted before the retries ran out.
+
+Before any of that, the events of every record that could be read are written to their orgs'
+activity logs (``activity``), in batches: a record sent again rewrites the same items. If that
+write fails, nothing is published and every record is reported, to be sent again.
 """
 
 import os
@@ -26,8 +30,9 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from controlplane import config
-from controlplane.dal import keys, stamps
+from controlplane.dal import batches, keys, stamps
 from controlplane.dal.table import Table
+from controlplane.lifecycle import activity
 from controlplane.lifecycle.contract import Event, events_for
 from controlplane.observability import logger
 
@@ -61,6 +66,15 @@ def _table() -> Table:
     return Table(config.dynamodb(), os.environ["TABLE_NAME"])
 
 
+@cache
+def retention_days() -> int:
+    """How long activity entries are kept (ACTIVITY_RETENTION_DAYS, the stack's ``activity_retention_days``)."""
+    days = int(os.environ.get("ACTIVITY_RETENTION_DAYS") or activity.DEFAULT_RETENTION_DAYS)
+    if days < 1:
+        raise RuntimeError(f"ACTIVITY_RETENTION_DAYS must be at least 1, not {days}")
+    return days
+
+
 def org_being_deleted(org_id: str) -> bool:
     """True once an org's cascade delete has begun (or the org is gone)."""
     org = _table().get(keys.org_key(org_id), consistent=True)
@@ -86,6 +100,11 @@ def publish(records: list[Record]) -> Outcome:
             logger.exception("Cannot turn a stream record into events", event_id=record.get("eventID"))
             cut = index
             break
+    try:
+        _record_activity(converted)
+    except Exception:  # throttled past the retries, or unreadable: every record again, nothing published
+        logger.exception("Cannot write the activity log")
+        cut, converted = 0, []
     for chunk_start, chunk in _chunks(converted):
         refused = _put(chunk)
         if refused is not None:
@@ -94,6 +113,17 @@ def publish(records: list[Record]) -> Outcome:
         outcome.published += sum(len(events) for _, events in chunk)
     outcome.failed = {record["dynamodb"]["SequenceNumber"] for record in records[cut:]}
     return outcome
+
+
+def _record_activity(converted: list[tuple[Record, list[Event]]]) -> None:
+    """Every record's activity entries, in BatchWriteItem batches (never a request per event)."""
+    found = {
+        tuple(keys.base_key(entry).values()): entry  # one item per key: a batch may not name an item twice
+        for record, events in converted
+        for entry in activity.entries(record["dynamodb"]["SequenceNumber"], events, retention_days())
+    }
+    if found:
+        batches.put_all(_table(), list(found.values()))
 
 
 def _chunks(converted: list[tuple[Record, list[Event]]]) -> Iterable[tuple[int, list[tuple[Record, list[Event]]]]]:

@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 from controlplane import config
 from controlplane.dal import batches, keys, stamps
-from controlplane.dal.table import Table, api_table, version_is
+from controlplane.dal.conditions import version_is
+from controlplane.dal.table import Table, api_table
 from controlplane.models import errors
 
 # Stop starting new steps of a cascade delete when less time than this is left.

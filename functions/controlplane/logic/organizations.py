@@ -5,7 +5,8 @@ from collections.abc import Callable
 from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane.dal import cursor, keys, stamps
-from controlplane.dal.table import Expect, Item, api_table, version_is
+from controlplane.dal.conditions import Expect, Item, version_is
+from controlplane.dal.table import api_table
 from controlplane.http.auth import Caller, authorize_fields
 from controlplane.models import errors, plans
 from controlplane.models.errors import AlreadyExists, ApiError, QuotaExceeded
@@ -77,9 +78,11 @@ def get_org_with_users(org_id: str, limit: int, caller: Caller) -> OrgWithUsers:
 
 
 def first_users(org_id: str, limit: int) -> tuple[Item, list[Item], bool]:
-    """The org and its first users, in one request: METADATA# sorts before USER# in the partition.
-    Sweep markers of an org being deleted (SWEEP#) sort between them and are left out."""
-    org, rest, more = api_table().parent_first(keys.org_partition(org_id), keys.ORG, errors.org_missing(org_id), limit)
+    """The org and its first users, in one request: METADATA# sorts before USER# in the partition
+    (and after the org's ACTIVITY#, outside the range). Sweep markers of an org being deleted
+    (SWEEP#) sort between them and are left out."""
+    partition, missing = keys.org_partition(org_id), errors.org_missing(org_id)
+    org, rest, more = api_table().parent_first(partition, keys.ORG, missing, limit, between=keys.users_range(org_id))
     return org, [item for item in rest if item["entity"] == keys.USER], more
 
 

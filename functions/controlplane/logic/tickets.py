@@ -3,7 +3,8 @@
 from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane.dal import cursor, keys, stamps, transactions
-from controlplane.dal.table import Expect, Item, api_table, version_is
+from controlplane.dal.conditions import Expect, Item, version_is
+from controlplane.dal.table import api_table
 from controlplane.http.auth import Caller
 from controlplane.models import errors
 from controlplane.models.errors import AlreadyExists, Forbidden

@@ -6,8 +6,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane import config
 from controlplane.dal import cursor, keys, stamps, transactions
+from controlplane.dal.conditions import Expect, Item, check_version, version_is
 from controlplane.dal.directory import SYNCED
-from controlplane.dal.table import Expect, Item, api_table, check_version, version_is
+from controlplane.dal.table import api_table
 from controlplane.dal.transactions import Counter
 from controlplane.http.auth import Caller, authorize_fields
 from controlplane.logic import cascade, organizations, tickets

@@ -1,0 +1,29 @@
+"""An org's activity log as the API answers it: the lifecycle events it kept (docs/ACTIVITY.md)."""
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from controlplane.models.resources import Page, Timestamp
+
+
+class ActivityResource(BaseModel):
+    kind: Literal["organization", "user", "ticket"]
+    id: str = Field(description="Its org_id, user_id or ticket_id", examples=["alice"])
+
+
+class ActivityEntry(BaseModel):
+    """One lifecycle event of the org, as it was published (docs/EVENTS.md)."""
+
+    event_id: str = Field(description="The event's event_id: the stream record it came from")
+    type: str = Field(description="The event's detail-type", examples=["User Role Changed"])
+    occurred_at: Timestamp
+    actor: str | None = Field(description="The `sub` of the caller who made the change; null where none is known")
+    resource: ActivityResource
+    changes: dict[str, Any] | None = Field(
+        description="{field: {old, new}} for an update; null for other events", examples=[None]
+    )
+
+
+class ActivityPage(Page):
+    items: list[ActivityEntry] = Field(description="Newest first")
