@@ -10,7 +10,9 @@ from controlplane.models import plans
 from infra.constants import (
     ACCOUNT_BURST_CAP,
     DEFAULT_ACCOUNT_RPS_LIMIT,
+    DEFAULT_AUTHORIZER_TTL_SECONDS,
     DEFAULT_EVENTS_ARCHIVE_DAYS,
+    MAX_AUTHORIZER_TTL_SECONDS,
     PROTECTED_STAGES,
     STACK_NAME,
 )
@@ -26,6 +28,9 @@ class StageConfig:
     cors_allow_origins: tuple[str, ...] = ()  # none: no CORS preflight
     events_archive_days: int = DEFAULT_EVENTS_ARCHIVE_DAYS  # retention of the event bus's archive
     activity_retention_days: int = DEFAULT_RETENTION_DAYS  # the TTL of the orgs' activity log entries
+    # How long API Gateway caches an authorizer decision: a suspension or reactivation takes effect
+    # within it. 0 asks the authorizer on every request (one GetItem each).
+    authorizer_ttl_seconds: int = DEFAULT_AUTHORIZER_TTL_SECONDS
     # Declare the local-only variables (DynamoDB endpoint, cursor secret) so that `sam local invoke
     # --env-vars` can set them: SAM only overrides variables the template declares. Never deploy this.
     sam_local: bool = False
@@ -46,6 +51,10 @@ class StageConfig:
             raise ValueError(f"events_archive_days must be at least 1, not {self.events_archive_days}")
         if self.activity_retention_days < 1:
             raise ValueError(f"activity_retention_days must be at least 1, not {self.activity_retention_days}")
+        if not 0 <= self.authorizer_ttl_seconds <= MAX_AUTHORIZER_TTL_SECONDS:
+            raise ValueError(
+                f"authorizer_ttl_seconds must be 0 to {MAX_AUTHORIZER_TTL_SECONDS}, not {self.authorizer_ttl_seconds}"
+            )
 
     @property
     def stack_name(self) -> str:
@@ -74,8 +83,8 @@ class StageConfig:
     def from_context(cls, node: Node) -> "StageConfig":
         """Context keys: stage, account_rps_limit, cors_allow_origins (a list
         in cdk.json, comma-separated on the command line, where every value is a string),
-        events_archive_days, activity_retention_days, sam_local, snap_start (``true``/``false``; unset:
-        on for prod)."""
+        events_archive_days, activity_retention_days, authorizer_ttl_seconds, sam_local, snap_start
+        (``true``/``false``; unset: on for prod)."""
         defaults = cls()
         origins = node.try_get_context("cors_allow_origins") or ()
         if isinstance(origins, str):
@@ -88,9 +97,17 @@ class StageConfig:
             activity_retention_days=int(
                 node.try_get_context("activity_retention_days") or defaults.activity_retention_days
             ),
+            authorizer_ttl_seconds=int(
+                _or_default(node.try_get_context("authorizer_ttl_seconds"), defaults.authorizer_ttl_seconds)
+            ),
             sam_local=str(node.try_get_context("sam_local")).lower() == "true",
             snap_start=_flag(node.try_get_context("snap_start")),
         )
+
+
+def _or_default(value, default):
+    """``value`` unless unset: a 0 is a setting, not an absence."""
+    return default if value is None or value == "" else value
 
 
 def _flag(value) -> bool | None:
