@@ -1,11 +1,10 @@
-"""The REST API: resources and methods from the route table, each behind the Cognito authorizer,
+"""The REST API: resources and methods from the route table, each behind the Lambda authorizer,
 stage settings, and API Gateway's own error responses in the same JSON shape the functions answer with."""
 
 import json
 
-from aws_cdk import Acknowledgment, Aws, RemovalPolicy, Validations
+from aws_cdk import Acknowledgment, Aws, Duration, RemovalPolicy, Validations
 from aws_cdk import aws_apigateway as apigw
-from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -15,10 +14,16 @@ from controlplane.models import plans
 from infra.config import StageConfig
 from infra.constants import CORS_REQUEST_HEADERS, LOG_RETENTION
 
+AUTHORIZER_FAILURE_MESSAGE = "The API cannot check your token right now; retry later"
+# What the authorizer's Deny puts in its context (functions/authorizer/handler.py).
+_DENIED_CODE, _DENIED_MESSAGE = "$context.authorizer.error_code", "$context.authorizer.error_message"
+
 # (response type, status code or None to keep API Gateway's, error code, message or None for API
 # Gateway's own, Retry-After or None). An unknown path or method is MISSING_AUTHENTICATION_TOKEN,
-# whatever the token. The authorizer answers UNAUTHORIZED for a missing, invalid or expired token,
-# with a message that says which. THROTTLED is a tenant's usage plan (or the stage) out of requests
+# whatever the token. The authorizer (functions/authorizer) raises for a missing, invalid or expired
+# token: UNAUTHORIZED. Its Deny (a suspended org) is ACCESS_DENIED, with the code and message it puts
+# in its context ($context.authorizer.<key>). When it cannot decide (JWKS or DynamoDB down) it fails:
+# AUTHORIZER_FAILURE, a 503 to retry, never an Allow. THROTTLED is a tenant's usage plan (or the stage) out of requests
 # per second; QUOTA_EXCEEDED its daily quota (a static Retry-After: the template cannot count the
 # hours to midnight UTC). INVALID_API_KEY is the seconds after an org's creation or plan change,
 # before the tenant-keys consumer has put its key in its usage plan: a retry, not a refusal.
@@ -26,7 +31,14 @@ _GATEWAY_ERRORS = (
     (apigw.ResponseType.DEFAULT_4_XX, None, "bad_request", None, None),
     (apigw.ResponseType.DEFAULT_5_XX, None, "internal_error", None, None),
     (apigw.ResponseType.UNAUTHORIZED, "401", "unauthorized", None, None),
-    (apigw.ResponseType.ACCESS_DENIED, "403", "forbidden", None, None),
+    (
+        apigw.ResponseType.ACCESS_DENIED,
+        "403",
+        "$context.authorizer.error_code",
+        "$context.authorizer.error_message",
+        None,
+    ),
+    (apigw.ResponseType.AUTHORIZER_FAILURE, "503", "service_unavailable", AUTHORIZER_FAILURE_MESSAGE, "1"),
     (apigw.ResponseType.RESOURCE_NOT_FOUND, "404", "not_found", "No route for this method and path", None),
     (apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, "404", "not_found", "No route for this method and path", None),
     (apigw.ResponseType.THROTTLED, "429", "throttled", plans.THROTTLED_MESSAGE, "1"),
@@ -37,8 +49,12 @@ _GATEWAY_ERRORS = (
 
 
 def error_template(code: str, message: str | None) -> str:
-    """The API's error body as a mapping template. ``messageString`` is API Gateway's message, quoted."""
-    quoted_message = json.dumps(message) if message else "$context.error.messageString"
+    """The API's error body as a mapping template. ``messageString`` is API Gateway's message, quoted;
+    a ``$context`` variable of the authorizer's is a plain string, so it is quoted here."""
+    if message and message.startswith("$context."):
+        quoted_message = f'"{message}"'
+    else:
+        quoted_message = json.dumps(message) if message else "$context.error.messageString"
     return f'{{"error": {{"code": "{code}", "message": {quoted_message}, "request_id": "$context.requestId"}}}}'
 
 
@@ -49,7 +65,7 @@ class Api(Construct):
         construct_id: str,
         *,
         config: StageConfig,
-        user_pool: cognito.IUserPool,
+        authorizer: lambda_.IFunction,
         removal_policy: RemovalPolicy,
         console_origin: str,
     ):
@@ -101,9 +117,15 @@ class Api(Construct):
                     "API logs to CloudWatch Logs. A copy of it here would only fall behind.",
                 )
             )
-        # Verifies the ID token in the Authorization header and hands its claims to the functions.
-        # No OAuth scopes on the methods: then the authorizer takes ID tokens, which carry custom:*.
-        self.authorizer = apigw.CognitoUserPoolsAuthorizer(self, "Authorizer", cognito_user_pools=[user_pool])
+        # TOKEN type: the decision depends on the Authorization header alone, which is then the cache key;
+        # a cached decision covers every method, so one token costs one authorizer call per TTL.
+        self.authorizer = apigw.TokenAuthorizer(
+            self,
+            "Authorizer",
+            handler=authorizer,
+            identity_source=apigw.IdentitySource.header("Authorization"),
+            results_cache_ttl=Duration.seconds(config.authorizer_ttl_seconds),
+        )
         # The stack outputs the URL without the trailing slash, under a plain name, instead of this one.
         self.api.node.try_remove_child("Endpoint")
         for response_type, status, code, message, retry_after in _GATEWAY_ERRORS:
@@ -126,6 +148,12 @@ class Api(Construct):
                 id="AwsSolutions-APIG2",
                 reason="The functions validate every request against their pydantic models and answer 422 "
                 "with the API's error contract; API Gateway models would be a second copy that could drift.",
+            ),
+            Acknowledgment(
+                id="AwsSolutions-COG4",
+                reason="A Lambda authorizer (functions/authorizer) verifies the user pool's ID tokens as the "
+                "Cognito authorizer did (RS256 against the pool's JWKS, iss, aud, token_use, exp) and also "
+                "denies suspended tenants, which a Cognito authorizer cannot know.",
             ),
             Acknowledgment(
                 id="AwsSolutions-APIG3",

@@ -33,6 +33,15 @@ ARCHITECTURE = lambda_.Architecture.ARM_64
 # Lifecycle events (controlplane.lifecycle.contract): the events function reads the table's stream and publishes
 # to the bus "controlplane-<stage>". It serves no route, so it is not in routes.FUNCTIONS.
 EVENTS_FUNCTION = "events"
+# The API's Lambda authorizer (functions/authorizer): no route, so not in routes.FUNCTIONS either.
+AUTHORIZER_FUNCTION = "authorizer"
+# What it needs beyond boto3, as a layer built offline at synth from the wheels `make install`
+# downloads into WHEELHOUSE for Lambda's platform (ARCHITECTURE) and runtime (RUNTIME).
+AUTHORIZER_REQUIREMENTS = FUNCTIONS_DIR / AUTHORIZER_FUNCTION / "requirements.txt"
+WHEELHOUSE = ROOT / ".venv" / "lambda-wheels"
+LAMBDA_PLATFORM = {"arm64": "manylinux2014_aarch64", "x86_64": "manylinux2014_x86_64"}[ARCHITECTURE.name]
+DEFAULT_AUTHORIZER_TTL_SECONDS = 60  # how long API Gateway caches a decision: suspension takes effect within it
+MAX_AUTHORIZER_TTL_SECONDS = 300
 # The tenant-keys consumer (controlplane.logic.tenant_keys): org events from the bus, through a queue,
 # to each org's API key in its plan's usage plan. Serves no route either.
 TENANT_KEYS_FUNCTION = "tenantkeys"
@@ -53,6 +62,9 @@ MEMORY_MB = {
     # Up to 100 stream records a batch, turned into events and sent 10 at a time: a few ms of CPU,
     # the rest waiting on EventBridge.
     EVENTS_FUNCTION: 512,
+    # A cache miss verifies one RS256 signature (well under a ms) and reads one item; the memory
+    # buys CPU for the cold start's imports (boto3, cryptography), which the caller waits on.
+    AUTHORIZER_FUNCTION: 512,
     # A handful of API Gateway control calls per org event; waiting, not computing.
     TENANT_KEYS_FUNCTION: 256,
 }

@@ -2,7 +2,7 @@
 
 Users never sign themselves up: the users function creates each one (``<org_id>.<user_id>``, with
 custom ``org_id``, ``user_id`` and ``role``) and Cognito e-mails the invitation. The ID token carries
-those attributes as claims, and API Gateway's Cognito authorizer passes them to the functions.
+those attributes as claims; the API's Lambda authorizer verifies it and passes them to the functions.
 """
 
 from aws_cdk import Acknowledgment, Aws, RemovalPolicy, Validations

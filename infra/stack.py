@@ -21,6 +21,7 @@ from constructs import Construct
 from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS
 from infra.alarms import AlarmTopic, NotifyOnAlarm
 from infra.api import Api
+from infra.authorizer import ApiAuthorizer
 from infra.config import StageConfig
 from infra.console import Console
 from infra.constants import (
@@ -132,17 +133,27 @@ class ControlPlaneStack(Stack):
             snap_start=config.snap_start_enabled,
         )
 
+        authorizer = ApiAuthorizer(
+            self,
+            "Authorizer",
+            data=data,
+            user_pool=identity.user_pool,
+            client=identity.client,
+            removal_policy=removal_policy,
+        )
+        if config.sam_local:  # JWKS_URL, TOKEN_ISSUER and TOKEN_AUDIENCE are declared already
+            authorizer.function.add_environment("AWS_ENDPOINT_URL_DYNAMODB", "")
         api = Api(
             self,
             "Api",
             config=config,
-            user_pool=identity.user_pool,
+            authorizer=authorizer.function,
             removal_policy=removal_policy,
             console_origin=console.origin,
         )
         api.add_routes(targets)
         usage_plans = UsagePlans(self, "UsagePlans", api=api.api, prefix=config.stack_name)
-        TenantKeys(
+        tenant_keys = TenantKeys(
             self,
             "TenantKeys",
             bus=lifecycle.bus,
@@ -153,6 +164,9 @@ class ControlPlaneStack(Stack):
             environment=without_api_settings,
             removal_policy=removal_policy,
         )
+        # The authorizer names each caller's usage plan key (usageIdentifierKey): the org's, derived
+        # from the tenant-key secret, or the operators' (controlplane.http.tenant_keys).
+        authorizer.use_keys(tenant_keys.secret, usage_plans.operators_key_secret)
         console.connect(
             api_url=api.url,
             api_origin=api.origin,

@@ -27,9 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from controlplane import config
-from controlplane.http import auth
-from controlplane.models import errors
 from local import ROOT, apigw, backend, console, docs, environment, limits, openapi, stream, tokens
+from local.authorizer import AUTHORIZER, UNAUTHORIZED, Refusal  # noqa: F401 (UNAUTHORIZED: the tests' view)
 from local.dynamodb_local import PortInUse, ensure_table
 from local.sink import EVENTS_FILE
 
@@ -38,21 +37,6 @@ JSON = "application/json"
 MAX_BODY = 10 * 1024 * 1024  # API Gateway's payload limit; the functions refuse far less (413)
 Answer = tuple[int, list[tuple[str, str]], bytes]
 
-
-def _functions_sign_in_message() -> str:
-    """The functions' own 401 message, so the gateway's cannot drift from it."""
-    try:
-        auth.caller_from_claims(None)
-    except errors.Unauthorized as refused:
-        return refused.message
-    raise AssertionError("the functions accept a request without claims")
-
-
-# The Cognito authorizer's 401, with how to get a token here.
-UNAUTHORIZED = (
-    f'{_functions_sign_in_message()}. Locally: OPS=$(make -s token), then -H "Authorization: Bearer $OPS" '
-    "(make tokens prints one per role of the demo org)"
-)
 
 # Lambda gives each execution environment one request at a time, and the handlers keep per-request
 # state in module globals (the resolver's current event, the logger's keys): so one at a time here.
@@ -85,6 +69,8 @@ class Gateway(BaseHTTPRequestHandler):
         else:
             if self.command == "GET" and url.path == "/":
                 status, headers, body = 302, [("Location", "/docs"), ("Content-Type", JSON)], ROOT_ANSWER
+            elif self.command == "GET" and url.path == tokens.JWKS_PATH:  # as Cognito serves a pool's keys
+                status, headers, body = 200, [("Content-Type", JSON)], json.dumps(tokens.jwks()).encode()
             elif docs.serves(self.command, url.path):
                 status, headers, body = docs.answer(url.path, parse_qs(url.query))
             elif self.command == "GET" and console.serves(url.path):
@@ -158,13 +144,15 @@ class Gateway(BaseHTTPRequestHandler):
     def proxy(self, path: str, query: str, body: bytes) -> Answer:
         """What API Gateway does: authorizer, proxy event, Lambda, response mapping."""
         route, _ = apigw.match(self.command, path)
-        claims = self.authorizer_claims()
-        if route and claims is None:
-            # The Cognito authorizer answers a missing or bad token itself, with the stack's
-            # UNAUTHORIZED gateway response in the error contract; Lambda never runs.
-            return error_answer(401, "unauthorized", UNAUTHORIZED)
+        context = None
+        if route:
+            # The authorizer's refusals are the stack's gateway responses; the function never runs.
+            context = AUTHORIZER.decide(self.headers.get("Authorization"), self.command, path)
+            if isinstance(context, Refusal):
+                status, headers, body = error_answer(context.status, context.code, context.message)
+                return status, [*headers, *context.headers], body
         limiter: limits.Limiter | None = getattr(self.server, "limiter", None)
-        if route and claims is not None and limiter and (refused := limiter.admit(claims)):
+        if context is not None and limiter and (refused := limiter.admit(context)):
             status, headers_, body_ = error_answer(429, "throttled", refused.message)
             return status, [*headers_, ("Retry-After", str(refused.retry_after))], body_
         headers: dict[str, list[str]] = {}
@@ -176,7 +164,7 @@ class Gateway(BaseHTTPRequestHandler):
             query=parse_qs(query, keep_blank_values=True),
             headers=headers,
             body=body.decode(errors="replace") if body else None,
-            claims=claims,
+            authorizer=context,
             stage_in_url=False,
         )
         request_id = event["requestContext"]["requestId"]
@@ -189,9 +177,6 @@ class Gateway(BaseHTTPRequestHandler):
         answer = response.get("body") or ""
         raw = base64.b64decode(answer) if response.get("isBase64Encoded") else answer.encode()
         return response["statusCode"], [*apigw.response_headers(response), ("x-amzn-RequestId", request_id)], raw
-
-    def authorizer_claims(self) -> dict[str, str] | None:
-        return tokens.verify(self.headers.get("Authorization"))
 
     def log_request(self, code="-", size="-") -> None:
         """One line per request is written by handle_request, with its duration."""
@@ -220,6 +205,7 @@ def in_thread(limiter: limits.Limiter | None = None) -> Iterator[str]:
     functions' environment names (the tests'); yields its URL. ``limiter``: the tests' own, with
     its clock; else RATE_LIMITS says."""
     httpd = ThreadingHTTPServer((HOST, 0), Gateway)
+    AUTHORIZER.trust(f"http://{HOST}:{httpd.server_port}{tokens.JWKS_PATH}")
     httpd.limiter = limiter or limits.from_environment()
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
@@ -249,6 +235,7 @@ def main() -> int:
     try:
         with backend.dynamodb(log) as where:
             config.reset()
+            AUTHORIZER.trust(f"http://{HOST}:{port}{tokens.JWKS_PATH}")
             table = config.settings().table_name
             created = ensure_table(config.dynamodb(), table)
             openapi.document()  # imports the three functions now, not on the first request

@@ -117,7 +117,7 @@ def test_login_local_stores_a_private_token_that_later_commands_use(table, cpctl
     assert signed_in.exit_code == 0
     token_file = config_dir / "token"
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
-    assert tokens.verify(token_file.read_text().strip())["custom:role"] == "admin"
+    assert tokens.decode(token_file.read_text().strip())["custom:role"] == "admin"
     assert renamed.exit_code == 0 and "Acme Inc" in renamed.stdout
     assert listing.exit_code == 1 and "forbidden" in listing.stderr
     assert cpctl("logout", token=None).exit_code == 0

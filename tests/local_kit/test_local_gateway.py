@@ -52,7 +52,7 @@ def test_request_becomes_the_rest_proxy_event_with_multi_value_query_and_path_pa
     assert event["queryStringParameters"] == {"limit": "5", "tag": "b", "empty": ""}
     assert event["headers"]["X-Trace"] == "t1"
     assert event["multiValueHeaders"]["X-Trace"] == ["t1"]
-    assert event["requestContext"]["authorizer"]["claims"]["cognito:groups"] == "operators"
+    assert event["requestContext"]["authorizer"]["groups"] == "operators"
     assert event["requestContext"]["path"] == "/orgs/acme/users"
 
 
@@ -67,12 +67,12 @@ def test_response_status_headers_and_body_come_back_as_api_gateway_merges_them(g
 
 
 def _forged() -> str:
-    """A well-formed token signed with another key."""
-    os.environ["LOCAL_TOKEN_KEY"] = "not-the-development-key"
+    """A well-formed token signed with another RSA key, which the gateway's JWKS does not hold."""
+    os.environ["LOCAL_TOKEN_KEY_FILE"] = str(ROOT / ".local" / f"forger-{os.getpid()}.json")
     try:
         return tokens.issue(tokens.OPERATOR)
     finally:
-        del os.environ["LOCAL_TOKEN_KEY"]
+        os.unlink(os.environ.pop("LOCAL_TOKEN_KEY_FILE"))
 
 
 @pytest.mark.parametrize(
@@ -98,14 +98,20 @@ def test_missing_or_bad_token_is_401_from_the_gateway_without_invoking(gateway, 
     assert lambda_sees == []
 
 
-@pytest.mark.parametrize("scheme", ["Bearer ", ""], ids=["bearer", "raw"])
-def test_member_token_reaches_the_function_as_that_members_claims(gateway, lambda_sees, scheme):
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # the authorizer reads the org: any backend will do
+@pytest.mark.parametrize("scheme", ["Bearer ", "bearer ", ""], ids=["Bearer", "bearer", "raw"])
+def test_member_token_reaches_the_function_as_the_authorizers_context(table, gateway, lambda_sees, scheme):
+    create = apigw.build_event(
+        "POST", "/orgs", body={"org_id": "acme", "name": "Acme"}, authorizer=apigw.OPERATOR_CONTEXT
+    )
+    assert apigw.run("organizations", create)["statusCode"] == 201  # not through invoke, which lambda_sees replaces
     token = tokens.issue("member", "acme", "alice")
 
     fetch(f"{gateway}/orgs/acme", headers={"Authorization": f"{scheme}{token}"})
 
-    claims = lambda_sees[0]["requestContext"]["authorizer"]["claims"]
-    assert (claims["custom:org_id"], claims["custom:user_id"], claims["custom:role"]) == ("acme", "alice", "member")
+    context = lambda_sees[0]["requestContext"]["authorizer"]
+    assert (context["org_id"], context["user_id"], context["role"]) == ("acme", "alice", "member")
+    assert (context["plan"], context["groups"], context["principalId"]) == ("free", "", "local-acme-alice")
 
 
 def test_a_crashing_function_is_502_in_the_error_contract_like_the_stacks_default_5xx(gateway, monkeypatch):

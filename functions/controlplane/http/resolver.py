@@ -18,7 +18,7 @@ from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
 from controlplane.http import routes
-from controlplane.http.auth import Caller
+from controlplane.http.auth import Caller, authorizer_context
 from controlplane.http.docs import responses
 from controlplane.http.entry import LambdaHandler, admit, entry_point, unrouted
 from controlplane.http.responses import Reply, cors, created, error_body, request_id
@@ -121,7 +121,7 @@ def _guard(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Repl
     Powertools read the body."""
     event = app.current_event
     parameters = event.path_parameters or {}
-    caller = admit(routes.find(event.http_method, event.resource), event.request_context.authorizer.claims, parameters)
+    caller = admit(routes.find(event.http_method, event.resource), authorizer_context(event.raw_event), parameters)
     logger.append_keys(**parameters, caller=caller.subject)
     app.append_context(caller=caller)  # type: ignore[no-untyped-call]  # unannotated in Powertools
     return next_middleware(app)
