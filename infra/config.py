@@ -1,5 +1,6 @@
 """What may differ between deployments, read from CDK context (``-c key=value`` or cdk.json)."""
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -14,10 +15,12 @@ from infra.constants import (
     DEFAULT_EVENTS_ARCHIVE_DAYS,
     MAX_AUTHORIZER_TTL_SECONDS,
     PROTECTED_STAGES,
+    SNAP_START_REGIONS,
     STACK_NAME,
 )
 
 _STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9]{0,15}$")  # a valid API Gateway stage and stack name suffix
+_EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 @dataclass(frozen=True)
@@ -35,8 +38,15 @@ class StageConfig:
     # --env-vars` can set them: SAM only overrides variables the template declares. Never deploy this.
     sam_local: bool = False
     # SnapStart: publish a version per deploy, snapshotted after init, and route everything through
-    # the alias ``live``. None: on where the stage is protected (prod), off elsewhere.
+    # the alias ``live``. None: on where the stage is protected (prod) and the region has SnapStart.
     snap_start: bool | None = None
+    # The region the CLI deploys to, when it knows it (CDK_DEFAULT_REGION); None: decided at deploy time.
+    region: str | None = None
+    # API Gateway writes access logs with a role set once per account and region. True: this stack sets
+    # it (a role kept when the stack is deleted, since the setting outlives it). False where the region
+    # already has one: another stack owns the setting.
+    api_gateway_account_role: bool = True
+    alarm_email: str | None = None  # subscribed to the alarm topic; it confirms by e-mail
 
     def __post_init__(self):
         if not _STAGE_PATTERN.match(self.stage):
@@ -55,6 +65,13 @@ class StageConfig:
             raise ValueError(
                 f"authorizer_ttl_seconds must be 0 to {MAX_AUTHORIZER_TTL_SECONDS}, not {self.authorizer_ttl_seconds}"
             )
+        if self.snap_start and self.region and self.region not in SNAP_START_REGIONS:
+            raise ValueError(
+                f"Lambda SnapStart is not available in {self.region} (cfn-lint E2530's list): "
+                "deploy with -c snap_start=false"
+            )
+        if self.alarm_email is not None and not _EMAIL_PATTERN.match(self.alarm_email):
+            raise ValueError(f"alarm_email {self.alarm_email!r} is not an e-mail address")
 
     @property
     def stack_name(self) -> str:
@@ -77,14 +94,18 @@ class StageConfig:
 
     @property
     def snap_start_enabled(self) -> bool:
-        return self.protected if self.snap_start is None else self.snap_start
+        if self.snap_start is not None:
+            return self.snap_start
+        return self.protected and (self.region is None or self.region in SNAP_START_REGIONS)
 
     @classmethod
     def from_context(cls, node: Node) -> "StageConfig":
         """Context keys: stage, account_rps_limit, cors_allow_origins (a list
         in cdk.json, comma-separated on the command line, where every value is a string),
         events_archive_days, activity_retention_days, authorizer_ttl_seconds, sam_local, snap_start
-        (``true``/``false``; unset: on for prod)."""
+        (``true``/``false``; unset: on for prod where the region has it), api_gateway_account_role
+        (``true``/``false``; unset: true), alarm_email. The region is the CDK CLI's
+        (``CDK_DEFAULT_REGION``: the profile's or ``AWS_REGION``)."""
         defaults = cls()
         origins = node.try_get_context("cors_allow_origins") or ()
         if isinstance(origins, str):
@@ -102,6 +123,9 @@ class StageConfig:
             ),
             sam_local=str(node.try_get_context("sam_local")).lower() == "true",
             snap_start=_flag(node.try_get_context("snap_start")),
+            region=os.environ.get("CDK_DEFAULT_REGION") or None,
+            api_gateway_account_role=_flag(node.try_get_context("api_gateway_account_role")) is not False,
+            alarm_email=node.try_get_context("alarm_email") or None,
         )
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from cfnlint.rules.resources.lmbd.SnapStartSupported import SnapStartSupported
 
 from controlplane.http.routes import ORGANIZATIONS, TICKETS, USERS
 
@@ -99,6 +100,11 @@ EVENTS_RETRY_ATTEMPTS = 10  # then the failed records' position goes to the on-f
 # A record older than this goes to the on-failure queue too. The stream keeps records for 24 hours, so
 # an operator has about 18 hours to replay what the queue names before DynamoDB drops it.
 EVENTS_MAX_RECORD_AGE = Duration.hours(6)
+
+
+# The regions where Lambda offers SnapStart, from the list cfn-lint's rule E2530 checks templates
+# against: requirements.txt pins cfn-lint, so the default and the lint cannot disagree.
+SNAP_START_REGIONS: frozenset[str] = frozenset(SnapStartSupported().regions)
 
 
 def _pinned(package: str) -> str:

@@ -65,6 +65,8 @@ _EVERY_API_FUNCTION = {
     "dal.table",
     "http.auth",
     "http.docs",
+    "http.examples",  # the error examples of http.docs, split from it (one concern each)
+    "models.problems",  # validation problems in plain words (since f23)
     "http.entry",
     "http.params",
     "http.resolver",
