@@ -43,16 +43,16 @@ ORGS_PER_SECOND = 2.0  # up to 4 control-plane calls each; API Gateway's total i
 
 
 def backfill(
-    table: Table, keyring: ApiKeys, throttle: Throttle | None = None, echo: Callable[[str], None] = print
+    table: Table, keyring: ApiKeys, pace: Callable[[], None] | None = None, echo: Callable[[str], None] = print
 ) -> dict[str, str]:
     """Reconcile every org on GSI1's listing and every org a key is named after: org id -> its plan,
     or ``deleted`` (a key of an org that is gone)."""
-    pace = throttle or Throttle(ORGS_PER_SECOND)
+    pace = pace or Throttle(ORGS_PER_SECOND).wait
     listed = {org["org_id"] for orgs in table.query_all(keys.ORGS_LISTING, on_index=True) for org in orgs}
     named = {name.removeprefix(keyring.name_prefix) for _, name in keyring.names()}
     done = {}
     for org_id in sorted(listed | named):
-        pace.wait()
+        pace()
         done[org_id] = tenant_keys.reconcile(org_id, table=table, keyring=keyring)
         echo(f"{org_id}: {done[org_id]}")
     return done
