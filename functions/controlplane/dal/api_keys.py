@@ -102,7 +102,7 @@ class ApiKeys:
         key_id = next((key["id"] for key in self._named(org_id) if key.get("value") == value), None)
         if key_id is None:
             raise RuntimeError(f"API key of {org_id} conflicts but cannot be found")
-        return key_id
+        return str(key_id)
 
     def delete_key(self, key_id: str) -> None:
         """Delete one key by id (gone already counts as done)."""
