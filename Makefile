@@ -10,12 +10,12 @@ BIN := $(VENV)/bin
 help: ## this list
 	@awk 'BEGIN {FS = ":[^#]*## "} /^[a-z0-9-]+:[^#]*## / {printf "  make %-19s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-install: $(VENV)/.installed $(VENV)/.functions-path node_modules/.installed ## the .venv and node_modules, from the pinned versions (about a minute, once)
+install: $(VENV)/.installed $(VENV)/.functions-path $(VENV)/.lambda-wheels node_modules/.installed ## the .venv and node_modules, from the pinned versions (about two minutes, once)
 
 # Installs write to stderr only, so that OPS=$$(make -s token) holds nothing but the token, even the first time.
 # The project itself goes in editable, for .venv/bin/cpctl; its dependencies are requirements.txt's pins.
 $(VENV)/.installed: requirements.txt pyproject.toml
-	@echo "Installing the Python packages into $(VENV) (about a minute, once)..." >&2
+	@echo "Installing the Python packages into $(VENV) (a minute or two, once)..." >&2
 	@$(PYTHON) -m venv $(VENV) >&2
 	@$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt >&2
 	@$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e . >&2
@@ -28,6 +28,13 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 $(VENV)/.functions-path: $(VENV)/.installed
 	@$(BIN)/python -c 'import os, sysconfig; site = sysconfig.get_paths()["purelib"]; \
 		open(os.path.join(site, "controlplane-functions.pth"), "w").write(os.path.relpath("functions", site) + "\n")' >&2
+	@touch $@
+
+# The authorizer's layer (joserfc, cryptography) as wheels for Lambda's platform, so that cdk synth
+# builds it offline and without Docker (infra/authorizer.py).
+$(VENV)/.lambda-wheels: functions/authorizer/requirements.txt $(VENV)/.functions-path
+	@echo "Downloading the authorizer's wheels for Lambda into $(VENV)/lambda-wheels..." >&2
+	@$(BIN)/python -m infra.authorizer >&2
 	@touch $@
 
 node_modules/.installed: package.json package-lock.json

@@ -10,12 +10,12 @@ import time
 import warnings
 from pathlib import Path
 
-from bench import assets, calls, coldstart, harness, limited, machine, noisy, overhead, pages, profile
+from bench import assets, authorizer, calls, coldstart, harness, limited, machine, noisy, overhead, pages, profile
 from bench.harness import Section
 from bench.stats import markdown, verdict
 from local import ROOT
 
-MEASURES = ("calls", "overhead", "limited", "pages", "coldstart", "profile", "assets", "noisy")
+MEASURES = ("calls", "overhead", "limited", "pages", "coldstart", "profile", "assets", "noisy", "authorizer")
 QUICK = {"iterations": 40, "sizes": [10, 100, 1000], "cold_runs": 3, "profile_runs": 1}
 REPORT = ROOT / "docs" / "BENCHMARKS.md"
 
@@ -60,6 +60,7 @@ def measure(args: argparse.Namespace) -> list[Section]:
         step("coldstart", lambda: coldstart.run(client, args.cold_runs))
         step("profile", lambda: profile.run(client, args.profile_runs, args.iterations))
         step("pages", lambda: pages.run(client, args.sizes, args.iterations))
+        step("authorizer", lambda: authorizer.run(client, args.iterations, args.cold_runs))
         step("noisy", noisy.run)
     return sorted(sections, key=lambda section: section.title)
 

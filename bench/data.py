@@ -11,7 +11,7 @@ from controlplane.dal.table import Table
 from controlplane.lifecycle import activity, contract
 from controlplane.logic import tickets
 from controlplane.models.resources import TicketCreate
-from local.apigw import OPERATOR_CLAIMS, call
+from local.apigw import OPERATOR_CONTEXT, call
 
 BATCH_SIZE = 25  # BatchWriteItem's limit: one request per thread's turn
 THREADS = 4
@@ -21,7 +21,7 @@ _serializer = TypeSerializer()
 
 def ticket_item(org_id: str, user_id: str) -> dict:
     """A ticket exactly as ``tickets.create_ticket`` stores it, opened by the benchmarks' operator."""
-    return tickets.ticket_item(org_id, user_id, _BODY, OPERATOR_CLAIMS["sub"])
+    return tickets.ticket_item(org_id, user_id, _BODY, OPERATOR_CONTEXT["sub"])
 
 
 def create(path: str, body: dict) -> None:

@@ -12,7 +12,7 @@ from botocore import xform_name
 
 from controlplane import config
 from local import ROOT, environment
-from local.apigw import OPERATOR_CLAIMS, build_event
+from local.apigw import OPERATOR_CONTEXT, build_event
 from local.dynamodb_local import DynamoDBLocal, client, create_table
 
 TABLE_NAME = "control-plane-bench"
@@ -48,7 +48,7 @@ def bare_client():
 
 def event(method: str, path: str, query: dict | None = None) -> dict:
     """The proxy event API Gateway passes on for an operator's request."""
-    return build_event(method, path, query=query, claims=OPERATOR_CLAIMS)
+    return build_event(method, path, query=query, authorizer=OPERATOR_CONTEXT)
 
 
 def label(method: str, path: str, query: dict | None = None) -> str:

@@ -52,7 +52,7 @@ class Transport:
         sleep: Callable[[float], None] = time.sleep,
         on_response: Callable[[tuple[str, str], httpx.Response], None] | None = None,
     ):
-        # API Gateway's Cognito authorizer takes the raw ID token, without "Bearer ".
+        # The authorizer takes the raw ID token, as Cognito's did, or "Bearer <token>".
         headers = {"Authorization": token} if token else {}
         self.http = httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=timeout, transport=transport)
         self.max_attempts = max_attempts
@@ -98,8 +98,8 @@ class Transport:
             last = attempt == self.max_attempts - 1
             try:
                 response = self.http.request(method, url, params=query, content=content, headers=headers)
-            except httpx.TransportError:
-                if not resendable or last:
+            except httpx.TransportError as error:
+                if not resendable or last or retries.refused(error):
                     raise
                 self.sleep(retries.backoff(attempt))
                 continue

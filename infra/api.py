@@ -1,11 +1,10 @@
-"""The REST API: resources and methods from the route table, each behind the Cognito authorizer,
+"""The REST API: resources and methods from the route table, each behind the Lambda authorizer,
 stage settings, and API Gateway's own error responses in the same JSON shape the functions answer with."""
 
 import json
 
-from aws_cdk import Acknowledgment, Aws, RemovalPolicy, Validations
+from aws_cdk import Acknowledgment, Aws, Duration, RemovalPolicy, Validations
 from aws_cdk import aws_apigateway as apigw
-from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -15,10 +14,16 @@ from controlplane.models import plans
 from infra.config import StageConfig
 from infra.constants import CORS_REQUEST_HEADERS, LOG_RETENTION
 
+AUTHORIZER_FAILURE_MESSAGE = "The API cannot check your token right now; retry later"
+# What the authorizer's Deny puts in its context (functions/authorizer/handler.py).
+_DENIED_CODE, _DENIED_MESSAGE = "$context.authorizer.error_code", "$context.authorizer.error_message"
+
 # (response type, status code or None to keep API Gateway's, error code, message or None for API
 # Gateway's own, Retry-After or None). An unknown path or method is MISSING_AUTHENTICATION_TOKEN,
-# whatever the token. The authorizer answers UNAUTHORIZED for a missing, invalid or expired token,
-# with a message that says which. THROTTLED is a tenant's usage plan (or the stage) out of requests
+# whatever the token. The authorizer (functions/authorizer) raises for a missing, invalid or expired
+# token: UNAUTHORIZED. Its Deny (a suspended org) is ACCESS_DENIED, with the code and message it puts
+# in its context ($context.authorizer.<key>). When it cannot decide (JWKS or DynamoDB down) it fails:
+# AUTHORIZER_FAILURE, a 503 to retry, never an Allow. THROTTLED is a tenant's usage plan (or the stage) out of requests
 # per second; QUOTA_EXCEEDED its daily quota (a static Retry-After: the template cannot count the
 # hours to midnight UTC). INVALID_API_KEY is the seconds after an org's creation or plan change,
 # before the tenant-keys consumer has put its key in its usage plan: a retry, not a refusal.
@@ -26,7 +31,14 @@ _GATEWAY_ERRORS = (
     (apigw.ResponseType.DEFAULT_4_XX, None, "bad_request", None, None),
     (apigw.ResponseType.DEFAULT_5_XX, None, "internal_error", None, None),
     (apigw.ResponseType.UNAUTHORIZED, "401", "unauthorized", None, None),
-    (apigw.ResponseType.ACCESS_DENIED, "403", "forbidden", None, None),
+    (
+        apigw.ResponseType.ACCESS_DENIED,
+        "403",
+        "$context.authorizer.error_code",
+        "$context.authorizer.error_message",
+        None,
+    ),
+    (apigw.ResponseType.AUTHORIZER_FAILURE, "503", "service_unavailable", AUTHORIZER_FAILURE_MESSAGE, "1"),
     (apigw.ResponseType.RESOURCE_NOT_FOUND, "404", "not_found", "No route for this method and path", None),
     (apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, "404", "not_found", "No route for this method and path", None),
     (apigw.ResponseType.THROTTLED, "429", "throttled", plans.THROTTLED_MESSAGE, "1"),
@@ -37,8 +49,12 @@ _GATEWAY_ERRORS = (
 
 
 def error_template(code: str, message: str | None) -> str:
-    """The API's error body as a mapping template. ``messageString`` is API Gateway's message, quoted."""
-    quoted_message = json.dumps(message) if message else "$context.error.messageString"
+    """The API's error body as a mapping template. ``messageString`` is API Gateway's message, quoted;
+    a ``$context`` variable of the authorizer's is a plain string, so it is quoted here."""
+    if message and message.startswith("$context."):
+        quoted_message = f'"{message}"'
+    else:
+        quoted_message = json.dumps(message) if message else "$context.error.messageString"
     return f'{{"error": {{"code": "{code}", "message": {quoted_message}, "request_id": "$context.requestId"}}}}'
 
 
@@ -49,7 +65,7 @@ class Api(Construct):
         construct_id: str,
         *,
         config: StageConfig,
-        user_pool: cognito.IUserPool,
+        authorizer: lambda_.IFunction,
         removal_policy: RemovalPolicy,
         console_origin: str,
     ):
@@ -67,7 +83,11 @@ class Api(Construct):
             endpoint_types=[apigw.EndpointType.REGIONAL],
             # Each org's usage plan key comes from the authorizer (usageIdentifierKey), never from a client.
             api_key_source_type=apigw.ApiKeySourceType.AUTHORIZER,
-            cloud_watch_role=False,
+            # Access logs need the account's CloudWatch role in this region: without it the stage fails to
+            # create ("CloudWatch Logs role ARN must be set in account settings to enable logging"). The
+            # setting outlives the stack, so the role it names is kept when the stack is deleted.
+            cloud_watch_role=config.api_gateway_account_role,
+            cloud_watch_role_removal_policy=RemovalPolicy.RETAIN if config.api_gateway_account_role else None,
             default_cors_preflight_options=cors,
             deploy_options=apigw.StageOptions(
                 stage_name=config.stage,
@@ -88,9 +108,24 @@ class Api(Construct):
                 throttling_burst_limit=config.throttle_burst_limit,
             ),
         )
-        # Verifies the ID token in the Authorization header and hands its claims to the functions.
-        # No OAuth scopes on the methods: then the authorizer takes ID tokens, which carry custom:*.
-        self.authorizer = apigw.CognitoUserPoolsAuthorizer(self, "Authorizer", cognito_user_pools=[user_pool])
+        if config.api_gateway_account_role:
+            Validations.of(self.api.node.find_child("CloudWatchRole")).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                    "AmazonAPIGatewayPushToCloudWatchLogs]",
+                    reason="The policy AWS keeps for exactly this role: API Gateway writing the account's "
+                    "API logs to CloudWatch Logs. A copy of it here would only fall behind.",
+                )
+            )
+        # TOKEN type: the decision depends on the Authorization header alone, which is then the cache key;
+        # a cached decision covers every method, so one token costs one authorizer call per TTL.
+        self.authorizer = apigw.TokenAuthorizer(
+            self,
+            "Authorizer",
+            handler=authorizer,
+            identity_source=apigw.IdentitySource.header("Authorization"),
+            results_cache_ttl=Duration.seconds(config.authorizer_ttl_seconds),
+        )
         # The stack outputs the URL without the trailing slash, under a plain name, instead of this one.
         self.api.node.try_remove_child("Endpoint")
         for response_type, status, code, message, retry_after in _GATEWAY_ERRORS:
@@ -115,13 +150,20 @@ class Api(Construct):
                 "with the API's error contract; API Gateway models would be a second copy that could drift.",
             ),
             Acknowledgment(
+                id="AwsSolutions-COG4",
+                reason="A Lambda authorizer (functions/authorizer) verifies the user pool's ID tokens as the "
+                "Cognito authorizer did (RS256 against the pool's JWKS, iss, aud, token_use, exp) and also "
+                "denies suspended tenants, which a Cognito authorizer cannot know.",
+            ),
+            Acknowledgment(
                 id="AwsSolutions-APIG3",
                 reason="No WAF yet: stage throttling bounds abuse; a web ACL is a separate cost decision.",
             ),
             Acknowledgment(
                 id="AwsSolutions-APIG6",
-                reason="Execution logging needs API Gateway's account-wide CloudWatch role, which one stack "
-                "should not own; the JSON access logs, X-Ray and the functions' own logs cover requests.",
+                reason="Execution logging is off on purpose: it would log each request a second time, at a cost "
+                "per request; the stage's JSON access logs, X-Ray and the functions' structured logs cover "
+                "every request. (Access logs need the account's CloudWatch role too: api_gateway_account_role.)",
             ),
         )
 

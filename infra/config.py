@@ -1,5 +1,6 @@
 """What may differ between deployments, read from CDK context (``-c key=value`` or cdk.json)."""
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -10,12 +11,16 @@ from controlplane.models import plans
 from infra.constants import (
     ACCOUNT_BURST_CAP,
     DEFAULT_ACCOUNT_RPS_LIMIT,
+    DEFAULT_AUTHORIZER_TTL_SECONDS,
     DEFAULT_EVENTS_ARCHIVE_DAYS,
+    MAX_AUTHORIZER_TTL_SECONDS,
     PROTECTED_STAGES,
+    SNAP_START_REGIONS,
     STACK_NAME,
 )
 
 _STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9]{0,15}$")  # a valid API Gateway stage and stack name suffix
+_EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 @dataclass(frozen=True)
@@ -26,12 +31,22 @@ class StageConfig:
     cors_allow_origins: tuple[str, ...] = ()  # none: no CORS preflight
     events_archive_days: int = DEFAULT_EVENTS_ARCHIVE_DAYS  # retention of the event bus's archive
     activity_retention_days: int = DEFAULT_RETENTION_DAYS  # the TTL of the orgs' activity log entries
+    # How long API Gateway caches an authorizer decision: a suspension or reactivation takes effect
+    # within it. 0 asks the authorizer on every request (one GetItem each).
+    authorizer_ttl_seconds: int = DEFAULT_AUTHORIZER_TTL_SECONDS
     # Declare the local-only variables (DynamoDB endpoint, cursor secret) so that `sam local invoke
     # --env-vars` can set them: SAM only overrides variables the template declares. Never deploy this.
     sam_local: bool = False
     # SnapStart: publish a version per deploy, snapshotted after init, and route everything through
-    # the alias ``live``. None: on where the stage is protected (prod), off elsewhere.
+    # the alias ``live``. None: on where the stage is protected (prod) and the region has SnapStart.
     snap_start: bool | None = None
+    # The region the CLI deploys to, when it knows it (CDK_DEFAULT_REGION); None: decided at deploy time.
+    region: str | None = None
+    # API Gateway writes access logs with a role set once per account and region. True: this stack sets
+    # it (a role kept when the stack is deleted, since the setting outlives it). False where the region
+    # already has one: another stack owns the setting.
+    api_gateway_account_role: bool = True
+    alarm_email: str | None = None  # subscribed to the alarm topic; it confirms by e-mail
 
     def __post_init__(self):
         if not _STAGE_PATTERN.match(self.stage):
@@ -49,6 +64,17 @@ class StageConfig:
             raise ValueError(f"events_archive_days must be at least 1, not {self.events_archive_days}")
         if self.activity_retention_days < 1:
             raise ValueError(f"activity_retention_days must be at least 1, not {self.activity_retention_days}")
+        if not 0 <= self.authorizer_ttl_seconds <= MAX_AUTHORIZER_TTL_SECONDS:
+            raise ValueError(
+                f"authorizer_ttl_seconds must be 0 to {MAX_AUTHORIZER_TTL_SECONDS}, not {self.authorizer_ttl_seconds}"
+            )
+        if self.snap_start and self.region and self.region not in SNAP_START_REGIONS:
+            raise ValueError(
+                f"Lambda SnapStart is not available in {self.region} (cfn-lint E2530's list): "
+                "deploy with -c snap_start=false"
+            )
+        if self.alarm_email is not None and not _EMAIL_PATTERN.match(self.alarm_email):
+            raise ValueError(f"alarm_email {self.alarm_email!r} is not an e-mail address")
 
     @property
     def stack_name(self) -> str:
@@ -73,14 +99,18 @@ class StageConfig:
 
     @property
     def snap_start_enabled(self) -> bool:
-        return self.protected if self.snap_start is None else self.snap_start
+        if self.snap_start is not None:
+            return self.snap_start
+        return self.protected and (self.region is None or self.region in SNAP_START_REGIONS)
 
     @classmethod
     def from_context(cls, node: Node) -> "StageConfig":
         """Context keys: stage, account_rps_limit, cors_allow_origins (a list
         in cdk.json, comma-separated on the command line, where every value is a string),
-        events_archive_days, activity_retention_days, sam_local, snap_start (``true``/``false``; unset:
-        on for prod)."""
+        events_archive_days, activity_retention_days, authorizer_ttl_seconds, sam_local, snap_start
+        (``true``/``false``; unset: on for prod where the region has it), api_gateway_account_role
+        (``true``/``false``; unset: true), alarm_email. The region is the CDK CLI's
+        (``CDK_DEFAULT_REGION``: the profile's or ``AWS_REGION``)."""
         defaults = cls()
         origins = node.try_get_context("cors_allow_origins") or ()
         if isinstance(origins, str):
@@ -93,9 +123,20 @@ class StageConfig:
             activity_retention_days=int(
                 node.try_get_context("activity_retention_days") or defaults.activity_retention_days
             ),
+            authorizer_ttl_seconds=int(
+                _or_default(node.try_get_context("authorizer_ttl_seconds"), defaults.authorizer_ttl_seconds)
+            ),
             sam_local=str(node.try_get_context("sam_local")).lower() == "true",
             snap_start=_flag(node.try_get_context("snap_start")),
+            region=os.environ.get("CDK_DEFAULT_REGION") or None,
+            api_gateway_account_role=_flag(node.try_get_context("api_gateway_account_role")) is not False,
+            alarm_email=node.try_get_context("alarm_email") or None,
         )
+
+
+def _or_default(value, default):
+    """``value`` unless unset: a 0 is a setting, not an absence."""
+    return default if value is None or value == "" else value
 
 
 def _flag(value) -> bool | None:

@@ -6,6 +6,7 @@ from pathlib import Path
 from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from cfnlint.rules.resources.lmbd.SnapStartSupported import SnapStartSupported
 
 from controlplane.http.routes import ORGANIZATIONS, TICKETS, USERS
 
@@ -32,6 +33,15 @@ ARCHITECTURE = lambda_.Architecture.ARM_64
 # Lifecycle events (controlplane.lifecycle.contract): the events function reads the table's stream and publishes
 # to the bus "controlplane-<stage>". It serves no route, so it is not in routes.FUNCTIONS.
 EVENTS_FUNCTION = "events"
+# The API's Lambda authorizer (functions/authorizer): no route, so not in routes.FUNCTIONS either.
+AUTHORIZER_FUNCTION = "authorizer"
+# What it needs beyond boto3, as a layer built offline at synth from the wheels `make install`
+# downloads into WHEELHOUSE for Lambda's platform (ARCHITECTURE) and runtime (RUNTIME).
+AUTHORIZER_REQUIREMENTS = FUNCTIONS_DIR / AUTHORIZER_FUNCTION / "requirements.txt"
+WHEELHOUSE = ROOT / ".venv" / "lambda-wheels"
+LAMBDA_PLATFORM = {"arm64": "manylinux2014_aarch64", "x86_64": "manylinux2014_x86_64"}[ARCHITECTURE.name]
+DEFAULT_AUTHORIZER_TTL_SECONDS = 60  # how long API Gateway caches a decision: suspension takes effect within it
+MAX_AUTHORIZER_TTL_SECONDS = 300
 # The tenant-keys consumer (controlplane.logic.tenant_keys): org events from the bus, through a queue,
 # to each org's API key in its plan's usage plan. Serves no route either.
 TENANT_KEYS_FUNCTION = "tenantkeys"
@@ -61,6 +71,9 @@ MEMORY_MB = {
     # Up to 100 stream records a batch, turned into events and sent 10 at a time: a few ms of CPU,
     # the rest waiting on EventBridge.
     EVENTS_FUNCTION: 512,
+    # A cache miss verifies one RS256 signature (well under a ms) and reads one item; the memory
+    # buys CPU for the cold start's imports (boto3, cryptography), which the caller waits on.
+    AUTHORIZER_FUNCTION: 512,
     # A handful of API Gateway control calls per org event; waiting, not computing.
     TENANT_KEYS_FUNCTION: 256,
 }
@@ -96,6 +109,11 @@ EVENTS_RETRY_ATTEMPTS = 10  # then the failed records' position goes to the on-f
 # A record older than this goes to the on-failure queue too. The stream keeps records for 24 hours, so
 # an operator has about 18 hours to replay what the queue names before DynamoDB drops it.
 EVENTS_MAX_RECORD_AGE = Duration.hours(6)
+
+
+# The regions where Lambda offers SnapStart, from the list cfn-lint's rule E2530 checks templates
+# against: requirements.txt pins cfn-lint, so the default and the lint cannot disagree.
+SNAP_START_REGIONS: frozenset[str] = frozenset(SnapStartSupported().regions)
 
 
 def _pinned(package: str) -> str:

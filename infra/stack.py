@@ -1,14 +1,28 @@
 """The control plane's stack: the table, the cursor secret, the user pool, the deletions queue, the three
 API functions and the REST API, the lifecycle events (stream, events function, bus), and the console."""
 
-from aws_cdk import Acknowledgment, CfnOutput, CfnParameter, RemovalPolicy, Stack, Validations
+from aws_cdk import (
+    Acknowledgment,
+    Aspects,
+    Aws,
+    CfnOutput,
+    CfnParameter,
+    CfnRule,
+    CfnRuleAssertion,
+    Fn,
+    RemovalPolicy,
+    Stack,
+    Validations,
+)
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from controlplane.dal import api_keys
 from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS
+from infra.alarms import AlarmTopic, NotifyOnAlarm
 from infra.api import Api
+from infra.authorizer import ApiAuthorizer
 from infra.config import StageConfig
 from infra.console import Console
 from infra.constants import (
@@ -19,6 +33,7 @@ from infra.constants import (
     METRICS_NAMESPACE,
     POWERTOOLS_LAYER_PARAMETER,
     SERVICE_NAME,
+    SNAP_START_REGIONS,
 )
 from infra.deletions import DeletionsQueue
 from infra.events import LifecycleEvents
@@ -32,9 +47,13 @@ from infra.usage_plans import UsagePlans
 class ControlPlaneStack(Stack):
     def __init__(self, scope: Construct, *, config: StageConfig, **kwargs) -> None:
         super().__init__(scope, config.stack_name, **kwargs)
-        removal_policy = RemovalPolicy.RETAIN if config.protected else RemovalPolicy.DESTROY
-        data = ControlPlaneTable(self, "Data", protected=config.protected)
-        identity = Identity(self, "Identity", protected=config.protected, stage=config.stage)
+        # Not RETAIN: that also keeps what a failed first create rolls back, so a first deploy that fails
+        # would leave a deletion-protected table and user pool in the way of the next attempt.
+        removal_policy = RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE if config.protected else RemovalPolicy.DESTROY
+        data = ControlPlaneTable(self, "Data", protected=config.protected, removal_policy=removal_policy)
+        identity = Identity(
+            self, "Identity", protected=config.protected, stage=config.stage, removal_policy=removal_policy
+        )
         console = Console(self, "Console", removal_policy=removal_policy)
         login_domain, console_client = identity.add_console_client(console.url)
         deletions = DeletionsQueue(self, "Deletions", removal_policy=removal_policy)
@@ -115,11 +134,21 @@ class ControlPlaneStack(Stack):
             snap_start=config.snap_start_enabled,
         )
 
+        authorizer = ApiAuthorizer(
+            self,
+            "Authorizer",
+            data=data,
+            user_pool=identity.user_pool,
+            client=identity.client,
+            removal_policy=removal_policy,
+        )
+        if config.sam_local:  # JWKS_URL, TOKEN_ISSUER and TOKEN_AUDIENCE are declared already
+            authorizer.function.add_environment("AWS_ENDPOINT_URL_DYNAMODB", "")
         api = Api(
             self,
             "Api",
             config=config,
-            user_pool=identity.user_pool,
+            authorizer=authorizer.function,
             removal_policy=removal_policy,
             console_origin=console.origin,
         )
@@ -127,7 +156,7 @@ class ControlPlaneStack(Stack):
         usage_plans = UsagePlans(
             self, "UsagePlans", api=api.api, prefix=config.stack_name, removal_policy=removal_policy
         )
-        TenantKeys(
+        tenant_keys = TenantKeys(
             self,
             "TenantKeys",
             bus=lifecycle.bus,
@@ -138,12 +167,20 @@ class ControlPlaneStack(Stack):
             environment=without_api_settings,
             removal_policy=removal_policy,
         )
+        # The authorizer names each caller's usage plan key (usageIdentifierKey): the org's, derived
+        # from the tenant-key secret, or the operators' (controlplane.http.tenant_keys).
+        authorizer.use_keys(tenant_keys.secret, usage_plans.operators_key_secret)
         console.connect(
             api_url=api.url,
             api_origin=api.origin,
             cognito_domain=login_domain.base_url(),
             client_id=console_client.user_pool_client_id,
         )
+
+        alarms = AlarmTopic(self, "Alarms", email=config.alarm_email)
+        Aspects.of(self).add(NotifyOnAlarm(alarms.topic))
+        if config.snap_start_enabled:
+            self._refuse_regions_without_snap_start()
 
         CfnOutput(self, "ApiUrl", value=api.url, description="Base URL of the API: append paths like /orgs")
         CfnOutput(self, "TableName", value=data.table.table_name)
@@ -154,6 +191,21 @@ class ControlPlaneStack(Stack):
             value=identity.client.user_pool_client_id,
             description="App client for sign-in: SRP, or ADMIN_USER_PASSWORD_AUTH with IAM credentials",
         )
+        CfnOutput(self, "AlarmTopicArn", value=alarms.topic.topic_arn, description="Every alarm notifies it")
         CfnOutput(
             self, "ConsoleUrl", value=console.url, description="The console: sign in with Cognito's managed login"
+        )
+
+    def _refuse_regions_without_snap_start(self) -> None:
+        """The region is often unknown at synth: CloudFormation then checks it before it creates anything."""
+        CfnRule(
+            self,
+            "SnapStartRegion",
+            assertions=[
+                CfnRuleAssertion(
+                    assert_=Fn.condition_contains(sorted(SNAP_START_REGIONS), Aws.REGION),
+                    assert_description="Lambda SnapStart is not available in this region: "
+                    "deploy with -c snap_start=false",
+                )
+            ],
         )

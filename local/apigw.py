@@ -1,6 +1,7 @@
 """API Gateway off the cloud, for the local gateway, the tests, the benchmarks and events/: the
-REST proxy event a deployed function receives for an HTTP request, the claims the Cognito authorizer
-passes on for a caller, and the call of the function the route table names, with the headers of its answer.
+REST proxy event a deployed function receives for an HTTP request, the claims of a caller's ID token,
+the context the Lambda authorizer (functions/authorizer) passes on for them, and the call of the
+function the route table names, with the headers of its answer.
 
 Kept light (no token library, nothing of the test tools): the benchmarks' cold-start child imports it.
 """
@@ -39,8 +40,8 @@ class LambdaContext:
 
 
 def claims(role: str, org_id: str | None = None, user_id: str | None = None) -> dict[str, str]:
-    """What the Cognito authorizer passes on in ``requestContext.authorizer.claims`` (every value a
-    string) for an operator's token, or for ``user_id`` of ``org_id`` with ``role``."""
+    """The claims of a Cognito ID token (beyond iss, aud, exp...) for an operator, or for ``user_id``
+    of ``org_id`` with ``role``."""
     if role == OPERATOR:
         return {"sub": "local-operator", "cognito:username": OPERATOR, "cognito:groups": OPERATORS_GROUP}
     return {
@@ -52,7 +53,25 @@ def claims(role: str, org_id: str | None = None, user_id: str | None = None) -> 
     }
 
 
-OPERATOR_CLAIMS = claims(OPERATOR)
+def authorizer_context(
+    role: str, org_id: str | None = None, user_id: str | None = None, plan: str = "free"
+) -> dict[str, str]:
+    """What the Lambda authorizer passes on in ``requestContext.authorizer`` (every value a string)
+    for the token ``claims(role, org_id, user_id)`` of an active org on ``plan``."""
+    if role == OPERATOR:
+        return {"sub": "local-operator", "org_id": "", "user_id": "", "role": "", "groups": OPERATORS_GROUP, "plan": ""}
+    token = claims(role, org_id, user_id)
+    return {
+        "sub": token["sub"],
+        "org_id": org_id or "",
+        "user_id": user_id or "",
+        "role": role,
+        "groups": "",
+        "plan": plan,
+    }
+
+
+OPERATOR_CONTEXT = authorizer_context(OPERATOR)
 
 
 def match(method: str, path: str) -> tuple[Route | None, dict[str, str]]:
@@ -95,14 +114,14 @@ def build_event(
     headers: dict[str, Any] | None = None,
     body: Any = None,
     request_id: str | None = None,
-    claims: dict[str, str] | None = None,
+    authorizer: dict[str, str] | None = None,
     stage_in_url: bool = True,
 ) -> dict[str, Any]:
     """The REST proxy event (payload 1.0) for one request, as ``sam local generate-event`` shapes it.
 
     ``query`` and ``headers`` values are a string or a list of them (repeated names). ``body`` is
-    sent as is when it is a string, else as JSON. ``claims`` are what the Cognito authorizer passes
-    on for a verified token (None: no authorizer context). ``stage_in_url``: the client called
+    sent as is when it is a string, else as JSON. ``authorizer`` is the context the Lambda authorizer
+    passes on for a token it allowed (None: no authorizer context). ``stage_in_url``: the client called
     ``/<stage>/orgs`` on the execute-api host; False for a custom domain (and the local server),
     where the URL is just ``/orgs``.
     """
@@ -139,8 +158,13 @@ def build_event(
         "body": body,
         "isBase64Encoded": False,
     }
-    if claims is not None:
-        event["requestContext"]["authorizer"] = {"claims": claims}
+    if authorizer is not None:
+        # API Gateway adds the policy's principal (the token's sub) and the authorizer's latency.
+        event["requestContext"]["authorizer"] = {
+            **authorizer,
+            "principalId": authorizer.get("sub", ""),
+            "integrationLatency": 0,
+        }
     return event
 
 
@@ -196,10 +220,10 @@ class Reply:
         return (self.body or {}).get("error", {}).get("code") if isinstance(self.body, dict) else None
 
 
-def call(method: str, path: str, body: Any = None, *, caller: dict | None = OPERATOR_CLAIMS, **options) -> Reply:
-    """One request through its function, as ``caller`` (claims; None for no token): an operator
-    unless told. ``options`` are ``build_event``'s (query, headers, request_id...)."""
-    response = invoke(build_event(method, path, body=body, claims=caller, **options))
+def call(method: str, path: str, body: Any = None, *, caller: dict | None = OPERATOR_CONTEXT, **options) -> Reply:
+    """One request through its function, as ``caller`` (the authorizer's context; None for no
+    token): an operator unless told. ``options`` are ``build_event``'s (query, headers, request_id...)."""
+    response = invoke(build_event(method, path, body=body, authorizer=caller, **options))
     headers = {name: values[-1] for name, values in (response.get("multiValueHeaders") or {}).items()}
     headers.update(response.get("headers") or {})
     raw = response.get("body")

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from controlplane.http.routes import ROUTES, Route
-from local import ROOT
-from local.apigw import OPERATOR_CLAIMS, build_event
+from local import ROOT, tokens
+from local.apigw import OPERATOR_CONTEXT, build_event
 from local.environment import LOCAL
 from local.samples import BODIES
 
@@ -26,6 +26,8 @@ SAM_ENV = {
     "CURSOR_SECRET_ARN": "",
     "USER_POOL_ID": "",
     "DELETIONS_QUEUE_URL": "",
+    # The authorizer trusts make run's tokens: its JWKS, on the host.
+    **tokens.environment(f"http://host.docker.internal:3000{tokens.JWKS_PATH}"),
 }
 FIXED_TIME = {"requestTime": "21/Nov/2026:12:00:00 +0000", "requestTimeEpoch": 1795262400000}
 
@@ -47,7 +49,7 @@ def event_for(route: Route) -> dict:
         headers=headers,
         body=json.dumps(body) if body is not None else None,
         request_id=f"sam-local-{file_for(route).stem}",
-        claims=OPERATOR_CLAIMS,
+        authorizer=OPERATOR_CONTEXT,
     )
     event["requestContext"].update(FIXED_TIME)  # stable files: regenerating changes nothing
     return event

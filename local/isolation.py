@@ -31,3 +31,20 @@ EXPECTED = {
 
 def expected(route: tuple[str, str], caller: str) -> int:
     return EXPECTED[route][CALLERS.index(caller)]
+
+
+# The suspended-org column: org A suspended. Once the authorizer's cache (AUTHORIZER_TTL_SECONDS,
+# the stack's authorizer_ttl_seconds) has passed, A's admin and members get 403 org_suspended on
+# every route, before any function runs; operators are unaffected. Reactivated, every cell is as above.
+SUSPENDED_CALLERS = ("operator", "admin_a", "member_a_own")
+SUSPENDED_CODE = "org_suspended"
+
+
+# Operators keep every route, but a suspended org takes no new user (409 org_suspended, from the handler).
+SUSPENDED_OPERATOR = {("POST", "/orgs/{org_id}/users"): 409}
+
+
+def expected_suspended(route: tuple[str, str], caller: str) -> int:
+    if caller == "operator":
+        return SUSPENDED_OPERATOR.get(route, expected(route, caller))
+    return 403

@@ -4,7 +4,7 @@ operators share). ``RATE_LIMITS=off make run`` turns them off; the tests run wit
 the tests of this module, which inject a clock.
 
 The plan comes from the authorizer's answer (its context's ``plan``). Until the gateway has one, a
-plan missing from the claims is read from the org item (one GetItem, projection ``plan``) and kept
+plan missing from the authorizer's context is read from the org item (one GetItem, projection ``plan``) and kept
 for PLAN_TTL_SECONDS, as the authorizer's decision would be cached: a plan change reaches the
 bucket within that time, as it reaches the usage plan within minutes on AWS.
 """
@@ -55,17 +55,18 @@ class Limiter:
     _plans: dict[str, tuple[str, float]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def admit(self, claims: dict[str, Any]) -> Refusal | None:
-        key, plan = self.usage_key(claims)
+    def admit(self, context: dict[str, Any]) -> Refusal | None:
+        key, plan = self.usage_key(context)
         return self.take(key, plans.request_limits(plan))
 
-    def usage_key(self, claims: dict[str, Any]) -> tuple[str, str]:
-        """Whose bucket a request spends, and its plan: the org's, or the operators' one."""
-        caller = auth.caller_from_claims(claims)
+    def usage_key(self, context: dict[str, Any]) -> tuple[str, str]:
+        """Whose bucket a request spends, and its plan: the org's, or the operators' one. ``context``
+        is the authorizer's, which carries the org's plan."""
+        caller = auth.caller_from(context)
         if caller.operator:
             return plans.OPERATORS, plans.OPERATORS
         key = caller.org_id or caller.subject  # a token without an org is refused later; it still counts
-        plan = claims.get("plan") or (self._plan(caller.org_id) if caller.org_id else None)
+        plan = context.get("plan") or (self._plan(caller.org_id) if caller.org_id else None)
         return key, plan if plan in plans.REQUEST_LIMITS else plans.DEFAULT_PLAN
 
     def take(self, key: str, limits: RequestLimits) -> Refusal | None:

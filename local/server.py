@@ -24,51 +24,33 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from aws_lambda_powertools.event_handler.openapi import swagger_ui
-from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
-
 from controlplane import config
-from controlplane.http import auth
-from controlplane.models import errors
-from local import ROOT, apigw, backend, console, environment, limits, openapi, stream, tokens
+from local import ROOT, apigw, backend, console, docs, environment, limits, openapi, stream, tokens
+from local.authorizer import AUTHORIZER, UNAUTHORIZED, Refusal  # noqa: F401 (UNAUTHORIZED: the tests' view)
 from local.dynamodb_local import PortInUse, ensure_table
 from local.sink import EVENTS_FILE
 
 HOST = "127.0.0.1"
-DOCS_ASSETS = {
-    "/docs/swagger-ui-bundle.min.js": "text/javascript",
-    "/docs/swagger-ui.min.css": "text/css",
-}
 JSON = "application/json"
 MAX_BODY = 10 * 1024 * 1024  # API Gateway's payload limit; the functions refuse far less (413)
 Answer = tuple[int, list[tuple[str, str]], bytes]
 
-
-def _functions_sign_in_message() -> str:
-    """The functions' own 401 message, so the gateway's cannot drift from it."""
-    try:
-        auth.caller_from_claims(None)
-    except errors.Unauthorized as refused:
-        return refused.message
-    raise AssertionError("the functions accept a request without claims")
-
-
-# The Cognito authorizer's 401, with how to get a token here.
-UNAUTHORIZED = (
-    f'{_functions_sign_in_message()}. Locally: OPS=$(make -s token), then -H "Authorization: Bearer $OPS" '
-    "(make tokens prints one per role of the demo org)"
-)
 
 # Lambda gives each execution environment one request at a time, and the handlers keep per-request
 # state in module globals (the resolver's current event, the logger's keys): so one at a time here.
 _one_at_a_time = threading.Lock()
 
 
+_log_lock = threading.Lock()
+
+
 def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    """One line, written whole: request lines and the stream thread's event lines never share one."""
+    with _log_lock:
+        sys.stderr.write(f"{message}\n")
+        sys.stderr.flush()
 
 
 class Gateway(BaseHTTPRequestHandler):
@@ -87,8 +69,10 @@ class Gateway(BaseHTTPRequestHandler):
         else:
             if self.command == "GET" and url.path == "/":
                 status, headers, body = 302, [("Location", "/docs"), ("Content-Type", JSON)], ROOT_ANSWER
-            elif self.command == "GET" and (url.path in ("/openapi.json", "/docs") or url.path in DOCS_ASSETS):
-                status, headers, body = self.docs(url.path)
+            elif self.command == "GET" and url.path == tokens.JWKS_PATH:  # as Cognito serves a pool's keys
+                status, headers, body = 200, [("Content-Type", JSON)], json.dumps(tokens.jwks()).encode()
+            elif docs.serves(self.command, url.path):
+                status, headers, body = docs.answer(url.path, parse_qs(url.query))
             elif self.command == "GET" and console.serves(url.path):
                 status, headers, body = console.answer(url.path)
             else:
@@ -160,13 +144,15 @@ class Gateway(BaseHTTPRequestHandler):
     def proxy(self, path: str, query: str, body: bytes) -> Answer:
         """What API Gateway does: authorizer, proxy event, Lambda, response mapping."""
         route, _ = apigw.match(self.command, path)
-        claims = self.authorizer_claims()
-        if route and claims is None:
-            # The Cognito authorizer answers a missing or bad token itself, with the stack's
-            # UNAUTHORIZED gateway response in the error contract; Lambda never runs.
-            return error_answer(401, "unauthorized", UNAUTHORIZED)
+        context = None
+        if route:
+            # The authorizer's refusals are the stack's gateway responses; the function never runs.
+            context = AUTHORIZER.decide(self.headers.get("Authorization"), self.command, path)
+            if isinstance(context, Refusal):
+                status, headers, body = error_answer(context.status, context.code, context.message)
+                return status, [*headers, *context.headers], body
         limiter: limits.Limiter | None = getattr(self.server, "limiter", None)
-        if route and claims is not None and limiter and (refused := limiter.admit(claims)):
+        if context is not None and limiter and (refused := limiter.admit(context)):
             status, headers_, body_ = error_answer(429, "throttled", refused.message)
             return status, [*headers_, ("Retry-After", str(refused.retry_after))], body_
         headers: dict[str, list[str]] = {}
@@ -178,7 +164,7 @@ class Gateway(BaseHTTPRequestHandler):
             query=parse_qs(query, keep_blank_values=True),
             headers=headers,
             body=body.decode(errors="replace") if body else None,
-            claims=claims,
+            authorizer=context,
             stage_in_url=False,
         )
         request_id = event["requestContext"]["requestId"]
@@ -191,25 +177,6 @@ class Gateway(BaseHTTPRequestHandler):
         answer = response.get("body") or ""
         raw = base64.b64decode(answer) if response.get("isBase64Encoded") else answer.encode()
         return response["statusCode"], [*apigw.response_headers(response), ("x-amzn-RequestId", request_id)], raw
-
-    def authorizer_claims(self) -> dict[str, str] | None:
-        return tokens.verify(self.headers.get("Authorization"))
-
-    def docs(self, path: str) -> Answer:
-        if path == "/openapi.json":
-            return 200, [("Content-Type", JSON)], json.dumps(openapi.document()).encode()
-        if path == "/docs":
-            html = generate_swagger_html(
-                spec=json.dumps(openapi.document()),
-                swagger_js="/docs/swagger-ui-bundle.min.js",
-                swagger_css="/docs/swagger-ui.min.css",
-                swagger_base_url="/docs",
-                oauth2_config=None,
-                persist_authorization=True,  # the pasted token survives a reload
-            )
-            return 200, [("Content-Type", "text/html; charset=utf-8")], html.encode()
-        asset = Path(swagger_ui.__file__).parent / path.rsplit("/", 1)[-1]
-        return 200, [("Content-Type", DOCS_ASSETS[path]), ("Cache-Control", "max-age=3600")], asset.read_bytes()
 
     def log_request(self, code="-", size="-") -> None:
         """One line per request is written by handle_request, with its duration."""
@@ -225,7 +192,8 @@ def error_answer(status: int, code: str, message: str, request_id: str | None = 
     """An answer of the gateway itself, in the API's error contract (the stack's gateway responses)."""
     request_id = request_id or str(uuid.uuid4())
     body = {"error": {"code": code, "message": message, "request_id": request_id}}
-    return status, [("Content-Type", JSON), ("x-amzn-RequestId", request_id)], json.dumps(body).encode()
+    compact = json.dumps(body, separators=(",", ":")).encode()  # the functions' style, for every error body
+    return status, [("Content-Type", JSON), ("x-amzn-RequestId", request_id)], compact
 
 
 ROOT_ANSWER = json.dumps({"docs": "/docs", "openapi": "/openapi.json"}).encode()
@@ -237,6 +205,7 @@ def in_thread(limiter: limits.Limiter | None = None) -> Iterator[str]:
     functions' environment names (the tests'); yields its URL. ``limiter``: the tests' own, with
     its clock; else RATE_LIMITS says."""
     httpd = ThreadingHTTPServer((HOST, 0), Gateway)
+    AUTHORIZER.trust(f"http://{HOST}:{httpd.server_port}{tokens.JWKS_PATH}")
     httpd.limiter = limiter or limits.from_environment()
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
@@ -266,12 +235,13 @@ def main() -> int:
     try:
         with backend.dynamodb(log) as where:
             config.reset()
+            AUTHORIZER.trust(f"http://{HOST}:{port}{tokens.JWKS_PATH}")
             table = config.settings().table_name
             created = ensure_table(config.dynamodb(), table)
             openapi.document()  # imports the three functions now, not on the first request
             stop = threading.Event()
-            poll = (stop, _one_at_a_time, log)
-            threading.Thread(target=stream.publish_lifecycle_events, args=poll, daemon=True).start()
+            # Positioned on the stream before the gateway serves: a write made the moment it is up is published.
+            stream.publish_lifecycle_events(stop, _one_at_a_time, log)
             log(
                 f"DynamoDB: {where}; table {table}{' (created)' if created else ''}\n"
                 f"API on http://{HOST}:{port}  (Swagger UI /docs, OpenAPI /openapi.json)\n"

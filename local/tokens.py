@@ -1,8 +1,13 @@
-"""Local stand-in for Cognito: ID tokens signed with a development key, and their verification.
+"""Local stand-in for Cognito: ID tokens signed with a development RSA key, and its JWKS.
 
-The local gateway verifies the bearer token as API Gateway's Cognito authorizer does (signature,
-expiry, ``token_use``) and hands the handlers the same claims. Tokens are JWTs (HS256, joserfc)
-shaped like Cognito ID tokens. The key is for development only: set LOCAL_TOKEN_KEY to change it.
+Tokens are RS256 JWTs (joserfc) shaped like Cognito ID tokens (``iss``, ``aud`` = the app client,
+``token_use = id``, ``custom:*``, ``cognito:groups``). The local gateway serves the public key at
+/.well-known/jwks.json, as Cognito serves a pool's, and the API's own authorizer
+(functions/authorizer) verifies tokens against it like any other JWKS.
+
+The key pair is DEVELOPMENT ONLY: generated on first use into .local/dev-token-key.json (ignored by
+git; LOCAL_TOKEN_KEY_FILE moves it), so tokens from `make token` keep verifying across restarts
+until `make reset` deletes it. No deployed stack trusts it.
 
     python -m local.tokens --role operator
     python -m local.tokens --org acme --user alice --role admin
@@ -10,54 +15,88 @@ shaped like Cognito ID tokens. The key is for development only: set LOCAL_TOKEN_
 """
 
 import argparse
+import json
 import os
 import time
+from pathlib import Path
+from typing import Any
 
 from joserfc import jwt
-from joserfc.errors import JoseError
-from joserfc.jwk import OctKey
-from joserfc.jwt import JWTClaimsRegistry
+from joserfc.jwk import RSAKey
 
 from controlplane.http.auth import ADMIN, MEMBER
+from local import ROOT
 from local.apigw import OPERATOR, claims
 
 ISSUER = "control-plane-local"
+AUDIENCE = "control-plane-local-client"  # the app client id, as Cognito puts it in an ID token's aud
+JWKS_PATH = "/.well-known/jwks.json"
 LIFETIME_SECONDS = 12 * 60 * 60
-_DEVELOPMENT_KEY = "local-development-key-never-use-in-the-cloud"
-_CLAIMS = JWTClaimsRegistry(
-    iss={"essential": True, "value": ISSUER},
-    exp={"essential": True},
-    sub={"essential": True},
-    token_use={"essential": True, "value": "id"},
-)
+KEY_BITS = 2048
 
 
-def _key() -> OctKey:
-    return OctKey.import_key(os.environ.get("LOCAL_TOKEN_KEY", _DEVELOPMENT_KEY))
+def key_file() -> Path:
+    return Path(os.environ.get("LOCAL_TOKEN_KEY_FILE") or ROOT / ".local" / "dev-token-key.json")
 
 
-def issue(role: str, org_id: str | None = None, user_id: str | None = None, lifetime: int = LIFETIME_SECONDS) -> str:
-    """An ID token for an operator, or for ``user_id`` of ``org_id`` with ``role``."""
+def signing_key() -> RSAKey:
+    """The development key pair, made on first use. Written whole to a temporary file, then linked
+    into place only if no other process got there first: two processes starting at once use one key."""
+    path = key_file()
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        key = RSAKey.generate_key(KEY_BITS, private=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(key.as_dict(private=True, kid=key.thumbprint())))
+        os.chmod(temporary, 0o600)
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+        finally:
+            temporary.unlink()
+    return RSAKey.import_key(json.loads(path.read_text()))
+
+
+def jwks() -> dict[str, Any]:
+    """The public half, as a JWKS document like Cognito's."""
+    key = signing_key()
+    return {"keys": [{**key.as_dict(private=False), "kid": key.kid, "alg": "RS256", "use": "sig"}]}
+
+
+def issue(
+    role: str,
+    org_id: str | None = None,
+    user_id: str | None = None,
+    lifetime: int = LIFETIME_SECONDS,
+    **overrides: Any,
+) -> str:
+    """An ID token for an operator, or for ``user_id`` of ``org_id`` with ``role``. ``overrides``
+    replace claims (the tests' wrong issuers, audiences and token uses)."""
     now = int(time.time())
-    who = claims(role, org_id, user_id)
-    return jwt.encode(
-        {"alg": "HS256"}, {"iss": ISSUER, "token_use": "id", "iat": now, "exp": now + lifetime, **who}, _key()
-    )
+    key = signing_key()
+    payload = {
+        "iss": ISSUER,
+        "aud": AUDIENCE,
+        "token_use": "id",
+        "iat": now,
+        "exp": now + lifetime,
+        **claims(role, org_id, user_id),
+        **overrides,
+    }
+    if role == OPERATOR:
+        payload["cognito:groups"] = [payload["cognito:groups"]]  # a list in a real ID token
+    return jwt.encode({"alg": "RS256", "kid": key.kid}, payload, key)
 
 
-def verify(authorization: str | None) -> dict[str, str] | None:
-    """The claims API Gateway's authorizer would pass on for this Authorization header (the raw
-    token, or ``Bearer <token>``), or None when it would answer 401."""
-    token = (authorization or "").removeprefix("Bearer ").strip()
-    if not token:
-        return None
-    try:
-        decoded = jwt.decode(token, _key(), algorithms=["HS256"])
-        _CLAIMS.validate(decoded.claims)
-    except (JoseError, ValueError):
-        return None
-    # API Gateway passes every claim as a string; the groups claim as "a,b".
-    return {name: ",".join(value) if isinstance(value, list) else str(value) for name, value in decoded.claims.items()}
+def decode(token: str) -> dict[str, Any]:
+    """A token's claims, its signature checked against the development key (for the tests)."""
+    return dict(jwt.decode(token, signing_key(), algorithms=["RS256"]).claims)
+
+
+def environment(jwks_url: str) -> dict[str, str]:
+    """What the authorizer reads to trust these tokens: the local JWKS, issuer and audience."""
+    return {"JWKS_URL": jwks_url, "TOKEN_ISSUER": ISSUER, "TOKEN_AUDIENCE": AUDIENCE}
 
 
 def demo_exports(org_id: str | None = None) -> str:

@@ -4,19 +4,19 @@ from typing import Any
 
 from controlplane.http.auth import ADMIN, MEMBER
 from controlplane.http.routes import ORGANIZATIONS
-from local.apigw import OPERATOR_CLAIMS, Reply, call, claims, run
+from local.apigw import OPERATOR_CONTEXT, Reply, authorizer_context, call, run
 
-OPERATOR = OPERATOR_CLAIMS
+OPERATOR = OPERATOR_CONTEXT
 
 __all__ = ["OPERATOR", "Reply", "admin", "call", "create_org", "create_ticket", "create_user", "deliver", "member"]
 
 
 def admin(org_id: str = "acme", user_id: str = "root") -> dict:
-    return claims(ADMIN, org_id, user_id)
+    return authorizer_context(ADMIN, org_id, user_id)
 
 
 def member(org_id: str = "acme", user_id: str = "alice") -> dict:
-    return claims(MEMBER, org_id, user_id)
+    return authorizer_context(MEMBER, org_id, user_id)
 
 
 def create_org(org_id: str = "acme", **fields) -> Reply:

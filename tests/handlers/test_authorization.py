@@ -4,14 +4,18 @@ import json
 
 import pytest
 
+from controlplane import config
 from controlplane.http import routes
+from controlplane.http.auth import ADMIN, MEMBER
 from controlplane.http.resolver import Resolver
 from controlplane.http.routes import ROUTES
 from controlplane.logic import organizations
-from local import isolation
+from local import authorizer as local_authorizer
+from local import isolation, tokens
 from local.apigw import LambdaContext, build_event
 from local.isolation import EXPECTED
 from local.samples import BODIES
+from local.seed import fetch
 from tests.api import OPERATOR, Reply, admin, call, create_org, create_ticket, create_user, member
 
 # Each caller of the matrix (local.isolation.CALLERS), and whose resources they act on in acme.
@@ -59,7 +63,7 @@ def test_route_answers_each_caller_as_the_policy_says(tenants, dynamodb_calls, r
     assert reply.status == expected, reply.body
     text = json.dumps(reply.body)
     if caller is not None and caller is not OPERATOR:
-        foreign = "bolt" if caller["custom:org_id"] == "acme" else "acme"
+        foreign = "bolt" if caller["org_id"] == "acme" else "acme"
         assert foreign not in text
     assert "bolt secret" not in text
     if expected in (401, 403):
@@ -107,18 +111,18 @@ def test_member_creating_a_ticket_for_someone_else_is_403(tenants, dynamodb_call
 
 
 @pytest.mark.parametrize(
-    "claims",
-    [{}, {"sub": ""}, {"custom:org_id": "acme", "custom:role": "admin"}],
+    "context",
+    [{}, {"sub": ""}, {"org_id": "acme", "role": "admin"}],
     ids=["empty", "blank-sub", "no-sub"],
 )
-def test_claims_without_a_subject_are_401(table, claims):
-    reply = call("GET", "/orgs/acme", caller=claims)
+def test_an_authorizer_context_without_a_subject_is_401(table, context):
+    reply = call("GET", "/orgs/acme", caller=context)
 
     assert reply.status == 401
     assert reply.error_code == "unauthorized"
 
 
-def test_a_caller_without_org_or_role_claims_gets_403_not_data(tenants):
+def test_a_caller_without_org_or_role_gets_403_not_data(tenants):
     reply = call("GET", "/orgs/acme", caller={"sub": "someone"})
 
     assert reply.status == 403
@@ -163,7 +167,7 @@ def test_a_route_without_a_rule_serves_operators(unlisted_route):
 
 
 def _invoke(handler, method: str, path: str, caller: dict) -> Reply:
-    event = build_event(method, path, claims=caller)
+    event = build_event(method, path, authorizer=caller)
     event["resource"] = "/orgs/{org_id}/unlisted"  # API Gateway's resource, as if it were deployed
     event["pathParameters"] = {"org_id": "acme"}
     response = handler(event, LambdaContext(function_name="organizations"))
@@ -210,3 +214,84 @@ def test_callers_are_refused_before_what_they_sent_is_read(
 @pytest.mark.parametrize("caller", [None, member("acme", "alice"), OPERATOR], ids=["no-token", "member", "operator"])
 def test_unknown_routes_stay_404_and_405_for_every_caller(table, method, path, status, caller):
     assert call(method, path, caller=caller).status == status
+
+
+# The suspended-org column (local.isolation.expected_suspended): through the local gateway, which
+# runs the API's authorizer as API Gateway does, with its cache's clock moved past the TTL.
+
+SUSPENDED_TOKENS = {
+    "operator": tokens.issue(tokens.OPERATOR),
+    "admin_a": tokens.issue(ADMIN, "acme", "root"),
+    "member_a_own": tokens.issue(MEMBER, "acme", "alice"),
+}
+
+
+def _set_status(table: str, status: str) -> None:
+    """The operators' PATCH: one UpdateItem of the org's status."""
+    body = {"status": status} | ({"suspension_reason": "Unpaid invoices"} if status == "suspended" else {})
+    assert call("PATCH", "/orgs/acme", body).status == 200
+
+
+# What a status change itself writes on the org item; every other attribute, and every other item, stays.
+_STATUS_CHANGE = {"status", "suspended_at", "suspension_reason", "version", "updated_at", "updated_by"}
+
+
+def _items(table: str) -> list[dict]:
+    """acme's items, the org item without what a status change writes."""
+    items = config.dynamodb().scan(TableName=table)["Items"]
+    acme = [
+        {k: v for k, v in item.items() if not (item["SK"]["S"].startswith("METADATA#") and k in _STATUS_CHANGE)}
+        for item in items
+        if item["PK"]["S"].startswith("ORG#acme")
+    ]
+    return sorted(acme, key=json.dumps)
+
+
+def _over_http(gateway: str, route: tuple[str, str], who: str, ticket_id: str):
+    path = route[1].format(org_id="acme", user_id="alice", ticket_id=ticket_id)
+    headers = {"Authorization": f"Bearer {SUSPENDED_TOKENS[who]}"}
+    return fetch(f"{gateway}{path}", route[0], BODIES.get(route), headers)
+
+
+@pytest.fixture
+def suspended(tenants, table, gateway, monkeypatch):
+    """acme suspended, and the authorizer's cache (a minute) past its TTL."""
+    clock = [1000.0]
+    monkeypatch.setattr(local_authorizer.time, "monotonic", lambda: clock[0])
+    for who in SUSPENDED_TOKENS:  # each token's Allow, cached before the suspension
+        assert _over_http(gateway, ("GET", "/plans"), who, tenants["alice"])[0] == 200
+    _set_status(table, "suspended")
+    clock[0] += local_authorizer.DEFAULT_TTL_SECONDS
+    return gateway
+
+
+@pytest.mark.parametrize("who", isolation.SUSPENDED_CALLERS)
+@pytest.mark.parametrize("route", list(EXPECTED), ids=lambda r: f"{r[0]} {r[1]}")
+def test_a_suspended_orgs_callers_get_403_org_suspended_on_every_route(suspended, tenants, route, who):
+    status, _, body = _over_http(suspended, route, who, tenants["alice"])
+
+    assert status == isolation.expected_suspended(route, who), body
+    if who != "operator":
+        assert body["error"] == {
+            "code": isolation.SUSPENDED_CODE,
+            "message": "Organization acme is suspended",
+            "request_id": body["error"]["request_id"],
+        }
+
+
+def test_after_reactivation_every_cell_is_as_before_and_no_item_was_lost(tenants, table, gateway, monkeypatch):
+    # Given acme's items, then a suspension that every caller of acme has met
+    monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "0")
+    before = _items(table)
+    _set_status(table, "suspended")
+    reads = [_over_http(gateway, route, "member_a_own", tenants["alice"])[0] for route in EXPECTED]
+    assert set(reads) == {403}
+
+    # When acme is active again
+    _set_status(table, "active")
+
+    # Then its items are all there, unchanged but for the status, and the callers' reads answer as before
+    assert _items(table) == before
+    for who in isolation.SUSPENDED_CALLERS:
+        for route in [r for r in EXPECTED if r[0] == "GET"]:
+            assert _over_http(gateway, route, who, tenants["alice"])[0] == isolation.expected(route, who), (route, who)

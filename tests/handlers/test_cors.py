@@ -16,7 +16,7 @@ def app(monkeypatch):
 
 def _get(app, origin: str | None) -> dict:
     event = build_event("GET", "/ping", headers={"Origin": [origin]} if origin else {})
-    event["requestContext"]["authorizer"] = {"claims": {"sub": "someone"}}
+    event["requestContext"]["authorizer"] = {"sub": "someone"}
     response = app.resolve(event, LambdaContext(function_name="test"))
     return {name: values[-1] for name, values in response["multiValueHeaders"].items()}
 

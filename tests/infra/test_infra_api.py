@@ -1,4 +1,4 @@
-"""The REST API: exactly the route table's methods, each behind the Cognito authorizer, the stage
+"""The REST API: exactly the route table's methods, each behind the Lambda authorizer, the stage
 settings, API Gateway's own errors."""
 
 import json
@@ -46,10 +46,26 @@ def _invoked_function(integration: dict) -> str:
     return function_id
 
 
+# What the authorizer's Deny puts in its context, as API Gateway substitutes $context.authorizer.<key>.
+DENIED = {"error_code": "org_suspended", "error_message": "Organization acme is suspended"}
+
+
 def _render(template: str) -> dict:
     """A gateway response template as API Gateway renders it."""
     rendered = template.replace("$context.requestId", "req-1").replace("$context.error.messageString", '"Oops"')
+    for key, value in DENIED.items():
+        rendered = rendered.replace(f"$context.authorizer.{key}", value)
     return json.loads(rendered)
+
+
+def _authorizer_function(template: dict) -> str:
+    [function_id] = [
+        logical_id
+        for logical_id, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::Lambda::Function"
+        and resource["Properties"]["Handler"] == "authorizer.handler.lambda_handler"
+    ]
+    return function_id
 
 
 def test_every_route_is_a_method_on_its_functions_proxy_integration_and_nothing_else(dev, functions):
@@ -81,25 +97,34 @@ def test_cors_adds_only_preflight_methods(templates):
     )
 
 
-def test_every_route_requires_a_token_the_user_pools_authorizer_verified(templates):
+def test_every_route_requires_a_token_the_lambda_authorizer_decided_on(templates):
     for name, template in templates.items():
         # Given each stack, with and without CORS
         body = template.to_json()
         [(authorizer_id, authorizer)] = _resources_of(body, "AWS::ApiGateway::Authorizer").items()
-        [pool_id] = _resources_of(body, "AWS::Cognito::UserPool")
 
         # When reading every method but CORS preflights, which browsers send without credentials
         methods = {key: p for key, p in _method_properties(body).items() if key[0] != "OPTIONS"}
 
-        # Then each is a route, authorized by the one Cognito authorizer of this stack's pool
+        # Then each is a route, authorized by the one TOKEN authorizer, the authorizer function,
+        # whose decision API Gateway caches per Authorization header for the default minute
         assert set(methods) == {(route.method, route.path) for route in ROUTES}, name
         for key, properties in methods.items():
-            assert properties["AuthorizationType"] == "COGNITO_USER_POOLS", key
+            assert properties["AuthorizationType"] == "CUSTOM", key
             assert properties["AuthorizerId"] == {"Ref": authorizer_id}, key
-            assert "AuthorizationScopes" not in properties, key  # without scopes, ID tokens are accepted
-        assert authorizer["Properties"]["Type"] == "COGNITO_USER_POOLS"
+        assert authorizer["Properties"]["Type"] == "TOKEN"
         assert authorizer["Properties"]["IdentitySource"] == "method.request.header.Authorization"
-        assert authorizer["Properties"]["ProviderARNs"] == [{"Fn::GetAtt": [pool_id, "Arn"]}]
+        assert authorizer["Properties"]["AuthorizerResultTtlInSeconds"] == 60
+        assert _authorizer_function(body) in json.dumps(authorizer["Properties"]["AuthorizerUri"])
+        assert "IdentityValidationExpression" not in authorizer["Properties"]  # the scheme's case is the function's
+
+
+def test_the_authorizer_ttl_is_a_context_key_of_at_most_five_minutes():
+    app = cdk.App(context={"authorizer_ttl_seconds": "300"})
+    assert StageConfig.from_context(app.node).authorizer_ttl_seconds == 300
+    assert StageConfig.from_context(cdk.App(context={"authorizer_ttl_seconds": 0}).node).authorizer_ttl_seconds == 0
+    with pytest.raises(ValueError, match="authorizer_ttl_seconds"):
+        StageConfig.from_context(cdk.App(context={"authorizer_ttl_seconds": "301"}).node)
 
 
 def test_cors_preflights_need_no_token(templates):
@@ -115,7 +140,7 @@ def test_one_invoke_permission_per_function_scoped_to_this_api(dev, functions):
     permissions = _resources_of(dev, "AWS::Lambda::Permission").values()
 
     invoked = sorted(p["Properties"]["FunctionName"]["Fn::GetAtt"][0] for p in permissions)
-    assert invoked == sorted(functions.values())
+    assert invoked == sorted([*functions.values(), _authorizer_function(dev)])
     for permission in permissions:
         assert permission["Properties"]["Principal"] == "apigateway.amazonaws.com"
         assert {"Ref": api_id} in permission["Properties"]["SourceArn"]["Fn::Join"][1]
@@ -143,7 +168,8 @@ def test_api_gateway_errors_answer_with_the_api_error_contract(dev):
         "DEFAULT_4XX": (None, "bad_request"),
         "DEFAULT_5XX": (None, "internal_error"),
         "UNAUTHORIZED": ("401", "unauthorized"),
-        "ACCESS_DENIED": ("403", "forbidden"),
+        "ACCESS_DENIED": ("403", "org_suspended"),  # the code and message of the authorizer's Deny
+        "AUTHORIZER_FAILURE": ("503", "service_unavailable"),  # JWKS or DynamoDB down: retry
         "RESOURCE_NOT_FOUND": ("404", "not_found"),
         "MISSING_AUTHENTICATION_TOKEN": ("404", "not_found"),
         "THROTTLED": ("429", "throttled"),
@@ -161,9 +187,11 @@ def test_api_gateway_errors_answer_with_the_api_error_contract(dev):
         "THROTTLED": "'1'",
         "QUOTA_EXCEEDED": "'3600'",
         "INVALID_API_KEY": "'5'",
+        "AUTHORIZER_FAILURE": "'1'",  # the authorizer could not decide: retry
     }
     assert bodies["DEFAULT_4XX"]["error"]["message"] == "Oops"  # API Gateway's own message, kept
-    assert bodies["UNAUTHORIZED"]["error"]["message"] == "Oops"  # e.g. "The incoming token has expired"
+    assert bodies["UNAUTHORIZED"]["error"]["message"] == "Oops"  # "Unauthorized", from the authorizer
+    assert bodies["ACCESS_DENIED"]["error"]["message"] == "Organization acme is suspended"
 
 
 def test_stage_is_named_after_the_stage_traced_throttled_and_access_logged_as_json(dev):

@@ -6,6 +6,7 @@ cascade deletes. Every request the boto3 clients build is recorded as the IAM ac
 looked up in the synthesized template's policies for that route's function.
 """
 
+import fnmatch
 import json
 import math
 import os
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit
 import boto3
 import pytest
 
+from authorizer import handler
 from controlplane import config
 from controlplane.dal import api_keys
 from controlplane.http.routes import ORGANIZATIONS, ROUTES
@@ -185,6 +187,34 @@ def test_a_delete_finished_from_the_queue_sends_only_what_the_organizations_func
     assert "sqs:SendMessage" in sent
     assert "cognito-idp:AdminDeleteUser" in consumed
     assert set(sent + consumed) - granted[ORGANIZATIONS] == set()
+
+
+def test_the_authorizer_sends_one_get_item_on_an_org_partition_its_only_grant(seeded, aws_requests, dev):
+    # Given the authorizer's role, from the template
+    [function] = [
+        r for r in dev["Resources"].values() if r["Properties"].get("Handler") == "authorizer.handler.lambda_handler"
+    ]
+    role = {"Ref": function["Properties"]["Role"]["Fn::GetAtt"][0]}
+    [policy] = [
+        r for r in dev["Resources"].values() if r["Type"] == "AWS::IAM::Policy" and role in r["Properties"]["Roles"]
+    ]
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    dynamodb = [s for s in statements if "dynamodb" in json.dumps(s["Action"])]
+
+    # When it decides for a member of acme (the token already verified)
+    handler.reset()
+    claims = {"sub": "s", "custom:org_id": "acme", "custom:user_id": "alice", "custom:role": "member"}
+    decision = handler.decide(claims, "arn:aws:execute-api:us-east-1:1:api/dev/GET/orgs/acme")
+    handler.reset()
+
+    # Then it read the org with one GetItem, which is all its role may do on the table, on ORG# keys only
+    assert decision["policyDocument"]["Statement"][0]["Effect"] == "Allow"
+    assert aws_requests == ["dynamodb:GetItem"]
+    [statement] = dynamodb
+    assert statement["Action"] == "dynamodb:GetItem"
+    assert "index" not in json.dumps(statement["Resource"])
+    assert statement["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["ORG#*"]}}
+    assert fnmatch.fnmatchcase("ORG#acme", "ORG#*")
 
 
 @pytest.mark.parametrize("status", ["suspended", "active"])

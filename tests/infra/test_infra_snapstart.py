@@ -51,8 +51,13 @@ def test_prod_api_gateway_invokes_only_the_aliases(prod):
 
     invoked = {part["Ref"] for i in integrations for part in i["Uri"]["Fn::Join"][1] if "Ref" in part}
     assert invoked - {"AWS::Partition", "AWS::Region"} == aliases
-    permitted = {p["FunctionName"]["Ref"] for p in _of_type(prod, "AWS::Lambda::Permission").values()}
+    permissions = [p["FunctionName"] for p in _of_type(prod, "AWS::Lambda::Permission").values()]
+    permitted = {name["Ref"] for name in permissions if "Ref" in name}
     assert permitted == aliases  # an invoke permission on $LATEST would let a call skip the snapshot
+    [authorizer] = [
+        k for k, r in _of_type(prod, "AWS::Lambda::Function").items() if r["Handler"].startswith("authorizer.")
+    ]
+    assert [name for name in permissions if "Ref" not in name] == [{"Fn::GetAtt": [authorizer, "Arn"]}]  # no SnapStart
 
 
 @pytest.mark.parametrize(

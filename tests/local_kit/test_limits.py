@@ -6,7 +6,7 @@ import pytest
 
 from controlplane.models import plans
 from local import limits, server, tokens
-from local.apigw import OPERATOR_CLAIMS, claims
+from local.apigw import OPERATOR_CONTEXT, authorizer_context
 from local.limits import DAY_SECONDS, Limiter
 from tests.api import create_org
 
@@ -27,8 +27,8 @@ def admitted(limiter: Limiter, who: dict, count: int) -> int:
 
 
 def org_admin(org_id: str, plan: str | None = None) -> dict:
-    """An org admin's claims as the authorizer hands them on, with the org's plan."""
-    return {**claims("admin", org_id, "root"), **({"plan": plan} if plan else {})}
+    """An org admin as the authorizer hands them on, with the org's plan (none: not in the context)."""
+    return authorizer_context("admin", org_id, "root", plan=plan or "")
 
 
 def test_a_free_org_gets_its_burst_at_once_and_then_429_with_retry_after():
@@ -86,7 +86,7 @@ def test_every_member_of_an_org_spends_the_orgs_one_bucket():
     limiter = Limiter(clock=Clock())
     admitted(limiter, org_admin("acme", "free"), 15)
 
-    member = {**claims("member", "acme", "alice"), "plan": "free"}
+    member = authorizer_context("member", "acme", "alice", plan="free")
 
     assert admitted(limiter, member, 10) == 5
 
@@ -94,7 +94,7 @@ def test_every_member_of_an_org_spends_the_orgs_one_bucket():
 def test_operators_share_their_own_usage_plan():
     limiter = Limiter(clock=Clock())
 
-    assert admitted(limiter, OPERATOR_CLAIMS, 401) == 400
+    assert admitted(limiter, OPERATOR_CONTEXT, 401) == 400
     assert admitted(limiter, org_admin("acme", "free"), 1) == 1
 
 
@@ -123,7 +123,7 @@ def test_enterprise_has_no_daily_quota():
     assert admitted(limiter, org_admin("big", "enterprise"), 1) == 1
 
 
-def test_without_a_plan_in_the_claims_the_stored_plan_is_read_once_per_ttl():
+def test_without_a_plan_in_the_context_the_stored_plan_is_read_once_per_ttl():
     clock, reads = Clock(), []
 
     def stored(org_id: str) -> str:
@@ -185,5 +185,6 @@ def test_the_gateway_answers_429_throttled_in_the_error_contract_and_other_orgs_
         "request_id": refused.headers["x-amzn-RequestId"],
     }
     assert other.status_code == 200
-    # The handlers' one GetItem each (21, the refused one sends none) and the plan of each org once.
-    assert dynamodb_calls.count("GetItem") == 20 + 1 + 2
+    # The handlers' one GetItem each (21, the refused one sends none); the plan came in the authorizer's
+    # context (its own read, on its own client), so the limiter read none.
+    assert dynamodb_calls.count("GetItem") == 20 + 1

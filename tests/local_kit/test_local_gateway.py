@@ -52,7 +52,7 @@ def test_request_becomes_the_rest_proxy_event_with_multi_value_query_and_path_pa
     assert event["queryStringParameters"] == {"limit": "5", "tag": "b", "empty": ""}
     assert event["headers"]["X-Trace"] == "t1"
     assert event["multiValueHeaders"]["X-Trace"] == ["t1"]
-    assert event["requestContext"]["authorizer"]["claims"]["cognito:groups"] == "operators"
+    assert event["requestContext"]["authorizer"]["groups"] == "operators"
     assert event["requestContext"]["path"] == "/orgs/acme/users"
 
 
@@ -67,12 +67,12 @@ def test_response_status_headers_and_body_come_back_as_api_gateway_merges_them(g
 
 
 def _forged() -> str:
-    """A well-formed token signed with another key."""
-    os.environ["LOCAL_TOKEN_KEY"] = "not-the-development-key"
+    """A well-formed token signed with another RSA key, which the gateway's JWKS does not hold."""
+    os.environ["LOCAL_TOKEN_KEY_FILE"] = str(ROOT / ".local" / f"forger-{os.getpid()}.json")
     try:
         return tokens.issue(tokens.OPERATOR)
     finally:
-        del os.environ["LOCAL_TOKEN_KEY"]
+        os.unlink(os.environ.pop("LOCAL_TOKEN_KEY_FILE"))
 
 
 @pytest.mark.parametrize(
@@ -98,14 +98,20 @@ def test_missing_or_bad_token_is_401_from_the_gateway_without_invoking(gateway, 
     assert lambda_sees == []
 
 
-@pytest.mark.parametrize("scheme", ["Bearer ", ""], ids=["bearer", "raw"])
-def test_member_token_reaches_the_function_as_that_members_claims(gateway, lambda_sees, scheme):
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # the authorizer reads the org: any backend will do
+@pytest.mark.parametrize("scheme", ["Bearer ", "bearer ", ""], ids=["Bearer", "bearer", "raw"])
+def test_member_token_reaches_the_function_as_the_authorizers_context(table, gateway, lambda_sees, scheme):
+    create = apigw.build_event(
+        "POST", "/orgs", body={"org_id": "acme", "name": "Acme"}, authorizer=apigw.OPERATOR_CONTEXT
+    )
+    assert apigw.run("organizations", create)["statusCode"] == 201  # not through invoke, which lambda_sees replaces
     token = tokens.issue("member", "acme", "alice")
 
     fetch(f"{gateway}/orgs/acme", headers={"Authorization": f"{scheme}{token}"})
 
-    claims = lambda_sees[0]["requestContext"]["authorizer"]["claims"]
-    assert (claims["custom:org_id"], claims["custom:user_id"], claims["custom:role"]) == ("acme", "alice", "member")
+    context = lambda_sees[0]["requestContext"]["authorizer"]
+    assert (context["org_id"], context["user_id"], context["role"]) == ("acme", "alice", "member")
+    assert (context["plan"], context["groups"], context["principalId"]) == ("free", "", "local-acme-alice")
 
 
 def test_a_crashing_function_is_502_in_the_error_contract_like_the_stacks_default_5xx(gateway, monkeypatch):
@@ -424,3 +430,58 @@ def test_a_refused_request_with_a_body_leaves_the_kept_alive_connection_usable(g
     assert (refused.status, answered.status) == (401, 202)
     assert len(lambda_sees) == 1
     connection.close()
+
+
+def test_swagger_uis_spec_link_opens_the_json_document(gateway):
+    # Swagger UI links the document under its title as the page's own path with ?format=json
+    _, _, page = fetch(f"{gateway}/docs")
+    assert b'currentUrl.pathname + "?format=json"' in page
+
+    status, headers, document = fetch(f"{gateway}/docs?format=json")
+
+    assert status == 200
+    assert headers["Content-Type"] == "application/json"
+    assert document == openapi.document()
+
+
+def test_the_browser_finds_no_missing_favicon(gateway):
+    _, _, page = fetch(f"{gateway}/docs")
+    assert b"<link rel='icon' href='data:,'>" in page  # the docs page asks for none
+
+    status, _, body = fetch(f"{gateway}/favicon.ico")  # and a page that does gets no 404
+
+    assert status == 204 and not body
+
+
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER", "bEaReR"])
+def test_the_authorization_scheme_is_matched_in_any_case(gateway, lambda_sees, scheme):
+    # RFC 7235: the auth-scheme is case-insensitive
+    status, _, _ = fetch(f"{gateway}/orgs", headers={"Authorization": f"{scheme} {tokens.issue(tokens.OPERATOR)}"})
+
+    assert status == 202 and lambda_sees
+
+
+def test_every_error_body_has_one_json_style(gateway, table):
+    # Given errors from the gateway itself, the entry point, the resolver and the console
+    refusals = [
+        ("/orgs", "GET", None, {}),  # the gateway's 401
+        ("/nowhere", "GET", None, OPERATOR),  # the entry point's 404
+        ("/orgs/acme", "PUT", None, OPERATOR),  # the entry point's 405
+        ("/orgs/acme", "GET", None, OPERATOR),  # the resolver's 404
+        ("/orgs", "POST", {"org_id": "Bad Id"}, OPERATOR),  # the resolver's 422
+        ("/console/missing.js", "GET", None, {}),  # the console's 404
+    ]
+    raw_bodies = []
+    for path, method, body, headers in refusals:
+        # When each is read as sent
+        connection = http.client.HTTPConnection(gateway.removeprefix("http://"), timeout=10)
+        content_type = {"Content-Type": "application/json"} if body else {}
+        connection.request(method, path, json.dumps(body) if body else None, {**headers, **content_type})
+        answer = connection.getresponse()
+        assert answer.status >= 400
+        raw_bodies.append(answer.read().decode())
+        connection.close()
+
+    # Then each is the one compact style the resolver writes
+    for raw in raw_bodies:
+        assert raw == json.dumps(json.loads(raw), separators=(",", ":")), raw

@@ -65,6 +65,8 @@ _EVERY_API_FUNCTION = {
     "dal.table",
     "http.auth",
     "http.docs",
+    "http.examples",  # the error examples of http.docs, split from it (one concern each)
+    "models.problems",  # validation problems in plain words (since f23)
     "http.entry",
     "http.params",
     "http.resolver",
@@ -155,3 +157,16 @@ def test_a_cold_start_loads_exactly_the_modules_it_loaded_before_the_split(funct
     roots = {name.split(".")[0] for name in loaded} - set(sys.stdlib_module_names)
     others = {root for root in roots if not root.startswith("_")} - {"controlplane", function}
     assert others == THIRD_PARTY
+
+
+def test_the_authorizers_cold_start_loads_boto3_joserfc_and_two_small_modules_of_ours():
+    # When a fresh interpreter imports the authorizer, as its Lambda init does
+    loaded = _modules_after_import("authorizer")
+
+    # Then: no pydantic, no Powertools; of ours, only the key builder and the usage plan keys
+    ours = {name.removeprefix("controlplane.") for name in loaded if name.startswith("controlplane.")}
+    assert ours - LAYERS == {"dal.keys", "dal.schema", "http.tenant_keys"}
+    roots = {name.split(".")[0] for name in loaded} - set(sys.stdlib_module_names)
+    others = {root for root in roots if not root.startswith("_")} - {"controlplane", "authorizer"}
+    assert others & {"pydantic", "aws_lambda_powertools", "aws_xray_sdk"} == set()
+    assert {"boto3", "botocore", "joserfc", "cryptography"} <= others

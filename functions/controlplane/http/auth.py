@@ -1,13 +1,16 @@
 """Who is calling, and may they? Decided from the path alone, before any DynamoDB request.
 
-The caller comes from the Cognito user pools authorizer's claims
-(``requestContext.authorizer.claims``); in the cloud API Gateway has already verified the token,
-locally the gateway does. Who may call a route is its record's ``allow`` (``routes``); a route
+The caller comes from the API's Lambda authorizer (functions/authorizer), whose context API Gateway
+hands over in ``requestContext.authorizer``: ``sub``, ``org_id``, ``user_id``, ``role``, ``groups``
+(comma-separated) and ``plan``, every value a string, the org fields empty for operators. In the
+cloud and in the local gateway, the authorizer has already verified the token and that the org is
+not suspended. Who may call a route is its record's ``allow`` (``routes``); a route
 without a record is for operators only. The two rules that depend on data are enforced where the
 data is: field rules (``plan``, ``role``) on the request body, and ticket
 ownership by a condition on the write itself (see ``tickets``).
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,23 +52,23 @@ class Caller:
         return self.user_id if self.is_member else None
 
 
-def caller_from_claims(claims: dict[str, Any] | None) -> Caller:
-    if not claims or not claims.get("sub"):
+def authorizer_context(event: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """What the Lambda authorizer passed on for this request's token; None without one."""
+    context = (event.get("requestContext") or {}).get("authorizer")
+    return context if isinstance(context, Mapping) else None
+
+
+def caller_from(context: Mapping[str, Any] | None) -> Caller:
+    if not context or not context.get("sub"):
         raise Unauthorized("Sign in and send your ID token in the Authorization header")
+    groups = {group.strip() for group in str(context.get("groups") or "").split(",")}
     return Caller(
-        subject=claims["sub"],
-        user_id=claims.get("custom:user_id"),
-        org_id=claims.get("custom:org_id"),
-        role=claims.get("custom:role"),
-        operator=OPERATORS_GROUP in _groups(claims.get("cognito:groups")),
+        subject=str(context["sub"]),
+        user_id=context.get("user_id") or None,
+        org_id=context.get("org_id") or None,
+        role=context.get("role") or None,
+        operator=OPERATORS_GROUP in groups,
     )
-
-
-def _groups(value: str | list[str] | None) -> set[str]:
-    """API Gateway passes the groups claim as a string (``a,b`` or ``[a b]``), sometimes a list."""
-    if isinstance(value, list):
-        return set(value)
-    return set((value or "").strip("[]").replace(",", " ").split())
 
 
 def authorize(caller: Caller, allow: frozenset[str] | None, path_ids: dict[str, str]) -> None:

@@ -12,7 +12,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from controlplane.http import routes
-from controlplane.http.auth import Caller, authorize, caller_from_claims
+from controlplane.http.auth import Caller, authorize, authorizer_context, caller_from
 from controlplane.http.responses import cors, error_body, request_id
 from controlplane.models.errors import ApiError, InvalidRequest, MethodNotAllowed, NotFound, UnsupportedMediaType
 from controlplane.models.ids import SLUG_PATTERN, ULID_PATTERN
@@ -34,11 +34,12 @@ _JSON_MEDIA_TYPES = {
 }
 
 
-def admit(route: routes.Route | None, claims: dict[str, Any] | None, path_ids: dict[str, str]) -> Caller:
+def admit(route: routes.Route | None, context: Mapping[str, Any] | None, path_ids: dict[str, str]) -> Caller:
     """Who is calling (401), are the path's ids well-formed (422), may the caller call ``route``
-    here (403; no record means operators only). Reads nothing but the path and the claims. Ids are
+    here (403; no record means operators only). Reads nothing but the path and the authorizer's
+    ``context``. Ids are
     checked whole because the resolver's route regex ends in ``$``, which lets ``acme\n`` through."""
-    caller = caller_from_claims(claims)
+    caller = caller_from(context)
     bad = [name for name, value in path_ids.items() if not _ID_FORMATS.get(name, _NOTHING).fullmatch(value)]
     if bad:
         details = [
@@ -68,8 +69,7 @@ def entry_point(app: APIGatewayRestResolver, on_records: LambdaHandler | None = 
             method, resource = event.get("httpMethod", ""), event.get("resource")
             route = routes.find(method, resource)
             if route is not None:
-                claims = ((event.get("requestContext") or {}).get("authorizer") or {}).get("claims")
-                admit(route, claims, event.get("pathParameters") or {})
+                admit(route, authorizer_context(event), event.get("pathParameters") or {})
             elif resource is None or resource in routes.RESOURCES or resource.endswith("{proxy+}"):
                 # Not a route of the table, so not one API Gateway would have sent: 404 or 405 for
                 # everyone, whatever a handler may have registered there. (A greedy ``{proxy+}`` is
@@ -126,6 +126,6 @@ def _refusal(event: dict[str, Any], refused: ApiError, cors_config: CORSConfig |
     return {
         "statusCode": refused.status,
         "multiValueHeaders": {name: [value] for name, value in headers.items()},
-        "body": json.dumps(body),
+        "body": json.dumps(body, separators=(",", ":")),  # the resolver's own style: one for every error
         "isBase64Encoded": False,
     }

@@ -18,11 +18,12 @@ from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
 from controlplane.http import routes
-from controlplane.http.auth import Caller
+from controlplane.http.auth import Caller, authorizer_context
 from controlplane.http.docs import responses
 from controlplane.http.entry import LambdaHandler, admit, entry_point, unrouted
 from controlplane.http.responses import Reply, cors, created, error_body, request_id
 from controlplane.models.errors import ApiError, PayloadTooLarge, ServiceUnavailable, TooDeep, is_outage
+from controlplane.models.problems import plain
 from controlplane.models.resources import Resource
 from controlplane.observability import logger
 
@@ -92,7 +93,7 @@ class Resolver(APIGatewayRestResolver):
             problems = exc.errors()
             if any(problem["type"] == "json_invalid" for problem in problems):
                 return error(400, "invalid_json", "The request body is not valid JSON")
-            details = [{"loc": list(p["loc"]), "message": p["msg"], "type": p["type"]} for p in problems]
+            details = [{"loc": list(p["loc"]), "message": plain(p), "type": p["type"]} for p in problems]
             return error(422, "validation_error", "The request is not valid", details)
 
         @self.exception_handler(RequestUnsupportedContentType)  # type: ignore[untyped-decorator]
@@ -120,7 +121,7 @@ def _guard(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Repl
     Powertools read the body."""
     event = app.current_event
     parameters = event.path_parameters or {}
-    caller = admit(routes.find(event.http_method, event.resource), event.request_context.authorizer.claims, parameters)
+    caller = admit(routes.find(event.http_method, event.resource), authorizer_context(event.raw_event), parameters)
     logger.append_keys(**parameters, caller=caller.subject)
     app.append_context(caller=caller)  # type: ignore[no-untyped-call]  # unannotated in Powertools
     return next_middleware(app)

@@ -1,0 +1,285 @@
+"""The Lambda authorizer (functions/authorizer): what it accepts, what it refuses, what it reads.
+
+Its JWKS is served over HTTP from a thread, as Cognito serves a pool's, so the fetch, the refetch on
+an unknown ``kid`` and an outage are the real code path. The org lives in the test's table.
+"""
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from botocore.stub import Stubber
+from joserfc import jwt
+from joserfc.jwk import RSAKey
+
+from authorizer import handler
+from controlplane.http import tenant_keys
+from tests.api import create_org
+
+ISSUER, AUDIENCE = "https://issuer.example/pool", "app-client"
+METHOD_ARN = "arn:aws:execute-api:us-east-1:123456789012:abc123/prod/GET/orgs/acme"
+EVERY_METHOD = "arn:aws:execute-api:us-east-1:123456789012:abc123/prod/*/*"
+KEY = RSAKey.generate_key(2048, private=True, parameters={"kid": "key-1"})
+ROTATED = RSAKey.generate_key(2048, private=True, parameters={"kid": "key-2"})
+FORGER = RSAKey.generate_key(2048, private=True, parameters={"kid": "key-1"})  # same kid, another key
+
+
+class Jwks:
+    """A JWKS endpoint: the keys it serves, whether it is up, and how often it was asked."""
+
+    def __init__(self) -> None:
+        self.keys, self.up, self.fetches = [KEY], True, 0
+
+
+@pytest.fixture
+def jwks(monkeypatch, table):
+    state = Jwks()
+
+    class Endpoint(BaseHTTPRequestHandler):
+        def do_GET(self):
+            state.fetches += 1
+            body = json.dumps({"keys": [key.as_dict(private=False) for key in state.keys]}).encode()
+            self.send_response(200 if state.up else 503)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Endpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("JWKS_URL", f"http://127.0.0.1:{server.server_port}/.well-known/jwks.json")
+    monkeypatch.setenv("TOKEN_ISSUER", ISSUER)
+    monkeypatch.setenv("TOKEN_AUDIENCE", AUDIENCE)
+    handler.reset()
+    yield state
+    handler.reset()
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def reads(jwks):
+    """The DynamoDB operations the authorizer sends (its own client)."""
+    calls: list[str] = []
+    handler.dynamodb().meta.events.register("before-send.dynamodb", lambda event_name, **_: calls.append(event_name))
+    return calls
+
+
+def token(key: RSAKey = KEY, role: str = "admin", org_id: str = "acme", **overrides) -> str:
+    now = int(time.time())
+    claims = {"sub": f"sub-{org_id}-{role}", "iss": ISSUER, "aud": AUDIENCE, "token_use": "id", "exp": now + 3600}
+    if role == "operator":
+        claims["cognito:groups"] = ["operators"]
+    else:
+        claims |= {"custom:org_id": org_id, "custom:user_id": "alice", "custom:role": role}
+    return jwt.encode({"alg": "RS256", "kid": key.kid}, claims | overrides, key)
+
+
+def authorize(authorization: str) -> dict:
+    return handler.lambda_handler({"type": "TOKEN", "authorizationToken": authorization, "methodArn": METHOD_ARN}, None)
+
+
+def refused(authorization: str) -> None:
+    with pytest.raises(Exception, match=r"^Unauthorized$") as raised:
+        authorize(authorization)
+    assert type(raised.value) is Exception  # the exact exception API Gateway turns into a 401
+
+
+def _statement(policy: dict) -> dict:
+    [statement] = policy["policyDocument"]["Statement"]
+    return statement
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+# What it allows, and what it hands the functions
+
+
+@pytest.mark.parametrize("scheme", ["Bearer ", "bearer ", "BEARER ", ""], ids=["Bearer", "bearer", "BEARER", "raw"])
+def test_an_active_orgs_admin_is_allowed_on_every_method_with_one_projected_get_item(jwks, reads, scheme):
+    create_org("acme", plan="pro")
+
+    policy = authorize(scheme + token())
+
+    assert _statement(policy) == {"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": EVERY_METHOD}
+    assert policy["principalId"] == "sub-acme-admin"
+    assert policy["context"] == {
+        "sub": "sub-acme-admin",
+        "org_id": "acme",
+        "user_id": "alice",
+        "role": "admin",
+        "groups": "",
+        "plan": "pro",
+    }
+    assert [name.rsplit(".", 1)[-1] for name in reads] == ["GetItem"]
+    assert policy["usageIdentifierKey"] == tenant_keys.tenant_key("acme")  # the org's usage plan key
+
+
+def test_the_org_read_projects_only_status_and_plan(jwks, reads):
+    create_org("acme")
+    with Stubber(handler.dynamodb()) as stub:
+        stub.add_response(
+            "get_item",
+            {"Item": {"status": {"S": "active"}, "plan": {"S": "free"}}},
+            {
+                "TableName": os.environ["TABLE_NAME"],
+                "Key": {"PK": {"S": "ORG#acme"}, "SK": {"S": "METADATA#acme"}},
+                "ProjectionExpression": "#status, #plan",
+                "ExpressionAttributeNames": {"#status": "status", "#plan": "plan"},
+            },
+        )
+        assert _statement(authorize(token()))["Effect"] == "Allow"
+        stub.assert_no_pending_responses()
+
+
+def test_an_operator_is_allowed_without_any_read(jwks, reads):
+    policy = authorize(f"Bearer {token(role='operator')}")
+
+    assert _statement(policy)["Effect"] == "Allow"
+    assert policy["context"] | {"sub": ""} == {
+        "sub": "",
+        "org_id": "",
+        "user_id": "",
+        "role": "",
+        "groups": "operators",
+        "plan": "",
+    }
+    assert reads == []
+    assert policy["usageIdentifierKey"] == tenant_keys.operators_key()
+
+
+# Suspension and missing orgs
+
+
+def test_a_suspended_orgs_member_is_denied_with_org_suspended_and_no_reason(jwks, table):
+    create_org("acme")
+    handler.dynamodb().update_item(
+        TableName=table,
+        Key={"PK": {"S": "ORG#acme"}, "SK": {"S": "METADATA#acme"}},
+        UpdateExpression="SET #s = :s, suspension_reason = :r",
+        ExpressionAttributeNames={"#s": "status"},
+        ExpressionAttributeValues={":s": {"S": "suspended"}, ":r": {"S": "unpaid invoices"}},
+    )
+
+    policy = authorize(f"Bearer {token(role='member')}")
+
+    assert _statement(policy) == {"Action": "execute-api:Invoke", "Effect": "Deny", "Resource": EVERY_METHOD}
+    assert policy["context"]["error_code"] == "org_suspended"
+    assert policy["context"]["error_message"] == "Organization acme is suspended"
+    assert "unpaid" not in json.dumps(policy)
+
+
+def test_a_token_of_a_missing_org_is_denied(jwks):
+    policy = authorize(f"Bearer {token(org_id='gone')}")
+
+    assert _statement(policy)["Effect"] == "Deny"
+    assert (policy["context"]["error_code"], policy["context"]["error_message"]) == (
+        "forbidden",
+        "Organization gone does not exist",
+    )
+
+
+# What it refuses: 401
+
+
+def test_a_forged_signature_is_401(jwks):
+    refused(f"Bearer {token(FORGER)}")
+
+
+def test_alg_none_is_401(jwks):
+    payload = jwt.decode(token(), KEY).claims
+    unsigned = f"{_b64(json.dumps({'alg': 'none', 'kid': 'key-1'}).encode())}.{_b64(json.dumps(payload).encode())}."
+    refused(f"Bearer {unsigned}")
+
+
+def test_hs256_signed_with_the_public_key_is_401(jwks):
+    public_pem = KEY.as_pem(private=False)
+    header = _b64(json.dumps({"alg": "HS256", "kid": "key-1", "typ": "JWT"}).encode())
+    body = _b64(json.dumps(jwt.decode(token(), KEY).claims).encode())
+    signature = _b64(hmac.new(public_pem, f"{header}.{body}".encode(), hashlib.sha256).digest())
+    refused(f"Bearer {header}.{body}.{signature}")
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"iss": "https://issuer.example/another-pool"},
+        {"aud": "another-client"},
+        {"token_use": "access"},
+        {"exp": int(time.time()) - 60},
+        {"sub": ""},
+    ],
+    ids=["wrong-issuer", "wrong-audience", "access-token", "expired", "no-subject"],
+)
+def test_a_token_with_wrong_claims_is_401(jwks, overrides):
+    refused(f"Bearer {token(**overrides)}")
+
+
+@pytest.mark.parametrize("authorization", ["", "Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "Bearer a.b", "Bearer x y"])
+def test_a_missing_or_malformed_token_is_401(jwks, authorization):
+    refused(authorization)
+
+
+# The JWKS: fetched once, again for a new kid, at a bounded rate
+
+
+def test_the_jwks_is_fetched_once_per_container(jwks):
+    create_org("acme")
+    for _ in range(3):
+        authorize(f"Bearer {token()}")
+
+    assert jwks.fetches == 1
+
+
+def test_a_rotated_key_is_fetched_again_and_verifies(jwks, monkeypatch):
+    create_org("acme")
+    authorize(f"Bearer {token()}")
+    jwks.keys = [KEY, ROTATED]
+    monkeypatch.setattr(handler, "JWKS_REFETCH_SECONDS", 0.0)
+
+    policy = authorize(f"Bearer {token(ROTATED)}")
+
+    assert _statement(policy)["Effect"] == "Allow"
+    assert jwks.fetches == 2
+
+
+def test_a_flood_of_unknown_kids_fetches_the_jwks_once_per_interval(jwks):
+    create_org("acme")
+    authorize(f"Bearer {token()}")  # the first fetch, just now
+    bogus = [RSAKey.generate_key(2048, private=True, parameters={"kid": f"bogus-{n}"}) for n in range(3)]
+
+    for key in bogus:
+        refused(f"Bearer {token(key)}")
+
+    assert jwks.fetches == 1  # within JWKS_REFETCH_SECONDS of the last fetch: no more
+
+
+# Fail closed: an outage is a failure (503), never an Allow
+
+
+def test_a_jwks_outage_fails_the_decision(jwks):
+    jwks.up = False
+
+    with pytest.raises(Exception) as raised:
+        authorize(f"Bearer {token()}")
+
+    assert str(raised.value) != "Unauthorized"
+
+
+def test_a_dynamodb_outage_fails_the_decision(jwks):
+    with Stubber(handler.dynamodb()) as stub:
+        stub.add_client_error("get_item", "InternalServerError", http_status_code=500)
+        with pytest.raises(Exception) as raised:
+            authorize(f"Bearer {token()}")
+
+    assert str(raised.value) != "Unauthorized"
