@@ -171,3 +171,15 @@ bench: install ## docs/BENCHMARKS.md, measured on DynamoDB Local (several minute
 .PHONY: migrate-user-counts
 migrate-user-counts: install ## one-off: count each org's users: make migrate-user-counts TABLE=...
 	$(BIN)/python -m ops.migrate_user_counts --table $(TABLE)
+
+# Tenants' API keys, which the tenant-keys consumer creates outside CloudFormation (docs/LIMITS.md).
+# Backfill: every org's key in its plan (orgs older than the consumer; after the key secret was lost).
+# Cleanup: the keys cdk destroy leaves behind; refused while the stack exists. Safe to run again.
+# Options: WRITES_PER_SECOND (1; CreateApiKey/DeleteApiKey allow 5 per account, the consumer uses up to 4).
+.PHONY: tenant-keys-backfill tenant-keys-cleanup
+tenant-keys-backfill: install ## put every org's API key in its plan: make tenant-keys-backfill STAGE=prod
+	$(BIN)/python -m ops.tenant_keys backfill --stack ControlPlane-$(STAGE) \
+		$(if $(WRITES_PER_SECOND),--writes-per-second $(WRITES_PER_SECOND))
+tenant-keys-cleanup: install ## delete a destroyed stack's tenant API keys: make tenant-keys-cleanup STAGE=dev
+	$(BIN)/python -m ops.tenant_keys cleanup --stack ControlPlane-$(STAGE) \
+		$(if $(WRITES_PER_SECOND),--writes-per-second $(WRITES_PER_SECOND))

@@ -51,11 +51,14 @@ class StageConfig:
     def __post_init__(self):
         if not _STAGE_PATTERN.match(self.stage):
             raise ValueError(f"stage {self.stage!r} must match {_STAGE_PATTERN.pattern}")
-        biggest = max(plans.usage_plans().values(), key=lambda limits: limits.per_second)
-        if self.throttle_rate_limit < biggest.per_second or self.throttle_burst_limit < biggest.burst:
+        # A plan's burst above the stage's is only capped by it (regions whose account default is 2,500
+        # a second, burst 1,250); a plan's rate above the account's is a promise the region cannot keep.
+        plan, biggest = max(plans.usage_plans().items(), key=lambda item: item[1].per_second)
+        if self.account_rps_limit < biggest.per_second:
             raise ValueError(
-                f"account_rps_limit {self.account_rps_limit} would throttle the stage below one tenant's own "
-                f"usage plan ({biggest.per_second}/s, burst {biggest.burst}): raise the account's quota first"
+                f"account_rps_limit {self.account_rps_limit} is below the {plan} plan's own rate "
+                f"({biggest.per_second} requests per second): request an increase of API Gateway's throttle "
+                "quota in this region (Service Quotas), then deploy with -c account_rps_limit=<the new limit>"
             )
         if self.events_archive_days < 1:
             raise ValueError(f"events_archive_days must be at least 1, not {self.events_archive_days}")
@@ -86,6 +89,8 @@ class StageConfig:
 
     @property
     def throttle_burst_limit(self) -> int:
+        """The account's burst: half its rate, at most 5,000 (1,250 where the rate is 2,500). It may
+        be below a plan's burst: that plan's tenants then burst to this at most (docs/LIMITS.md)."""
         return min(ACCOUNT_BURST_CAP, self.account_rps_limit // 2)
 
     @property

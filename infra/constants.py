@@ -45,7 +45,16 @@ MAX_AUTHORIZER_TTL_SECONDS = 300
 # The tenant-keys consumer (controlplane.logic.tenant_keys): org events from the bus, through a queue,
 # to each org's API key in its plan's usage plan. Serves no route either.
 TENANT_KEYS_FUNCTION = "tenantkeys"
-TENANT_KEYS_BATCH_SIZE = 10
+# CreateApiKey and DeleteApiKey allow 5 a second per account (not adjustable): at most 2 consumers at
+# once, each pacing its writes (controlplane.dal.api_keys.WRITES_PER_SECOND), so a burst of sign-ups
+# waits in the queue rather than meeting TooManyRequests. 5 messages (up to 10 paced writes, 5 s) a batch
+# leave the 28 s timeout room for botocore's retries; a batch that times out is retried whole.
+TENANT_KEYS_MAX_CONCURRENCY = 2  # Lambda's least for an SQS event source
+TENANT_KEYS_BATCH_SIZE = 5
+# The rule's delivery to the queue: EventBridge retries a failed one (the queue throttled, a KMS or
+# policy error) for up to a day, then sends the event to the dead-end queue rather than dropping it.
+TENANT_KEYS_RULE_RETRY_ATTEMPTS = 185  # EventBridge's maximum
+TENANT_KEYS_RULE_MAX_EVENT_AGE = Duration.hours(24)  # EventBridge's maximum
 # Then the message waits in the dead-end queue. API Gateway allows 5 CreateApiKey (and DeleteApiKey) a
 # second per account: a burst of sign-ups is throttled and retried through the queue's redelivery.
 TENANT_KEYS_MAX_RECEIVE_COUNT = 8

@@ -18,6 +18,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
+from controlplane.dal import api_keys
 from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS
 from infra.alarms import AlarmTopic, NotifyOnAlarm
 from infra.api import Api
@@ -152,14 +153,16 @@ class ControlPlaneStack(Stack):
             console_origin=console.origin,
         )
         api.add_routes(targets)
-        usage_plans = UsagePlans(self, "UsagePlans", api=api.api, prefix=config.stack_name)
+        usage_plans = UsagePlans(
+            self, "UsagePlans", api=api.api, prefix=config.stack_name, removal_policy=removal_policy
+        )
         tenant_keys = TenantKeys(
             self,
             "TenantKeys",
             bus=lifecycle.bus,
             data=data,
-            usage_plan_ids=usage_plans.ids,
-            key_name_prefix=f"{config.stack_name}/org/",
+            usage_plans=usage_plans.tenants,
+            key_name_prefix=api_keys.key_name_prefix(config.stack_name),
             layers=[powertools],
             environment=without_api_settings,
             removal_policy=removal_policy,

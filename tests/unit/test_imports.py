@@ -79,9 +79,18 @@ _EVERY_API_FUNCTION = {
     "models.resources",
 }
 OURS = {
-    # The deletions queue also carries the sign-ins jobs of a status change (logic.signins).
+    # The deletions queue also carries the sign-ins jobs of a status change (logic.signins), paced by
+    # pacing.Throttle (which left logic.signins when the tenant keys needed it too).
     ORGANIZATIONS: _EVERY_API_FUNCTION
-    | {"dal.batches", "logic.activity", "logic.cascade", "logic.deletions", "logic.organizations", "logic.signins"},
+    | {
+        "dal.batches",
+        "logic.activity",
+        "logic.cascade",
+        "logic.deletions",
+        "logic.organizations",
+        "logic.signins",
+        "pacing",
+    },
     USERS: _EVERY_API_FUNCTION
     | {
         "dal.batches",
