@@ -250,3 +250,24 @@ def test_the_orgs_users_are_listed_without_its_activity(bus, stream):
     assert [u["user_id"] for u in with_users.body["users"]] == ["alice"]
     assert [u["user_id"] for u in users.body["items"]] == ["alice"]
     assert users.body["next_cursor"] is None
+
+
+def test_a_delete_sent_again_in_a_later_batch_rewrites_its_own_entry(bus, stream, table):
+    # Given a user renamed, then deleted, the whole batch published once
+    create_org("acme")
+    create_user("acme", "alice")
+    call("PATCH", "/orgs/acme/users/alice", {"name": "Alice A."})
+    assert call("DELETE", "/orgs/acme/users/alice").status == 204
+    records = stream.read()
+    feeder().feed(records)
+    keys = sorted(item["SK"]["S"] for item in _stored_activity(table))
+
+    # When Lambda sends the delete's record again, alone (a batch that starts at it)
+    deleted = [r for r in records if r["eventName"] == "REMOVE"]
+    feeder().feed(deleted)
+
+    # Then its entry is rewritten under the same key, none added, and the log keeps its order
+    assert sorted(item["SK"]["S"] for item in _stored_activity(table)) == keys and len(keys) == 4
+    entries = _activity()
+    assert [e["type"] for e in entries] == ["User Deleted", "User Updated", "User Created", "Organization Created"]
+    assert entries[0]["occurred_at"] >= entries[1]["occurred_at"]

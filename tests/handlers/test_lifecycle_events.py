@@ -5,6 +5,7 @@ API calls go through tests/api.py's ``call``; the stream is read the way Lambda 
 """
 
 import json
+from datetime import UTC, datetime
 
 import boto3
 import jsonschema_rs
@@ -225,11 +226,11 @@ def test_a_record_that_fails_is_reported_with_every_later_one_and_the_earlier_on
     real = contract.events_for
     failures = []
 
-    def fail_once_on_bob(record, org_being_deleted):
+    def fail_once_on_bob(record, org_being_deleted, earlier=None):
         if record["dynamodb"]["Keys"]["SK"]["S"] == "USER#bob" and not failures:
             failures.append(record["eventID"])
             raise RuntimeError("injected")
-        return real(record, org_being_deleted)
+        return real(record, org_being_deleted, earlier)
 
     monkeypatch.setattr(publisher, "events_for", fail_once_on_bob)
     handler = feeder().handler
@@ -341,3 +342,34 @@ def test_published_events_reach_a_consumer_through_a_rule_on_the_bus(table, monk
         ("controlplane", "User Role Changed"),
     ]
     assert received[3]["detail"]["changes"] == {"role": {"old": "member", "new": "admin"}}
+
+
+@on_dynamodb_local
+def test_occurred_at_is_the_items_own_stamp_to_the_millisecond_and_a_delete_follows_what_preceded_it(bus, stream):
+    # Given a create, an update, an org's deletion and its cascade, on a stream whose record times
+    # DynamoDB Local rounds to the minute
+    create_org("acme")
+    create_user("acme", "alice")
+    call("PATCH", "/orgs/acme/users/alice", {"name": "Alice A."})
+    records = stream.read()
+    assert call("DELETE", "/orgs/acme").status == 204
+    records += stream.read()
+
+    # When the stream goes through the events function
+    feeder().feed(records)
+
+    # Then each stamped write's occurred_at is its own stamp, exact, where the record's time is not
+    details = {detail_type: detail for detail_type, detail in bus.events()}
+    assert details["Organization Created"]["occurred_at"] == details["Organization Created"]["resource"]["created_at"]
+    assert details["User Created"]["occurred_at"] == details["User Created"]["resource"]["created_at"]
+    assert details["User Updated"]["occurred_at"] == details["User Updated"]["resource"]["updated_at"]
+    started = details["Organization Deletion Started"]
+    assert started["occurred_at"] == started["resource"]["deleting_since"]
+    recorded = {datetime.fromtimestamp(r["dynamodb"]["ApproximateCreationDateTime"], UTC) for r in records}
+    assert {t.second for t in recorded} == {0}  # the record's own time: to the minute
+    # and the deletes, which stamp nothing, read no earlier than the deletion that started them
+    assert details["User Deleted"]["occurred_at"] >= started["occurred_at"]
+    assert details["Organization Deleted"]["occurred_at"] >= details["User Deleted"]["occurred_at"]
+    times = [detail["occurred_at"] for _, detail in bus.events()]
+    assert times == sorted(times)
+    _assert_valid(bus)

@@ -1,9 +1,13 @@
 """Each org's activity log: the lifecycle events it was sent, kept where its admins can read them.
 
 An entry is derived from the very ``Event`` the publisher sends (``contract.events_for``), so the log
-and the bus never disagree. Its key comes from the stream record (``keys.activity_position``), so a
-record delivered again rewrites the same item, and its TTL from when the change happened, so the
-rewrite is identical and DynamoDB's stream records nothing for it.
+and the bus never disagree. Its key comes from the stream record (``keys.activity_position``): the
+record's own time (``Event.recorded_at``, DynamoDB's rounded ApproximateCreationDateTime, never the
+exact ``occurred_at``), its sequence number and the event's index. So the log is in stream order,
+a delete (whose ``occurred_at`` is only a lower bound) never sorts before the change that preceded
+it, and a record delivered again rewrites the same item. Its TTL comes from ``occurred_at``: the same on
+a replay of the same batch, so the rewrite is identical (a delete's may be earlier in a batch that
+starts later: contract's docstring).
 
 Activity items must not send events of their own, nor invoke the events function for nothing: the
 event source mapping's filter (``FILTERS``, Lambda's filter-rule syntax) only lets through records of
@@ -82,7 +86,8 @@ def entries(sequence_number: str, events: list[Event], retention_days: int) -> l
     for index, event in enumerate(events):
         detail = event.detail.model_dump(mode="json")
         kind, id_field = _RESOURCES[_MODELS[event.detail_type]]
-        position = keys.activity_position(detail["occurred_at"], sequence_number, index)
+        recorded_at = event.recorded_at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        position = keys.activity_position(recorded_at, sequence_number, index)
         found.append(
             {
                 **keys.activity_key(detail["org_id"], position),

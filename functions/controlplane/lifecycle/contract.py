@@ -7,9 +7,24 @@ is built), and docs/EVENTS.md shows those models' JSON Schemas (``schemas()``; a
 document differs). ``resource`` is rendered by the API's own response models, so it is exactly
 what the API returns: key attributes and internal fields (``entity``, ``created_by``...) never
 appear.
+
+When: ``occurred_at`` is the instant the write put on the item, to the millisecond: ``created_at``
+of a create, ``deleting_since`` of an org's deletion start, ``updated_at`` of any other update. The
+stream's own ``ApproximateCreationDateTime`` is rounded down (DynamoDB: to the second; DynamoDB
+Local: to the minute), so it is only the fallback. A delete stamps nothing: its ``occurred_at`` is the
+earliest it can have happened: the latest of the record's time, the deleted item's last stamp
+(``updated_at``; an org's ``deleting_since``) and the ``occurred_at`` of the org's changes earlier in
+the batch (one shard, so they were made before it; ``events_for``'s ``earlier``). So a delete never
+reads earlier than what preceded it in its batch. Delivered again in a batch that starts later, it
+may read earlier, never earlier than the record and the item say; its activity item keeps its key.
+
+Order: the activity log (lifecycle.activity) does not sort by ``occurred_at`` (exact stamps beside a
+delete's rounded time would put a delete before the change that preceded it). It sorts by
+``Event.recorded_at``, the record's own time, then the record's sequence number: both come from the
+record, so they follow the stream's order and a record delivered again keeps its position.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Generic, Literal, TypeVar
@@ -62,7 +77,11 @@ class Detail(BaseModel):
         description="The stream record's eventID. Delivery is at least once: dedupe on (event_id, detail-type)"
     )
     org_id: OrgId
-    occurred_at: Timestamp = Field(description="When DynamoDB recorded the change (RFC 3339); also the entry's Time")
+    occurred_at: Timestamp = Field(
+        description="When the change was made (RFC 3339, milliseconds): the timestamp the write put on the item; "
+        "for a delete, which stamps none, the earliest it can have happened (DynamoDB's time of the record, "
+        "or the item's last timestamp if later). Also the entry's Time"
+    )
     actor: str | None = Field(description="The `sub` of the caller who made the change; null where none is known")
 
 
@@ -185,8 +204,9 @@ DETAILS: dict[str, type[BaseModel]] = {
 class Event:
     detail_type: str
     detail: BaseModel
-    time: datetime
+    time: datetime  # ``occurred_at``
     item: tuple[str, str]  # the changed item's primary key: events of one item keep stream order
+    recorded_at: datetime  # the record's ApproximateCreationDateTime: with its sequence number, stream order
 
     def entry(self, bus_name: str) -> dict[str, Any]:
         """The PutEvents entry."""
@@ -203,26 +223,33 @@ class Event:
 OrgBeingDeleted = Callable[[str], bool]
 
 
-def events_for(record: dict[str, Any], org_being_deleted: OrgBeingDeleted) -> list["Event"]:
+def events_for(
+    record: dict[str, Any], org_being_deleted: OrgBeingDeleted, earlier: Mapping[str, datetime] | None = None
+) -> list["Event"]:
     """The events one stream record (a Lambda DynamoDB stream record) sends, in order; none for
-    items that are not resources (idempotency records, sweep markers) and for bookkeeping writes."""
+    items that are not resources (idempotency records, sweep markers) and for bookkeeping writes.
+    ``earlier``: per org, the latest ``occurred_at`` of the records before this one in its shard
+    (its batch): a delete came after them, so it reads no earlier."""
     change = record["dynamodb"]
     old = codec.item(change.get("OldImage") or {})
     new = codec.item(change.get("NewImage") or {})
     kind = _BY_ENTITY.get(str((new or old).get("entity")))
     if kind is None:
         return []
-    stamp = datetime.fromtimestamp(float(change["ApproximateCreationDateTime"]), UTC)
+    recorded_at = datetime.fromtimestamp(float(change["ApproximateCreationDateTime"]), UTC)
+    occurred_at = _occurred_at(old, new, recorded_at)
+    if not new and earlier and old["org_id"] in earlier:
+        occurred_at = max(occurred_at, earlier[old["org_id"]])
     key = codec.item(change["Keys"])
     base = {
         "event_id": record["eventID"],
         "org_id": (new or old)["org_id"],
-        "occurred_at": stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "occurred_at": occurred_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
     }
 
     def event(detail_type: str, resource: dict[str, Any], actor: str | None, **extra: Any) -> Event:
         detail = DETAILS[detail_type](**base, actor=actor, resource=kind.model.from_item(resource), **extra)
-        return Event(detail_type, detail, stamp, (key[PARTITION_KEY], key[SORT_KEY]))
+        return Event(detail_type, detail, occurred_at, (key[PARTITION_KEY], key[SORT_KEY]), recorded_at)
 
     if not old:
         return [event(kind.created, new, new.get(stamps.CREATED_BY))]
@@ -247,6 +274,25 @@ def events_for(record: dict[str, Any], org_being_deleted: OrgBeingDeleted) -> li
         for moved in (t for t in kind.transitions if t.field in changes and changes[t.field]["new"] == t.value):
             found.append(event(moved.detail_type, new, actor, changes={moved.field: changes[moved.field]}))
     return found
+
+
+def _occurred_at(old: dict[str, Any], new: dict[str, Any], recorded_at: datetime) -> datetime:
+    """When the change was made (see the module's docstring): the write's own stamp, exact; for a
+    delete, the later of the record's rounded time and the item's last stamp."""
+    if not new:
+        last = [_instant(old[name]) for name in ("updated_at", stamps.DELETING) if isinstance(old.get(name), str)]
+        return max([recorded_at, *last])
+    if not old:
+        stamp = new.get("created_at")
+    elif stamps.DELETING in new and stamps.DELETING not in old:
+        stamp = new[stamps.DELETING]
+    else:  # a write that moved no stamp sends no event; the record's time all the same
+        stamp = new.get("updated_at") if new.get("updated_at") != old.get("updated_at") else None
+    return _instant(stamp) if isinstance(stamp, str) else recorded_at
+
+
+def _instant(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp).astimezone(UTC)
 
 
 def schemas() -> dict[str, dict[str, Any]]:

@@ -24,6 +24,7 @@ import random
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cache
 from typing import Any
 
@@ -91,10 +92,15 @@ def publish(records: list[Record]) -> Outcome:
         return deleting[org_id]
 
     converted: list[tuple[Record, list[Event]]] = []
+    latest: dict[str, datetime] = {}  # per org, the latest occurred_at so far: a later delete reads no earlier
     cut = len(records)
     for index, record in enumerate(records):
         try:
-            converted.append((record, events_for(record, being_deleted)))
+            events = events_for(record, being_deleted, latest)
+            converted.append((record, events))
+            for event in events:
+                org_id = event.detail.model_dump(include={"org_id"})["org_id"]
+                latest[org_id] = max(event.time, latest.get(org_id, event.time))
         except Exception:  # a record we cannot read (or a failed org read) must cut the batch here, not crash
             # it: a crash would have Lambda send the records before it, already published, again.
             logger.exception("Cannot turn a stream record into events", event_id=record.get("eventID"))
