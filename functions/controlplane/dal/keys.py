@@ -88,11 +88,12 @@ def activity_key(org_id: str, position: str) -> dict[str, str]:
     return {PARTITION_KEY: org_partition(org_id), SORT_KEY: f"{ACTIVITY_PREFIX}{position}"}
 
 
-def activity_position(occurred_at: str, sequence_number: str, index: int) -> str:
-    """Where an event sorts among its org's activity: when it happened, then its stream record's
-    sequence number (zero-padded: DynamoDB's are up to 40 digits) and its place among that record's
-    events. All three come from the record, so a replayed record rewrites the same item."""
-    return f"{occurred_at}#{sequence_number.zfill(40)}#{index}"
+def activity_position(recorded_at: str, sequence_number: str, index: int) -> str:
+    """Where an event sorts among its org's activity: when the stream recorded it (rounded the same
+    way for every record, so the log keeps the stream's order), then its record's sequence number
+    (zero-padded: DynamoDB's are up to 40 digits) and its place among that record's events. All three
+    come from the record, so a replayed record rewrites the same item."""
+    return f"{recorded_at}#{sequence_number.zfill(40)}#{index}"
 
 
 def activity_range(org_id: str, since: str = "") -> tuple[str, str]:
