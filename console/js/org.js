@@ -125,7 +125,10 @@ function users(org, who, admin) {
       row: (user) => h("tr", {}, h("td", {}, userCell(user)), h("td", {}, user.name), h("td", {}, user.email), h("td", {}, user.role)),
     }),
   );
-  if (admin) {
+  if (admin && statusOf(org) === "suspended") {
+    // The API refuses new users in a suspended org (409 org_suspended): say so instead of offering it.
+    section.append(h("p", { className: "muted" }, "Reactivate the organization to add users."));
+  } else if (admin) {
     section.append(
       h("h3", {}, "Add a user"),
       form(

@@ -52,6 +52,9 @@ def test_operator_suspends_an_org_with_a_reason_and_reactivates_it(console, api,
     expect(status_section(page).get_by_role("definition").first).to_have_text("suspended")
     expect(status_section(page)).to_contain_text(REASON)
     expect(page.get_by_role("form", name="Suspend the organization")).to_have_count(0)
+    # and offers no adding of users, which the API refuses in a suspended org
+    expect(page.get_by_role("form", name="Add a user")).to_have_count(0)
+    expect(page.get_by_text("Reactivate the organization to add users.")).to_be_visible()
     shoot(page, "operator-org-suspended")
     stored = api.call("GET", "/orgs/demo")
     assert (stored["status"], stored["suspension_reason"]) == ("suspended", REASON)
@@ -69,6 +72,7 @@ def test_operator_suspends_an_org_with_a_reason_and_reactivates_it(console, api,
     expect(page.get_by_role("status").filter(has_text="demo is active again.")).to_be_visible()
     expect(status_section(page).get_by_role("definition").first).to_have_text("active")
     expect(status_section(page)).not_to_contain_text(REASON)
+    expect(page.get_by_role("form", name="Add a user")).to_be_visible()
     stored = api.call("GET", "/orgs/demo")
     assert (stored["status"], stored["suspension_reason"], stored["suspended_at"]) == ("active", None, None)
 
