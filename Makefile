@@ -10,12 +10,12 @@ BIN := $(VENV)/bin
 help: ## this list
 	@awk 'BEGIN {FS = ":[^#]*## "} /^[a-z0-9-]+:[^#]*## / {printf "  make %-19s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-install: $(VENV)/.installed $(VENV)/.functions-path $(VENV)/.lambda-wheels node_modules/.installed ## the .venv and node_modules, from the pinned versions (about a minute, once)
+install: $(VENV)/.installed $(VENV)/.functions-path $(VENV)/.lambda-wheels node_modules/.installed ## the .venv and node_modules, from the pinned versions (about two minutes, once)
 
 # Installs write to stderr only, so that OPS=$$(make -s token) holds nothing but the token, even the first time.
 # The project itself goes in editable, for .venv/bin/cpctl; its dependencies are requirements.txt's pins.
 $(VENV)/.installed: requirements.txt pyproject.toml
-	@echo "Installing the Python packages into $(VENV) (about a minute, once)..." >&2
+	@echo "Installing the Python packages into $(VENV) (a minute or two, once)..." >&2
 	@$(PYTHON) -m venv $(VENV) >&2
 	@$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt >&2
 	@$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e . >&2
@@ -171,3 +171,15 @@ bench: install ## docs/BENCHMARKS.md, measured on DynamoDB Local (several minute
 .PHONY: migrate-user-counts
 migrate-user-counts: install ## one-off: count each org's users: make migrate-user-counts TABLE=...
 	$(BIN)/python -m ops.migrate_user_counts --table $(TABLE)
+
+# Tenants' API keys, which the tenant-keys consumer creates outside CloudFormation (docs/LIMITS.md).
+# Backfill: every org's key in its plan (orgs older than the consumer; after the key secret was lost).
+# Cleanup: the keys cdk destroy leaves behind; refused while the stack exists. Safe to run again.
+# Options: WRITES_PER_SECOND (1; CreateApiKey/DeleteApiKey allow 5 per account, the consumer uses up to 4).
+.PHONY: tenant-keys-backfill tenant-keys-cleanup
+tenant-keys-backfill: install ## put every org's API key in its plan: make tenant-keys-backfill STAGE=prod
+	$(BIN)/python -m ops.tenant_keys backfill --stack ControlPlane-$(STAGE) \
+		$(if $(WRITES_PER_SECOND),--writes-per-second $(WRITES_PER_SECOND))
+tenant-keys-cleanup: install ## delete a destroyed stack's tenant API keys: make tenant-keys-cleanup STAGE=dev
+	$(BIN)/python -m ops.tenant_keys cleanup --stack ControlPlane-$(STAGE) \
+		$(if $(WRITES_PER_SECOND),--writes-per-second $(WRITES_PER_SECOND))

@@ -11,12 +11,24 @@ commands print is ``cpctl.output``.
 
 from typing import Annotated
 
+import click
 import typer
+from typer.core import TyperOption
 
 from cpctl.client import DEFAULT_URL
 from cpctl.commands import login, orgs, tickets, users
 from cpctl.commands.common import Settings
 from cpctl.output import Output
+
+_display_type = TyperOption.display_type_rich
+
+
+def _no_type_on_flags(option: TyperOption, ctx: click.Context) -> str | None:
+    """A flag takes no value, so its help shows none: no ``<bool>`` beside ``--all`` or ``--yes``."""
+    return None if option.is_flag else _display_type(option, ctx)
+
+
+TyperOption.display_type_rich = _no_type_on_flags  # type: ignore[method-assign]
 
 app = typer.Typer(
     no_args_is_help=True,

@@ -1,10 +1,14 @@
 """What ``cpctl`` prints: on stdout the answer (the API's JSON as sent, or a table), on stderr the
 rest (paging hints, the progress of ``--all``, errors), so that stdout stays the data."""
 
+import base64
+import json
 import sys
+import time
 from collections.abc import Iterator
 from enum import StrEnum
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pydantic
@@ -13,15 +17,20 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn
 from rich.table import Table
 
+from controlplane.models.problems import field, plain
 from controlplane.models.resources import Page
 from cpctl.client import Client
 from cpctl.errors import ApiError
+from cpctl.retries import refused
 
-# The columns of each resource's list table.
-ORG_COLUMNS = ("org_id", "name", "plan", "status", "version", "updated_at")
+# The columns of each resource's list table. ``users``: an org's seats used, of its limit.
+ORG_COLUMNS = ("org_id", "name", "plan", "status", "users", "version", "updated_at")
 ACTIVITY_COLUMNS = ("occurred_at", "type", "actor", "resource", "changes")
 USER_COLUMNS = ("user_id", "name", "email", "role", "version")
 TICKET_COLUMNS = ("ticket_id", "user_id", "status", "priority", "subject", "tags")
+
+
+IDS = ("org_id", "user_id", "ticket_id")  # never cut: the next command takes them
 
 
 class Output(StrEnum):
@@ -39,9 +48,31 @@ def show(ctx: typer.Context, client: Client, item: pydantic.BaseModel | None, do
         typer.echo(done)
         return
     table = Table(show_header=False, box=None)
-    for name, value in item.model_dump(mode="json").items():
-        table.add_row(name, _cell(value))
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")
+    for name, value in detail_rows(item.model_dump(mode="json")):
+        table.add_row(name, value)
     Console().print(table)
+
+
+def detail_rows(values: dict[str, Any]) -> list[tuple[str, str]]:
+    """A resource as (field, text) rows: its ids and name first, seats as "3 of 5", no empty fields."""
+    values = _readable(values)
+    first = [name for name in (*IDS, "name", "subject") if name in values]
+    ordered = first + [name for name in values if name not in first]
+    return [(name, _cell(values[name])) for name in ordered if values[name] not in (None, "", [], {})]
+
+
+def _readable(values: dict[str, Any]) -> dict[str, Any]:
+    """An org's ``usage`` and ``limits`` as one ``users`` value: what a person reads as seats."""
+    usage, limits = values.get("usage"), values.get("limits")
+    if not (isinstance(usage, dict) and isinstance(limits, dict)):
+        return values
+    readable = {name: value for name, value in values.items() if name not in ("usage", "limits")}
+    for quota, limit in limits.items():
+        used = usage.get(quota)
+        readable[quota] = f"{'?' if used is None else used} of {limit}"
+    return readable
 
 
 def show_pages(
@@ -70,17 +101,38 @@ def show_pages(
             if not every:
                 break
     if not json_output:
-        show_rows(rows, columns, cursor)
+        show_rows(rows, columns, next_page(ctx, cursor))
 
 
-def show_rows(rows: list[pydantic.BaseModel], columns: tuple[str, ...], cursor: str | None) -> None:
-    table = Table(*columns)
-    for row in rows:
-        values = row.model_dump(mode="json")
+def show_rows(rows: list[pydantic.BaseModel], columns: tuple[str, ...], more: str | None) -> None:
+    """A table of ``rows``; ``more``: the command that shows the next page, if there is one.
+    Identifiers are never cut, at any width: they are what the next command takes. The other
+    columns wrap instead."""
+    found = [_readable(row.model_dump(mode="json")) for row in rows]
+    table = Table()
+    for column in columns:
+        if column in IDS:
+            widest = max([len(column), *(len(_cell(values[column])) for values in found)])
+            table.add_column(column, no_wrap=True, min_width=widest)
+        else:
+            table.add_column(column, overflow="fold")
+    for values in found:
         table.add_row(*(_cell(values[column]) for column in columns))
     Console().print(table)
-    if cursor:
-        typer.echo(f"More: --cursor {cursor} (or --all)", err=True)
+    if more:
+        typer.echo(f"More: {more}", err=True)
+
+
+def next_page(ctx: typer.Context, cursor: str | None, command: str | None = None) -> str | None:
+    """The command that shows the page after this one: this list command (or ``command``, the list
+    a ``get --include-...`` continues in), its arguments, its ``--limit``, and ``--cursor``."""
+    if not cursor:
+        return None
+    if command is None:
+        arguments = [str(ctx.params[p.name]) for p in ctx.command.params if p.param_type_name == "argument" and p.name]
+        command = " ".join(["cpctl", *ctx.command_path.split()[1:], *arguments])  # as typed, whatever argv[0] was
+    limit = ctx.params.get("limit")
+    return f"{command}{f' --limit {limit}' if limit else ''} --cursor {cursor}  (or --all for every page)"
 
 
 def _cell(value: Any) -> str:
@@ -88,6 +140,8 @@ def _cell(value: Any) -> str:
         return ""
     if isinstance(value, list):
         return ", ".join(map(str, value))
+    if isinstance(value, dict):
+        return ", ".join(f"{name} {_cell(item)}" for name, item in value.items())
     return str(value)
 
 
@@ -100,17 +154,44 @@ def show_throttled(error: ApiError) -> None:
 
 
 def show_api_error(output: Output, error: ApiError) -> None:
-    """The API's refusal: its error JSON as sent (json), or one line with its code and request id."""
+    """The API's refusal: its error JSON as sent (json), or a line with its code and request id, and
+    a line per field that failed validation, as the API's ``details`` name them."""
     if output is Output.json and error.body:
         typer.echo(error.body, err=True)
-    else:
-        typer.echo(
-            f"Error: {error.code}: {error.message} (status {error.status}, request {error.request_id})", err=True
-        )
+        return
+    typer.echo(f"Error: {error.code}: {error.message} (status {error.status}, request {error.request_id})", err=True)
+    if isinstance(error.details, list):
+        for problem in error.details:
+            if isinstance(problem, dict):
+                typer.echo(f"  {field(problem.get('loc') or [])}: {problem.get('message')}", err=True)
+
+
+def show_unauthorized(url: str, token: str, error: ApiError) -> None:
+    """A 401, said as what to do: whether the token expired or is not valid, and how to get another."""
+    state = "expired" if token_expired(token) else "is not valid"
+    local = urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
+    again = (
+        "cpctl login --local (an operator; --role admin|member --org ORG --user USER for others)"
+        if local
+        else "cpctl login --username USERNAME --client-id CLIENT_ID (Cognito sign-in)"
+    )
+    typer.echo(f"Error: unauthorized: the token {state}. Get a new one: {again}", err=True)
+    typer.echo(f"  (status {error.status}, request {error.request_id})", err=True)
+
+
+def token_expired(token: str) -> bool:
+    """Whether the token's ``exp`` has passed: read, not verified (the API verifies it)."""
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        return float(claims["exp"]) < time.time()
+    except (IndexError, ValueError, KeyError, TypeError):
+        return False
 
 
 def show_unreachable(url: str, error: httpx.TransportError) -> None:
-    typer.echo(f"Error: cannot reach {url}: {error}. Is the API running (make run)?", err=True)
+    reason = "nothing answers there (connection refused)" if refused(error) else str(error)
+    typer.echo(f"Error: cannot reach {url}: {reason}. Is the API running (make run)?", err=True)
 
 
 def show_usage_error(message: str) -> None:
@@ -118,5 +199,6 @@ def show_usage_error(message: str) -> None:
 
 
 def invalid_body(error: pydantic.ValidationError) -> str:
-    """The problems the API's models found in a body, as one line (it is never sent)."""
-    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in error.errors())
+    """The problems the API's models found in a body (it is never sent): a line per field, in the
+    API's own words."""
+    return "\n".join(f"  {field(problem['loc'])}: {plain(dict(problem))}" for problem in error.errors())

@@ -43,6 +43,16 @@ def resendable(method: str, idempotency_key: str | None) -> bool:
     return method == "GET" or idempotency_key is not None
 
 
+def refused(error: httpx.TransportError) -> bool:
+    """Nothing listens at the URL: sending again in a moment would only delay saying so."""
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def retryable(error: ApiError, idempotency_key: str | None) -> bool:
     """An error answer worth another attempt with the same request. A 429 for the daily quota is
     not: its Retry-After is the hours until midnight UTC, beyond any wait worth making."""

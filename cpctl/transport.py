@@ -98,8 +98,8 @@ class Transport:
             last = attempt == self.max_attempts - 1
             try:
                 response = self.http.request(method, url, params=query, content=content, headers=headers)
-            except httpx.TransportError:
-                if not resendable or last:
+            except httpx.TransportError as error:
+                if not resendable or last or retries.refused(error):
                     raise
                 self.sleep(retries.backoff(attempt))
                 continue

@@ -83,7 +83,11 @@ class Api(Construct):
             endpoint_types=[apigw.EndpointType.REGIONAL],
             # Each org's usage plan key comes from the authorizer (usageIdentifierKey), never from a client.
             api_key_source_type=apigw.ApiKeySourceType.AUTHORIZER,
-            cloud_watch_role=False,
+            # Access logs need the account's CloudWatch role in this region: without it the stage fails to
+            # create ("CloudWatch Logs role ARN must be set in account settings to enable logging"). The
+            # setting outlives the stack, so the role it names is kept when the stack is deleted.
+            cloud_watch_role=config.api_gateway_account_role,
+            cloud_watch_role_removal_policy=RemovalPolicy.RETAIN if config.api_gateway_account_role else None,
             default_cors_preflight_options=cors,
             deploy_options=apigw.StageOptions(
                 stage_name=config.stage,
@@ -104,6 +108,15 @@ class Api(Construct):
                 throttling_burst_limit=config.throttle_burst_limit,
             ),
         )
+        if config.api_gateway_account_role:
+            Validations.of(self.api.node.find_child("CloudWatchRole")).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                    "AmazonAPIGatewayPushToCloudWatchLogs]",
+                    reason="The policy AWS keeps for exactly this role: API Gateway writing the account's "
+                    "API logs to CloudWatch Logs. A copy of it here would only fall behind.",
+                )
+            )
         # TOKEN type: the decision depends on the Authorization header alone, which is then the cache key;
         # a cached decision covers every method, so one token costs one authorizer call per TTL.
         self.authorizer = apigw.TokenAuthorizer(
@@ -148,8 +161,9 @@ class Api(Construct):
             ),
             Acknowledgment(
                 id="AwsSolutions-APIG6",
-                reason="Execution logging needs API Gateway's account-wide CloudWatch role, which one stack "
-                "should not own; the JSON access logs, X-Ray and the functions' own logs cover requests.",
+                reason="Execution logging is off on purpose: it would log each request a second time, at a cost "
+                "per request; the stage's JSON access logs, X-Ray and the functions' structured logs cover "
+                "every request. (Access logs need the account's CloudWatch role too: api_gateway_account_role.)",
             ),
         )
 

@@ -1,5 +1,6 @@
 """What may differ between deployments, read from CDK context (``-c key=value`` or cdk.json)."""
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -14,10 +15,12 @@ from infra.constants import (
     DEFAULT_EVENTS_ARCHIVE_DAYS,
     MAX_AUTHORIZER_TTL_SECONDS,
     PROTECTED_STAGES,
+    SNAP_START_REGIONS,
     STACK_NAME,
 )
 
 _STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9]{0,15}$")  # a valid API Gateway stage and stack name suffix
+_EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 @dataclass(frozen=True)
@@ -35,17 +38,27 @@ class StageConfig:
     # --env-vars` can set them: SAM only overrides variables the template declares. Never deploy this.
     sam_local: bool = False
     # SnapStart: publish a version per deploy, snapshotted after init, and route everything through
-    # the alias ``live``. None: on where the stage is protected (prod), off elsewhere.
+    # the alias ``live``. None: on where the stage is protected (prod) and the region has SnapStart.
     snap_start: bool | None = None
+    # The region the CLI deploys to, when it knows it (CDK_DEFAULT_REGION); None: decided at deploy time.
+    region: str | None = None
+    # API Gateway writes access logs with a role set once per account and region. True: this stack sets
+    # it (a role kept when the stack is deleted, since the setting outlives it). False where the region
+    # already has one: another stack owns the setting.
+    api_gateway_account_role: bool = True
+    alarm_email: str | None = None  # subscribed to the alarm topic; it confirms by e-mail
 
     def __post_init__(self):
         if not _STAGE_PATTERN.match(self.stage):
             raise ValueError(f"stage {self.stage!r} must match {_STAGE_PATTERN.pattern}")
-        biggest = max(plans.usage_plans().values(), key=lambda limits: limits.per_second)
-        if self.throttle_rate_limit < biggest.per_second or self.throttle_burst_limit < biggest.burst:
+        # A plan's burst above the stage's is only capped by it (regions whose account default is 2,500
+        # a second, burst 1,250); a plan's rate above the account's is a promise the region cannot keep.
+        plan, biggest = max(plans.usage_plans().items(), key=lambda item: item[1].per_second)
+        if self.account_rps_limit < biggest.per_second:
             raise ValueError(
-                f"account_rps_limit {self.account_rps_limit} would throttle the stage below one tenant's own "
-                f"usage plan ({biggest.per_second}/s, burst {biggest.burst}): raise the account's quota first"
+                f"account_rps_limit {self.account_rps_limit} is below the {plan} plan's own rate "
+                f"({biggest.per_second} requests per second): request an increase of API Gateway's throttle "
+                "quota in this region (Service Quotas), then deploy with -c account_rps_limit=<the new limit>"
             )
         if self.events_archive_days < 1:
             raise ValueError(f"events_archive_days must be at least 1, not {self.events_archive_days}")
@@ -55,6 +68,13 @@ class StageConfig:
             raise ValueError(
                 f"authorizer_ttl_seconds must be 0 to {MAX_AUTHORIZER_TTL_SECONDS}, not {self.authorizer_ttl_seconds}"
             )
+        if self.snap_start and self.region and self.region not in SNAP_START_REGIONS:
+            raise ValueError(
+                f"Lambda SnapStart is not available in {self.region} (cfn-lint E2530's list): "
+                "deploy with -c snap_start=false"
+            )
+        if self.alarm_email is not None and not _EMAIL_PATTERN.match(self.alarm_email):
+            raise ValueError(f"alarm_email {self.alarm_email!r} is not an e-mail address")
 
     @property
     def stack_name(self) -> str:
@@ -69,6 +89,8 @@ class StageConfig:
 
     @property
     def throttle_burst_limit(self) -> int:
+        """The account's burst: half its rate, at most 5,000 (1,250 where the rate is 2,500). It may
+        be below a plan's burst: that plan's tenants then burst to this at most (docs/LIMITS.md)."""
         return min(ACCOUNT_BURST_CAP, self.account_rps_limit // 2)
 
     @property
@@ -77,14 +99,18 @@ class StageConfig:
 
     @property
     def snap_start_enabled(self) -> bool:
-        return self.protected if self.snap_start is None else self.snap_start
+        if self.snap_start is not None:
+            return self.snap_start
+        return self.protected and (self.region is None or self.region in SNAP_START_REGIONS)
 
     @classmethod
     def from_context(cls, node: Node) -> "StageConfig":
         """Context keys: stage, account_rps_limit, cors_allow_origins (a list
         in cdk.json, comma-separated on the command line, where every value is a string),
         events_archive_days, activity_retention_days, authorizer_ttl_seconds, sam_local, snap_start
-        (``true``/``false``; unset: on for prod)."""
+        (``true``/``false``; unset: on for prod where the region has it), api_gateway_account_role
+        (``true``/``false``; unset: true), alarm_email. The region is the CDK CLI's
+        (``CDK_DEFAULT_REGION``: the profile's or ``AWS_REGION``)."""
         defaults = cls()
         origins = node.try_get_context("cors_allow_origins") or ()
         if isinstance(origins, str):
@@ -102,6 +128,9 @@ class StageConfig:
             ),
             sam_local=str(node.try_get_context("sam_local")).lower() == "true",
             snap_start=_flag(node.try_get_context("snap_start")),
+            region=os.environ.get("CDK_DEFAULT_REGION") or None,
+            api_gateway_account_role=_flag(node.try_get_context("api_gateway_account_role")) is not False,
+            alarm_email=node.try_get_context("alarm_email") or None,
         )
 
 

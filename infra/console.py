@@ -120,7 +120,7 @@ class Console(Construct):
             "ResponseHeadersPolicyConfig.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy",
             content_security_policy(f"{api_origin} {cognito_domain}"),
         )
-        protected = self._removal_policy == RemovalPolicy.RETAIN
+        protected = self._removal_policy != RemovalPolicy.DESTROY
         s3deploy.BucketDeployment(
             self,
             "Deploy",

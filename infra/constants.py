@@ -6,6 +6,7 @@ from pathlib import Path
 from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from cfnlint.rules.resources.lmbd.SnapStartSupported import SnapStartSupported
 
 from controlplane.http.routes import ORGANIZATIONS, TICKETS, USERS
 
@@ -44,7 +45,16 @@ MAX_AUTHORIZER_TTL_SECONDS = 300
 # The tenant-keys consumer (controlplane.logic.tenant_keys): org events from the bus, through a queue,
 # to each org's API key in its plan's usage plan. Serves no route either.
 TENANT_KEYS_FUNCTION = "tenantkeys"
-TENANT_KEYS_BATCH_SIZE = 10
+# CreateApiKey and DeleteApiKey allow 5 a second per account (not adjustable): at most 2 consumers at
+# once, each pacing its writes (controlplane.dal.api_keys.WRITES_PER_SECOND), so a burst of sign-ups
+# waits in the queue rather than meeting TooManyRequests. 5 messages (up to 10 paced writes, 5 s) a batch
+# leave the 28 s timeout room for botocore's retries; a batch that times out is retried whole.
+TENANT_KEYS_MAX_CONCURRENCY = 2  # Lambda's least for an SQS event source
+TENANT_KEYS_BATCH_SIZE = 5
+# The rule's delivery to the queue: EventBridge retries a failed one (the queue throttled, a KMS or
+# policy error) for up to a day, then sends the event to the dead-end queue rather than dropping it.
+TENANT_KEYS_RULE_RETRY_ATTEMPTS = 185  # EventBridge's maximum
+TENANT_KEYS_RULE_MAX_EVENT_AGE = Duration.hours(24)  # EventBridge's maximum
 # Then the message waits in the dead-end queue. API Gateway allows 5 CreateApiKey (and DeleteApiKey) a
 # second per account: a burst of sign-ups is throttled and retried through the queue's redelivery.
 TENANT_KEYS_MAX_RECEIVE_COUNT = 8
@@ -99,6 +109,11 @@ EVENTS_RETRY_ATTEMPTS = 10  # then the failed records' position goes to the on-f
 # A record older than this goes to the on-failure queue too. The stream keeps records for 24 hours, so
 # an operator has about 18 hours to replay what the queue names before DynamoDB drops it.
 EVENTS_MAX_RECORD_AGE = Duration.hours(6)
+
+
+# The regions where Lambda offers SnapStart, from the list cfn-lint's rule E2530 checks templates
+# against: requirements.txt pins cfn-lint, so the default and the lint cannot disagree.
+SNAP_START_REGIONS: frozenset[str] = frozenset(SnapStartSupported().regions)
 
 
 def _pinned(package: str) -> str:

@@ -14,7 +14,9 @@ from infra.constants import PASSWORD_MIN_LENGTH, TEMPORARY_PASSWORD_VALIDITY, US
 
 
 class Identity(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, protected: bool, stage: str) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, protected: bool, stage: str, removal_policy: RemovalPolicy
+    ) -> None:
         super().__init__(scope, construct_id)
         self._stage = stage
         self.user_pool = cognito.UserPool(
@@ -41,7 +43,7 @@ class Identity(Construct):
             account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
             feature_plan=cognito.FeaturePlan.ESSENTIALS,
             deletion_protection=protected,
-            removal_policy=RemovalPolicy.RETAIN if protected else RemovalPolicy.DESTROY,
+            removal_policy=removal_policy,
         )
         cognito.UserPoolGroup(
             self,
@@ -64,8 +66,10 @@ class Identity(Construct):
             .with_custom_attributes(*USER_ATTRIBUTES),
             # Never the custom attributes: a user who could write custom:role or custom:org_id would
             # choose their own permissions. The list must not be empty either: Cognito reads an empty
-            # list as "not set" and then lets users write every attribute.
-            write_attributes=cognito.ClientAttributes().with_standard_attributes(fullname=True),
+            # list as "not set" and then lets users write every attribute. And it holds every attribute
+            # the pool requires (email): CreateUserPoolClient refuses a client that cannot write one,
+            # "Invalid write attributes specified while creating a client".
+            write_attributes=cognito.ClientAttributes().with_standard_attributes(fullname=True, email=True),
         )
         Validations.of(self.user_pool).acknowledge(
             Acknowledgment(
@@ -104,7 +108,7 @@ class Identity(Construct):
             read_attributes=cognito.ClientAttributes()
             .with_standard_attributes(email=True, email_verified=True, fullname=True)
             .with_custom_attributes(*USER_ATTRIBUTES),
-            write_attributes=cognito.ClientAttributes().with_standard_attributes(fullname=True),
+            write_attributes=cognito.ClientAttributes().with_standard_attributes(fullname=True, email=True),
         )
         # Managed login pages need a style; Cognito's own is enough.
         cognito.CfnManagedLoginBranding(

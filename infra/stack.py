@@ -1,12 +1,26 @@
 """The control plane's stack: the table, the cursor secret, the user pool, the deletions queue, the three
 API functions and the REST API, the lifecycle events (stream, events function, bus), and the console."""
 
-from aws_cdk import Acknowledgment, CfnOutput, CfnParameter, RemovalPolicy, Stack, Validations
+from aws_cdk import (
+    Acknowledgment,
+    Aspects,
+    Aws,
+    CfnOutput,
+    CfnParameter,
+    CfnRule,
+    CfnRuleAssertion,
+    Fn,
+    RemovalPolicy,
+    Stack,
+    Validations,
+)
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
+from controlplane.dal import api_keys
 from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS
+from infra.alarms import AlarmTopic, NotifyOnAlarm
 from infra.api import Api
 from infra.authorizer import ApiAuthorizer
 from infra.config import StageConfig
@@ -19,6 +33,7 @@ from infra.constants import (
     METRICS_NAMESPACE,
     POWERTOOLS_LAYER_PARAMETER,
     SERVICE_NAME,
+    SNAP_START_REGIONS,
 )
 from infra.deletions import DeletionsQueue
 from infra.events import LifecycleEvents
@@ -32,9 +47,13 @@ from infra.usage_plans import UsagePlans
 class ControlPlaneStack(Stack):
     def __init__(self, scope: Construct, *, config: StageConfig, **kwargs) -> None:
         super().__init__(scope, config.stack_name, **kwargs)
-        removal_policy = RemovalPolicy.RETAIN if config.protected else RemovalPolicy.DESTROY
-        data = ControlPlaneTable(self, "Data", protected=config.protected)
-        identity = Identity(self, "Identity", protected=config.protected, stage=config.stage)
+        # Not RETAIN: that also keeps what a failed first create rolls back, so a first deploy that fails
+        # would leave a deletion-protected table and user pool in the way of the next attempt.
+        removal_policy = RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE if config.protected else RemovalPolicy.DESTROY
+        data = ControlPlaneTable(self, "Data", protected=config.protected, removal_policy=removal_policy)
+        identity = Identity(
+            self, "Identity", protected=config.protected, stage=config.stage, removal_policy=removal_policy
+        )
         console = Console(self, "Console", removal_policy=removal_policy)
         login_domain, console_client = identity.add_console_client(console.url)
         deletions = DeletionsQueue(self, "Deletions", removal_policy=removal_policy)
@@ -134,14 +153,16 @@ class ControlPlaneStack(Stack):
             console_origin=console.origin,
         )
         api.add_routes(targets)
-        usage_plans = UsagePlans(self, "UsagePlans", api=api.api, prefix=config.stack_name)
+        usage_plans = UsagePlans(
+            self, "UsagePlans", api=api.api, prefix=config.stack_name, removal_policy=removal_policy
+        )
         tenant_keys = TenantKeys(
             self,
             "TenantKeys",
             bus=lifecycle.bus,
             data=data,
-            usage_plan_ids=usage_plans.ids,
-            key_name_prefix=f"{config.stack_name}/org/",
+            usage_plans=usage_plans.tenants,
+            key_name_prefix=api_keys.key_name_prefix(config.stack_name),
             layers=[powertools],
             environment=without_api_settings,
             removal_policy=removal_policy,
@@ -156,6 +177,11 @@ class ControlPlaneStack(Stack):
             client_id=console_client.user_pool_client_id,
         )
 
+        alarms = AlarmTopic(self, "Alarms", email=config.alarm_email)
+        Aspects.of(self).add(NotifyOnAlarm(alarms.topic))
+        if config.snap_start_enabled:
+            self._refuse_regions_without_snap_start()
+
         CfnOutput(self, "ApiUrl", value=api.url, description="Base URL of the API: append paths like /orgs")
         CfnOutput(self, "TableName", value=data.table.table_name)
         CfnOutput(self, "UserPoolId", value=identity.user_pool.user_pool_id, description="Users and operators")
@@ -165,6 +191,21 @@ class ControlPlaneStack(Stack):
             value=identity.client.user_pool_client_id,
             description="App client for sign-in: SRP, or ADMIN_USER_PASSWORD_AUTH with IAM credentials",
         )
+        CfnOutput(self, "AlarmTopicArn", value=alarms.topic.topic_arn, description="Every alarm notifies it")
         CfnOutput(
             self, "ConsoleUrl", value=console.url, description="The console: sign in with Cognito's managed login"
+        )
+
+    def _refuse_regions_without_snap_start(self) -> None:
+        """The region is often unknown at synth: CloudFormation then checks it before it creates anything."""
+        CfnRule(
+            self,
+            "SnapStartRegion",
+            assertions=[
+                CfnRuleAssertion(
+                    assert_=Fn.condition_contains(sorted(SNAP_START_REGIONS), Aws.REGION),
+                    assert_description="Lambda SnapStart is not available in this region: "
+                    "deploy with -c snap_start=false",
+                )
+            ],
         )

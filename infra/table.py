@@ -23,7 +23,7 @@ def _keys(key_schema: list[dict]) -> dict:
 
 
 class ControlPlaneTable(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, protected: bool) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, protected: bool, removal_policy: RemovalPolicy) -> None:
         super().__init__(scope, construct_id)
         self.table = dynamodb.Table(
             self,
@@ -37,7 +37,7 @@ class ControlPlaneTable(Construct):
             time_to_live_attribute=TTL_ATTRIBUTE,
             stream=dynamodb.StreamViewType[TABLE_SCHEMA["StreamSpecification"]["StreamViewType"]],
             deletion_protection=protected,
-            removal_policy=RemovalPolicy.RETAIN if protected else RemovalPolicy.DESTROY,
+            removal_policy=removal_policy,
         )
         for index in TABLE_SCHEMA["GlobalSecondaryIndexes"]:
             self.table.add_global_secondary_index(

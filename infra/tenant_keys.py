@@ -2,7 +2,8 @@
 tenantkeys function puts each org's API key in its plan's usage plan (controlplane.logic.tenant_keys).
 A message that keeps failing lands in a dead-end queue with its alarm."""
 
-from aws_cdk import Acknowledgment, Aws, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import Acknowledgment, Aws, CfnOutput, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -19,7 +20,10 @@ from infra.constants import (
     TENANT_KEY_SECRET_LENGTH,
     TENANT_KEYS_BATCH_SIZE,
     TENANT_KEYS_FUNCTION,
+    TENANT_KEYS_MAX_CONCURRENCY,
     TENANT_KEYS_MAX_RECEIVE_COUNT,
+    TENANT_KEYS_RULE_MAX_EVENT_AGE,
+    TENANT_KEYS_RULE_RETRY_ATTEMPTS,
     TIMEOUT,
 )
 from infra.dead_end import dead_end_queue
@@ -35,7 +39,7 @@ class TenantKeys(Construct):
         *,
         bus: events.IEventBus,
         data: ControlPlaneTable,
-        usage_plan_ids: dict[str, str],
+        usage_plans: dict[str, apigw.UsagePlan],
         key_name_prefix: str,
         layers: list[lambda_.ILayerVersion],
         environment: dict[str, str],
@@ -43,6 +47,8 @@ class TenantKeys(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         # HMAC key of the tenants' key values (controlplane.http.tenant_keys); the authorizer reads it too.
+        # Kept where the stack's data is kept (prod): the keys it derived outlive the stack (they are
+        # made outside CloudFormation), and without it their values could not be told apart.
         self.secret = secretsmanager.Secret(
             self,
             "Secret",
@@ -50,6 +56,7 @@ class TenantKeys(Construct):
             generate_secret_string=secretsmanager.SecretStringGenerator(
                 password_length=TENANT_KEY_SECRET_LENGTH, exclude_punctuation=True
             ),
+            removal_policy=removal_policy,
         )
         Validations.of(self.secret).acknowledge(
             Acknowledgment(
@@ -83,7 +90,17 @@ class TenantKeys(Construct):
             event_bus=bus,
             description="Org creations, plan changes and deletions, for the tenants' API keys",
             event_pattern=events.EventPattern(source=[SOURCE], detail_type=list(EVENTS)),
-            targets=[targets.SqsQueue(queue)],
+            # The rule's own DLQ: an event EventBridge cannot deliver to the queue (retried for a day)
+            # lands with the messages the consumer gave up on, where the same alarm sees it. CDK adds
+            # the queue policy that lets this rule, and only it, send there.
+            targets=[
+                targets.SqsQueue(
+                    queue,
+                    dead_letter_queue=dead_letters,
+                    retry_attempts=TENANT_KEYS_RULE_RETRY_ATTEMPTS,
+                    max_event_age=TENANT_KEYS_RULE_MAX_EVENT_AGE,
+                )
+            ],
         )
         consumer = ControlPlaneFunction(
             self,
@@ -93,38 +110,66 @@ class TenantKeys(Construct):
             environment={
                 **environment,
                 "TENANT_KEY_SECRET_ARN": self.secret.secret_arn,
-                "USAGE_PLAN_IDS": Stack.of(self).to_json_string(usage_plan_ids),
+                "USAGE_PLAN_IDS": Stack.of(self).to_json_string(
+                    {plan: usage_plan.usage_plan_id for plan, usage_plan in usage_plans.items()}
+                ),
                 "API_KEY_NAME_PREFIX": key_name_prefix,
             },
             removal_policy=removal_policy,
         )
         self.function = consumer.function
         consumer.target.add_event_source(
-            event_sources.SqsEventSource(queue, batch_size=TENANT_KEYS_BATCH_SIZE, report_batch_item_failures=True)
+            event_sources.SqsEventSource(
+                queue,
+                batch_size=TENANT_KEYS_BATCH_SIZE,
+                max_concurrency=TENANT_KEYS_MAX_CONCURRENCY,
+                report_batch_item_failures=True,
+            )
+        )
+        # ops.tenant_keys (make tenant-keys-backfill) reads the consumer's settings from its environment.
+        CfnOutput(
+            Stack.of(self),
+            "TenantKeysFunctionName",
+            value=self.function.function_name,
+            description="The tenant-keys consumer: make tenant-keys-backfill reads its settings",
         )
         data.grant(self.function, *DYNAMODB_ACTIONS[TENANT_KEYS_FUNCTION])
         self.secret.grant_read(self.function)
-        # API Gateway's control API has no grant_* in the CDK: these are the calls of
-        # controlplane.dal.api_keys, on the account's keys and usage plans' key lists.
+        self._grant_control_api(usage_plans)
+
+    def _grant_control_api(self, usage_plans: dict[str, apigw.UsagePlan]) -> None:
+        """API Gateway's control API has no grant_* in the CDK: these are exactly the calls of
+        controlplane.dal.api_keys (tests/infra/test_infra_permissions.py checks them), on the account's
+        keys, whose ids API Gateway makes when the consumer creates them, and on this stack's usage
+        plans' key lists only: never another stack's plans, nor a plan itself."""
         apigateway = f"arn:{Aws.PARTITION}:apigateway:{Aws.REGION}::"
-        iam.Grant.add_to_principal(
-            grantee=self.function,
-            actions=["apigateway:GET", "apigateway:POST", "apigateway:DELETE"],
-            resource_arns=[
-                f"{apigateway}/apikeys",
-                f"{apigateway}/apikeys/*",
-                f"{apigateway}/usageplans",
-                f"{apigateway}/usageplans/*",
-            ],
-        )
+        plan_ids = [usage_plan.usage_plan_id for usage_plan in usage_plans.values()]
+        for methods, resources in (
+            (["GET", "POST"], ["/apikeys"]),  # GetApiKeys (by name, with values), CreateApiKey
+            (["DELETE"], ["/apikeys/*"]),  # DeleteApiKey
+            (["GET"], ["/usageplans"]),  # GetUsagePlans (keyId=...): where a key is
+            (["POST"], [f"/usageplans/{plan_id}/keys" for plan_id in plan_ids]),  # CreateUsagePlanKey
+            (["DELETE"], [f"/usageplans/{plan_id}/keys/*" for plan_id in plan_ids]),  # DeleteUsagePlanKey
+        ):
+            iam.Grant.add_to_principal(
+                grantee=self.function,
+                actions=[f"apigateway:{method}" for method in methods],
+                resource_arns=[f"{apigateway}{resource}" for resource in resources],
+            )
+        stack = Stack.of(self)
         Validations.of(self.function).acknowledge(
             Acknowledgment(
                 id="AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]",
-                reason="API Gateway makes an org's key id when the consumer creates the key: unknown at deploy.",
+                reason="DeleteApiKey of an org's key, whose id API Gateway makes when the consumer creates it. "
+                "API keys have no tags or names in IAM's resource, so no narrower ARN exists.",
             ),
-            Acknowledgment(
-                id="AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/*]",
-                reason="Adds and removes keys of usage plans (/usageplans/<id>/keys/<key id>); the code only "
-                "touches the ids in USAGE_PLAN_IDS. Narrowing to them needs their logical ids in the finding.",
+            *(
+                Acknowledgment(
+                    id="AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/"
+                    f"<{stack.get_logical_id(usage_plan.node.default_child)}>/keys/*]",
+                    reason="DeleteUsagePlanKey of an org's key (its id made at run time) from one of this "
+                    "stack's usage plans, when its plan changes.",
+                )
+                for usage_plan in usage_plans.values()
             ),
         )

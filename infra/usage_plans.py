@@ -1,7 +1,7 @@
 """One API Gateway usage plan per plan of the catalogue (controlplane.models.plans), and the
 operators' own, on the API's stage; the operators' key, whose value is a generated secret."""
 
-from aws_cdk import Acknowledgment, Validations
+from aws_cdk import Acknowledgment, RemovalPolicy, Validations
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
@@ -11,7 +11,9 @@ from infra.constants import OPERATORS_KEY_LENGTH
 
 
 class UsagePlans(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, api: apigw.RestApi, prefix: str) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, api: apigw.RestApi, prefix: str, removal_policy: RemovalPolicy
+    ) -> None:
         super().__init__(scope, construct_id)
         self.plans: dict[str, apigw.UsagePlan] = {}
         for plan, limits in plans.usage_plans().items():
@@ -33,6 +35,7 @@ class UsagePlans(Construct):
             generate_secret_string=secretsmanager.SecretStringGenerator(
                 password_length=OPERATORS_KEY_LENGTH, exclude_punctuation=True
             ),
+            removal_policy=removal_policy,  # kept with the stack's data (prod), as the tenants' key secret
         )
         operators_key = apigw.ApiKey(
             self,
@@ -50,6 +53,6 @@ class UsagePlans(Construct):
         )
 
     @property
-    def ids(self) -> dict[str, str]:
-        """Plan -> usage plan id, for the tenant-keys consumer."""
-        return {plan: usage_plan.usage_plan_id for plan, usage_plan in self.plans.items() if plan in plans.CATALOGUE}
+    def tenants(self) -> dict[str, apigw.UsagePlan]:
+        """Plan -> usage plan, the catalogue's only: the tenant-keys consumer's, never the operators'."""
+        return {plan: usage_plan for plan, usage_plan in self.plans.items() if plan in plans.CATALOGUE}

@@ -53,7 +53,8 @@ def answer(path: str) -> Answer:
     file = (root / relative).resolve()
     if not file.is_relative_to(root) or not file.is_file():
         body = {"error": {"code": "not_found", "message": f"No console file {relative}", "request_id": "-"}}
-        return 404, [("Content-Type", "application/json"), *SECURITY_HEADERS], json.dumps(body).encode()
+        compact = json.dumps(body, separators=(",", ":")).encode()  # every error body in the functions' style
+        return 404, [("Content-Type", "application/json"), *SECURITY_HEADERS], compact
     kind = _TYPES.get(file.suffix) or mimetypes.guess_type(file.name)[0] or "application/octet-stream"
     return 200, [("Content-Type", kind), *SECURITY_HEADERS], file.read_bytes()
 

@@ -15,6 +15,7 @@ import urllib.request
 from email.message import Message
 from typing import Any
 
+from controlplane.models.plans import CATALOGUE
 from local import tokens
 
 USERS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"]
@@ -46,16 +47,42 @@ def fetch(url: str, method: str = "GET", body: Any = None, headers: dict | None 
     return status, answer_headers, json.loads(raw) if is_json and raw else raw
 
 
+class SeedError(Exception):
+    """What stops the seed, in one line for the person who ran it."""
+
+
+def full_plan(org_id: str, details: dict[str, Any], wanted: int) -> SeedError:
+    """A 409 quota_exceeded as what to do about it: fewer users, or a plan that has room for them."""
+    plan, limit = details.get("plan"), details.get("limit")
+    roomy = [name for name, quotas in CATALOGUE.items() if quotas["users"] >= wanted]
+    larger = min(roomy, key=lambda name: CATALOGUE[name]["users"]) if roomy else None
+    change = f", or change its plan: cpctl orgs update {org_id} --plan {larger}" if larger and larger != plan else ""
+    return SeedError(
+        f"make seed: organization {org_id} is on the {plan} plan, which allows {limit} users: "
+        f"ask for fewer (make seed ORG={org_id} USERS={limit}){change}"
+    )
+
+
+class QuotaFull(Exception):
+    def __init__(self, details: dict[str, Any]):
+        super().__init__(details)
+        self.details = details
+
+
 class Api:
     def __init__(self, url: str, token: str):
         self.url = url.rstrip("/")
         self.headers = {"Authorization": f"Bearer {token}"}
 
     def create(self, path: str, body: dict) -> bool:
-        """POST; True if created, False if it already existed; anything else is an error."""
+        """POST; True if created, False if it already existed; anything else is an error (QuotaFull for
+        a plan without a seat left)."""
         status, _, answer = fetch(self.url + path, "POST", body, self.headers)
-        if status != 201 and (answer or {}).get("error", {}).get("code") != "already_exists":
-            raise RuntimeError(f"POST {path} answered {status}: {answer}")
+        error = answer.get("error", {}) if isinstance(answer, dict) else {}
+        if status == 409 and error.get("code") == "quota_exceeded":
+            raise QuotaFull(error.get("details") or {})
+        if status != 201 and error.get("code") != "already_exists":
+            raise SeedError(f"make seed: POST {path} answered {status}: {error.get('message') or answer!r}")
         return status == 201
 
     def count(self, path: str) -> int:
@@ -65,7 +92,7 @@ class Api:
             query = "?limit=100" + (f"&cursor={cursor}" if cursor else "")
             status, _, page = fetch(self.url + path + query, "GET", None, self.headers)
             if status != 200:
-                raise RuntimeError(f"GET {path} answered {status}: {page}")
+                raise SeedError(f"make seed: GET {path} answered {status}: {page!r}")
             total += len(page["items"])
             if not (cursor := page["next_cursor"]):
                 return total
@@ -77,6 +104,11 @@ class Progress:
     def __init__(self, total: int, stream=sys.stderr, width: int = 40):
         self.total, self.done, self.stream, self.width = total, 0, stream, width
         self.shown = stream.isatty()
+
+    def close(self) -> None:
+        """End the bar's line, so that what is printed next starts a line of its own."""
+        if self.shown and 0 < self.done < self.total:
+            print(file=self.stream, flush=True)
 
     def step(self) -> None:
         self.done += 1
@@ -123,7 +155,11 @@ def seed(api: Api, org_id: str, users: int, tickets: int) -> dict[str, int]:
     progress.step()
     for i, user_id in enumerate(names):
         body = {"user_id": user_id, "name": user_id.title(), "email": f"{user_id}@{org_id}.example"}
-        created["users"] += api.create(f"/orgs/{org_id}/users", {**body, "role": "admin" if i == 0 else "member"})
+        try:
+            created["users"] += api.create(f"/orgs/{org_id}/users", {**body, "role": "admin" if i == 0 else "member"})
+        except QuotaFull as full:
+            progress.close()
+            raise full_plan(org_id, full.details, users) from None
         progress.step()
     for user_id, bodies in plan.items():
         path = f"/orgs/{org_id}/users/{user_id}/tickets"
@@ -152,10 +188,14 @@ def main(argv: list[str] | None = None) -> int:
     except urllib.error.URLError as error:
         print(f"No API at {args.url} ({error.reason}): start it with `make run` first.", file=sys.stderr)
         return 1
+    except SeedError as error:
+        print(error, file=sys.stderr)
+        return 1
+    make_tokens = "make tokens" if args.org == DEMO_ORG else f"make tokens ORG={args.org}"
     print(
         f"{args.org}: {args.users} users and {args.tickets} tickets ({created['users']} users and "
         f"{created['tickets']} tickets new{', and the org' if created['orgs'] else ''}). "
-        f"Tokens for it: make tokens; then GET {args.url}/orgs/{args.org}/users/{USERS[0]}/tickets",
+        f"Tokens for it: {make_tokens}; then GET {args.url}/orgs/{args.org}/users/{USERS[0]}/tickets",
         file=sys.stderr,
     )
     return 0

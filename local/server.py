@@ -24,23 +24,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from aws_lambda_powertools.event_handler.openapi import swagger_ui
-from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
-
 from controlplane import config
-from local import ROOT, apigw, backend, console, environment, limits, openapi, stream, tokens
+from local import ROOT, apigw, backend, console, docs, environment, limits, openapi, stream, tokens
 from local.authorizer import AUTHORIZER, UNAUTHORIZED, Refusal  # noqa: F401 (UNAUTHORIZED: the tests' view)
 from local.dynamodb_local import PortInUse, ensure_table
 from local.sink import EVENTS_FILE
 
 HOST = "127.0.0.1"
-DOCS_ASSETS = {
-    "/docs/swagger-ui-bundle.min.js": "text/javascript",
-    "/docs/swagger-ui.min.css": "text/css",
-}
 JSON = "application/json"
 MAX_BODY = 10 * 1024 * 1024  # API Gateway's payload limit; the functions refuse far less (413)
 Answer = tuple[int, list[tuple[str, str]], bytes]
@@ -51,8 +43,14 @@ Answer = tuple[int, list[tuple[str, str]], bytes]
 _one_at_a_time = threading.Lock()
 
 
+_log_lock = threading.Lock()
+
+
 def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    """One line, written whole: request lines and the stream thread's event lines never share one."""
+    with _log_lock:
+        sys.stderr.write(f"{message}\n")
+        sys.stderr.flush()
 
 
 class Gateway(BaseHTTPRequestHandler):
@@ -73,8 +71,8 @@ class Gateway(BaseHTTPRequestHandler):
                 status, headers, body = 302, [("Location", "/docs"), ("Content-Type", JSON)], ROOT_ANSWER
             elif self.command == "GET" and url.path == tokens.JWKS_PATH:  # as Cognito serves a pool's keys
                 status, headers, body = 200, [("Content-Type", JSON)], json.dumps(tokens.jwks()).encode()
-            elif self.command == "GET" and (url.path in ("/openapi.json", "/docs") or url.path in DOCS_ASSETS):
-                status, headers, body = self.docs(url.path)
+            elif docs.serves(self.command, url.path):
+                status, headers, body = docs.answer(url.path, parse_qs(url.query))
             elif self.command == "GET" and console.serves(url.path):
                 status, headers, body = console.answer(url.path)
             else:
@@ -180,22 +178,6 @@ class Gateway(BaseHTTPRequestHandler):
         raw = base64.b64decode(answer) if response.get("isBase64Encoded") else answer.encode()
         return response["statusCode"], [*apigw.response_headers(response), ("x-amzn-RequestId", request_id)], raw
 
-    def docs(self, path: str) -> Answer:
-        if path == "/openapi.json":
-            return 200, [("Content-Type", JSON)], json.dumps(openapi.document()).encode()
-        if path == "/docs":
-            html = generate_swagger_html(
-                spec=json.dumps(openapi.document()),
-                swagger_js="/docs/swagger-ui-bundle.min.js",
-                swagger_css="/docs/swagger-ui.min.css",
-                swagger_base_url="/docs",
-                oauth2_config=None,
-                persist_authorization=True,  # the pasted token survives a reload
-            )
-            return 200, [("Content-Type", "text/html; charset=utf-8")], html.encode()
-        asset = Path(swagger_ui.__file__).parent / path.rsplit("/", 1)[-1]
-        return 200, [("Content-Type", DOCS_ASSETS[path]), ("Cache-Control", "max-age=3600")], asset.read_bytes()
-
     def log_request(self, code="-", size="-") -> None:
         """One line per request is written by handle_request, with its duration."""
 
@@ -210,7 +192,8 @@ def error_answer(status: int, code: str, message: str, request_id: str | None = 
     """An answer of the gateway itself, in the API's error contract (the stack's gateway responses)."""
     request_id = request_id or str(uuid.uuid4())
     body = {"error": {"code": code, "message": message, "request_id": request_id}}
-    return status, [("Content-Type", JSON), ("x-amzn-RequestId", request_id)], json.dumps(body).encode()
+    compact = json.dumps(body, separators=(",", ":")).encode()  # the functions' style, for every error body
+    return status, [("Content-Type", JSON), ("x-amzn-RequestId", request_id)], compact
 
 
 ROOT_ANSWER = json.dumps({"docs": "/docs", "openapi": "/openapi.json"}).encode()
@@ -257,8 +240,8 @@ def main() -> int:
             created = ensure_table(config.dynamodb(), table)
             openapi.document()  # imports the three functions now, not on the first request
             stop = threading.Event()
-            poll = (stop, _one_at_a_time, log)
-            threading.Thread(target=stream.publish_lifecycle_events, args=poll, daemon=True).start()
+            # Positioned on the stream before the gateway serves: a write made the moment it is up is published.
+            stream.publish_lifecycle_events(stop, _one_at_a_time, log)
             log(
                 f"DynamoDB: {where}; table {table}{' (created)' if created else ''}\n"
                 f"API on http://{HOST}:{port}  (Swagger UI /docs, OpenAPI /openapi.json)\n"

@@ -14,6 +14,16 @@ from local import ROOT
 EVENTS_FILE = ROOT / ".local" / "events.jsonl"
 
 
+def log_line(detail_type: str, detail: dict) -> str:
+    """The server log's line for an event: what happened, to which user or ticket, and by whom: the
+    actor's sub, or for a removal by the org's cascade its cause, or ``-`` where none is known."""
+    resource = detail.get("resource") or {}
+    names = [f"org={detail['org_id']}"]
+    names += [f"{name}={resource[f'{name}_id']}" for name in ("user", "ticket") if resource.get(f"{name}_id")]
+    by = f"cause={detail['cause']}" if detail.get("cause") else f"actor={detail.get('actor') or '-'}"
+    return f"event {detail_type} {' '.join(names)} {by}"
+
+
 class Sink:
     """Answers PutEvents like EventBridge (every entry accepted), writing each entry down instead."""
 
@@ -41,5 +51,5 @@ class Sink:
                     }
                     out.write(json.dumps(line) + "\n")
                     results.append({"EventId": event_id})
-                    self.log(f"event {entry['DetailType']} org={detail['org_id']} actor={detail['actor']}")
+                    self.log(log_line(entry["DetailType"], detail))
         return {"FailedEntryCount": 0, "Entries": results}

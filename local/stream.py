@@ -122,12 +122,11 @@ class Feeder:
 
 def publish_lifecycle_events(stop: threading.Event, one_at_a_time: threading.Lock, log: Callable[[str], None]) -> None:
     """What Lambda's event source mapping does in the cloud: the table's stream into the events
-    function, in process, until ``stop``; its bus is the local sink. Changes made while the server
-    runs are published. ``one_at_a_time`` is the gateway's: the functions run one request at a time."""
+    function, in process, until ``stop``; its bus is the local sink. It takes the stream's position,
+    then returns and reads from a thread: called before the gateway serves, every change made while it
+    serves is published. ``one_at_a_time`` is the gateway's: the functions run one request at a time."""
     import boto3
     from botocore.exceptions import ClientError
-
-    from events.handler import lambda_handler
 
     os.environ.setdefault("EVENT_BUS_NAME", "controlplane-local")  # the sink's name for the bus
     config.use_bus(Sink(log=log))
@@ -138,6 +137,11 @@ def publish_lifecycle_events(stop: threading.Event, one_at_a_time: threading.Loc
     except (KeyError, ClientError) as error:  # moto, the no-Java fallback, has no stream to read
         log(f"Lifecycle events are off: this DynamoDB has no readable stream ({error!r})")
         return
+    threading.Thread(target=_poll, args=(reader, stop, one_at_a_time, log), daemon=True).start()
+
+
+def _poll(reader: StreamReader, stop: threading.Event, one_at_a_time: threading.Lock, log: Callable[[str], None]):
+    from events.handler import lambda_handler
 
     def drop(records: list[dict]) -> None:
         log(f"events: gave up on stream record {records[0]['eventID']} (in the cloud: the on-failure queue)")

@@ -5,19 +5,20 @@ A command runs in ``with api(ctx) as client:``: the API's refusals and an unreac
 exit code 1, a body the API's models reject (never sent) with exit code 2, as a wrong option does.
 """
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import httpx
 import pydantic
 import typer
 
-from controlplane.models.resources import Page
+from controlplane.models.resources import Page, Plan, Priority, Role, Status
 from cpctl import credentials, output
 from cpctl.client import Client
-from cpctl.errors import ApiError, Throttled
+from cpctl.errors import ApiError, Throttled, Unauthorized
 
 USAGE_ERROR = 2
 
@@ -29,6 +30,9 @@ class Settings:
     url: str
     token: str | None
     output: output.Output
+
+
+Output = output.Output
 
 
 def usage_error(message: str) -> typer.Exit:
@@ -46,6 +50,12 @@ def api(ctx: typer.Context) -> Iterator[Client]:
     client = Client(settings.url, token)
     try:
         yield client
+    except Unauthorized as error:
+        if settings.output is Output.json:
+            output.show_api_error(settings.output, error)
+        else:
+            output.show_unauthorized(settings.url, token, error)
+        raise typer.Exit(1) from None
     except Throttled as error:  # the client waited out every Retry-After it was given: say which limit
         output.show_throttled(error)
         raise typer.Exit(1) from None
@@ -53,7 +63,7 @@ def api(ctx: typer.Context) -> Iterator[Client]:
         output.show_api_error(settings.output, error)
         raise typer.Exit(1) from None
     except pydantic.ValidationError as error:
-        raise usage_error(output.invalid_body(error)) from None
+        raise usage_error(f"the request is not valid:\n{output.invalid_body(error)}") from None
     except httpx.TransportError as error:
         output.show_unreachable(settings.url, error)
         raise typer.Exit(1) from None
@@ -73,13 +83,47 @@ def pages(every: bool, cursor: str | None, fetch: Callable[[str | None], Page]) 
 
 # Options and arguments several commands take.
 
-OrgArgument = Annotated[str, typer.Argument(metavar="ORG")]
-UserArgument = Annotated[str, typer.Argument(metavar="USER")]
-TicketArgument = Annotated[str, typer.Argument(metavar="TICKET")]
+OrgArgument = Annotated[str, typer.Argument(metavar="ORG", help="The organization's id, e.g. acme.")]
+UserArgument = Annotated[str, typer.Argument(metavar="USER", help="The user's id in the organization, e.g. alice.")]
+TicketArgument = Annotated[
+    str, typer.Argument(metavar="TICKET", help="The ticket's id, as listed, e.g. 01JD3Q0Z6V7S3M8E2K9XWQY4PB.")
+]
 Limit = Annotated[int | None, typer.Option(min=1, max=100, help="Page size (the API's default: 20).")]
 CursorOption = Annotated[str | None, typer.Option(help="`next_cursor` of the previous page.")]
-All = Annotated[bool, typer.Option("--all", help="Follow next_cursor through every page.")]
+All = Annotated[bool, typer.Option("--all", help="Every page, from --cursor on; --limit is then the page size.")]
 IfMatch = Annotated[str | None, typer.Option(help='Only if the resource still has this ETag, e.g. "3".')]
 IdempotencyKey = Annotated[
     str | None, typer.Option(help="Reuse a key to make a retried create safe; default: a new one per call.")
 ]
+Yes = Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")]
+
+
+def one_of(choices: Any) -> str:
+    """A Literal's values, for a help text: in words, so that a wrapped line never splits one."""
+    values = [str(value) for value in get_args(choices)]
+    return ", ".join(values[:-1]) + f" or {values[-1]}" if len(values) > 1 else "".join(values)
+
+
+PlanOption = Annotated[
+    Plan | None, typer.Option(show_choices=False, help=f"{one_of(Plan)}. On an update, operators only.")
+]
+RoleOption = Annotated[Role | None, typer.Option(show_choices=False, help=f"{one_of(Role)}.")]
+StatusOption = Annotated[Status | None, typer.Option(show_choices=False, help=f"{one_of(Status)}.")]
+PriorityOption = Annotated[Priority | None, typer.Option(show_choices=False, help=f"{one_of(Priority)}.")]
+
+
+def confirm(yes: bool, question: str, done: str = "deleted") -> None:
+    """A delete (or a suspension) goes ahead with ``--yes``, or when the person at the terminal says
+    so. Without a terminal to ask on, and without ``--yes``, nothing changes: exit code 2, as a usage
+    error."""
+    if yes:
+        return
+    if not terminal():
+        raise usage_error(f"nothing {done}: there is no terminal to ask on, so pass --yes to confirm")
+    if not typer.confirm(question, default=False):
+        typer.echo(f"Nothing {done}.", err=True)
+        raise typer.Exit(1)
+
+
+def terminal() -> bool:
+    return sys.stdin.isatty()

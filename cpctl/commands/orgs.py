@@ -4,9 +4,21 @@ from typing import Annotated
 
 import typer
 
-from controlplane.models.resources import Plan
-from cpctl.commands.common import All, CursorOption, IdempotencyKey, IfMatch, Limit, OrgArgument, api, changed, pages
-from cpctl.output import ACTIVITY_COLUMNS, ORG_COLUMNS, USER_COLUMNS, Output, show, show_pages, show_rows
+from cpctl.commands.common import (
+    All,
+    CursorOption,
+    IdempotencyKey,
+    IfMatch,
+    Limit,
+    OrgArgument,
+    PlanOption,
+    Yes,
+    api,
+    changed,
+    confirm,
+    pages,
+)
+from cpctl.output import ACTIVITY_COLUMNS, ORG_COLUMNS, USER_COLUMNS, Output, next_page, show, show_pages, show_rows
 
 app = typer.Typer(no_args_is_help=True, help="Organizations (tenants).")
 
@@ -23,7 +35,7 @@ def orgs_list(ctx: typer.Context, limit: Limit = None, cursor: CursorOption = No
 def orgs_get(
     ctx: typer.Context,
     org_id: OrgArgument,
-    include_users: Annotated[bool, typer.Option(help="With its first users.")] = False,
+    include_users: Annotated[bool, typer.Option("--include-users", help="With its first users.")] = False,
 ) -> None:
     """Show an organization."""
     with api(ctx) as client:
@@ -33,7 +45,7 @@ def orgs_get(
                 show(ctx, client, found)
                 return
             show(ctx, client, found.org)
-            show_rows(found.users, USER_COLUMNS, found.next_cursor)
+            show_rows(found.users, USER_COLUMNS, next_page(ctx, found.next_cursor, f"cpctl users list {org_id}"))
         else:
             show(ctx, client, client.get_org(org_id))
 
@@ -43,7 +55,7 @@ def orgs_create(
     ctx: typer.Context,
     org_id: OrgArgument,
     name: Annotated[str, typer.Option(help="Display name.")],
-    plan: Annotated[Plan | None, typer.Option()] = None,
+    plan: PlanOption = None,
     idempotency_key: IdempotencyKey = None,
 ) -> None:
     """Create an organization (operators)."""
@@ -56,7 +68,7 @@ def orgs_update(
     ctx: typer.Context,
     org_id: OrgArgument,
     name: Annotated[str | None, typer.Option()] = None,
-    plan: Annotated[Plan | None, typer.Option(help="Operators only.")] = None,
+    plan: PlanOption = None,
     if_match: IfMatch = None,
 ) -> None:
     """Rename an organization or change its plan."""
@@ -70,9 +82,11 @@ def orgs_suspend(
     org_id: OrgArgument,
     reason: Annotated[str, typer.Option(help="Why (at most 500 characters); shown to operators only.")],
     if_match: IfMatch = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Suspend without asking.")] = False,
 ) -> None:
     """Suspend an organization (operators): its users are signed out and locked out until it is
     activated again; nothing is deleted."""
+    confirm(yes, f"Suspend organization {org_id}, signing out and locking out all its users?", "suspended")
     with api(ctx) as client:
         show(ctx, client, client.suspend_org(org_id, reason, if_match=if_match))
 
@@ -85,8 +99,9 @@ def orgs_activate(ctx: typer.Context, org_id: OrgArgument, if_match: IfMatch = N
 
 
 @app.command("delete")
-def orgs_delete(ctx: typer.Context, org_id: OrgArgument, if_match: IfMatch = None) -> None:
+def orgs_delete(ctx: typer.Context, org_id: OrgArgument, if_match: IfMatch = None, yes: Yes = False) -> None:
     """Delete an organization with all its users and tickets (operators)."""
+    confirm(yes, f"Delete organization {org_id} with all its users and tickets?")
     with api(ctx) as client:
         accepted = client.delete_org(org_id, if_match=if_match)
         show(ctx, client, accepted, done=f"Deleted {org_id}")

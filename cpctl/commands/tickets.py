@@ -4,7 +4,6 @@ from typing import Annotated
 
 import typer
 
-from controlplane.models.resources import Priority, Status
 from cpctl.commands.common import (
     All,
     CursorOption,
@@ -12,10 +11,14 @@ from cpctl.commands.common import (
     IfMatch,
     Limit,
     OrgArgument,
+    PriorityOption,
+    StatusOption,
     TicketArgument,
     UserArgument,
+    Yes,
     api,
     changed,
+    confirm,
     pages,
     usage_error,
 )
@@ -55,7 +58,7 @@ def tickets_open(
     user_id: UserArgument,
     subject: Annotated[str, typer.Option()],
     description: Annotated[str | None, typer.Option()] = None,
-    priority: Annotated[Priority | None, typer.Option()] = None,
+    priority: PriorityOption = None,
     tag: TagOption = None,
     idempotency_key: IdempotencyKey = None,
 ) -> None:
@@ -72,10 +75,10 @@ def tickets_update(
     ticket_id: TicketArgument,
     subject: Annotated[str | None, typer.Option()] = None,
     description: Annotated[str | None, typer.Option()] = None,
-    status: Annotated[Status | None, typer.Option()] = None,
-    priority: Annotated[Priority | None, typer.Option()] = None,
+    status: StatusOption = None,
+    priority: PriorityOption = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Replaces the tags; repeat for several.")] = None,
-    clear_tags: Annotated[bool, typer.Option(help="Remove every tag.")] = False,
+    clear_tags: Annotated[bool, typer.Option("--clear-tags", help="Remove every tag.")] = False,
     if_match: IfMatch = None,
 ) -> None:
     """Change a ticket."""
@@ -90,9 +93,10 @@ def tickets_update(
 
 @app.command("delete")
 def tickets_delete(
-    ctx: typer.Context, org_id: OrgArgument, ticket_id: TicketArgument, if_match: IfMatch = None
+    ctx: typer.Context, org_id: OrgArgument, ticket_id: TicketArgument, if_match: IfMatch = None, yes: Yes = False
 ) -> None:
     """Delete a ticket."""
+    confirm(yes, f"Delete ticket {ticket_id} of {org_id}?")
     with api(ctx) as client:
         client.delete_ticket(org_id, ticket_id, if_match=if_match)
         show(ctx, client, None, done=f"Deleted ticket {ticket_id}")

@@ -4,7 +4,6 @@ from typing import Annotated
 
 import typer
 
-from controlplane.models.resources import Role
 from cpctl.commands.common import (
     All,
     CursorOption,
@@ -12,12 +11,15 @@ from cpctl.commands.common import (
     IfMatch,
     Limit,
     OrgArgument,
+    RoleOption,
     UserArgument,
+    Yes,
     api,
     changed,
+    confirm,
     pages,
 )
-from cpctl.output import TICKET_COLUMNS, USER_COLUMNS, Output, show, show_pages, show_rows
+from cpctl.output import TICKET_COLUMNS, USER_COLUMNS, Output, next_page, show, show_pages, show_rows
 
 app = typer.Typer(no_args_is_help=True, help="The users of an organization.")
 
@@ -37,7 +39,7 @@ def users_get(
     ctx: typer.Context,
     org_id: OrgArgument,
     user_id: UserArgument,
-    include_tickets: Annotated[bool, typer.Option(help="With their newest tickets.")] = False,
+    include_tickets: Annotated[bool, typer.Option("--include-tickets", help="With their newest tickets.")] = False,
 ) -> None:
     """Show a user."""
     with api(ctx) as client:
@@ -47,7 +49,8 @@ def users_get(
                 show(ctx, client, found)
                 return
             show(ctx, client, found.user)
-            show_rows(found.tickets, TICKET_COLUMNS, found.next_cursor)
+            more = next_page(ctx, found.next_cursor, f"cpctl tickets list {org_id} {user_id}")
+            show_rows(found.tickets, TICKET_COLUMNS, more)
         else:
             show(ctx, client, client.get_user(org_id, user_id))
 
@@ -59,7 +62,7 @@ def users_create(
     user_id: UserArgument,
     name: Annotated[str, typer.Option()],
     email: Annotated[str, typer.Option()],
-    role: Annotated[Role | None, typer.Option()] = None,
+    role: RoleOption = None,
     idempotency_key: IdempotencyKey = None,
 ) -> None:
     """Create a user (in the cloud, Cognito e-mails them an invitation)."""
@@ -75,7 +78,7 @@ def users_update(
     user_id: UserArgument,
     name: Annotated[str | None, typer.Option()] = None,
     email: Annotated[str | None, typer.Option()] = None,
-    role: Annotated[Role | None, typer.Option(help="Admins and operators only.")] = None,
+    role: RoleOption = None,  # admins and operators only
     if_match: IfMatch = None,
 ) -> None:
     """Change a user's name, e-mail or role."""
@@ -85,8 +88,11 @@ def users_update(
 
 
 @app.command("delete")
-def users_delete(ctx: typer.Context, org_id: OrgArgument, user_id: UserArgument, if_match: IfMatch = None) -> None:
+def users_delete(
+    ctx: typer.Context, org_id: OrgArgument, user_id: UserArgument, if_match: IfMatch = None, yes: Yes = False
+) -> None:
     """Delete a user and all their tickets."""
+    confirm(yes, f"Delete user {user_id} of {org_id} with all their tickets?")
     with api(ctx) as client:
         client.delete_user(org_id, user_id, if_match=if_match)
         show(ctx, client, None, done=f"Deleted {org_id}/{user_id}")

@@ -1,1 +1,0 @@
-"""Shared code of the control-plane functions: schema, keys, models, data layer, HTTP glue."""

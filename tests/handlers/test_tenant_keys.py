@@ -2,6 +2,7 @@
 Created, Plan Changed and Deleted, whatever the order and however often the events arrive."""
 
 import json
+import math
 import uuid
 
 import boto3
@@ -25,6 +26,7 @@ def usage_plans(table, monkeypatch):
     ids = {plan: client.create_usage_plan(name=f"test-{plan}")["id"] for plan in ("free", "pro", "enterprise")}
     monkeypatch.setenv("USAGE_PLAN_IDS", json.dumps(ids))
     monkeypatch.setenv("API_KEY_NAME_PREFIX", PREFIX)
+    monkeypatch.setattr(api_keys, "WRITES_PER_SECOND", math.inf)  # its pace has a test of its own
     config.reset()
     api_keys.api_keys.cache_clear()
     tenant_keys.reset()
@@ -170,3 +172,73 @@ def test_other_events_are_ignored(usage_plans, apigateway_calls):
     assert deliver(("User Created", "acme"), ("Ticket Opened", "acme")) == {"batchItemFailures": []}
 
     assert apigateway_calls == []
+
+
+def _leftover_key(org_id: str, plan_id: str, value: str = "v" * 40) -> str:
+    """A key of the org's name whose value came from another secret: a destroyed stack's."""
+    client = boto3.client("apigateway")
+    key_id = client.create_api_key(name=PREFIX + org_id, value=value, enabled=True)["id"]
+    client.create_usage_plan_key(usagePlanId=plan_id, keyId=key_id, keyType="API_KEY")
+    return key_id
+
+
+def test_a_leftover_key_with_another_value_is_replaced_by_the_derived_one(usage_plans):
+    # Given a key of acme's name left by a destroyed stack, in the pro usage plan, with another value
+    old = _leftover_key("acme", usage_plans["pro"])
+    create_org("acme")
+
+    # When acme is created on the new stack
+    assert deliver(("Organization Created", "acme")) == {"batchItemFailures": []}
+
+    # Then acme has one key, of the value the authorizer derives, in its plan only; the old one is gone
+    assert where("acme", usage_plans) == ["free"]
+    assert old not in {k["id"] for k in boto3.client("apigateway").get_api_keys()["items"]}
+
+
+def test_a_replaced_key_converges_a_replay_writes_nothing(usage_plans, apigateway_calls):
+    _leftover_key("acme", usage_plans["free"])
+    create_org("acme")
+    deliver(("Organization Created", "acme"))
+    apigateway_calls.clear()
+
+    deliver(("Organization Created", "acme"))
+
+    assert where("acme", usage_plans) == ["free"]
+    assert apigateway_calls == ["GetApiKeys", "GetUsagePlans"]
+
+
+def test_deleted_deletes_every_key_of_the_orgs_name(usage_plans):
+    _leftover_key("acme", usage_plans["pro"])
+    create_org("acme")
+    deliver(("Organization Created", "acme"))
+    call("DELETE", "/orgs/acme")
+
+    deliver(("Organization Deleted", "acme"))
+
+    assert [k for k in boto3.client("apigateway").get_api_keys()["items"] if k["name"] == PREFIX + "acme"] == []
+
+
+def test_each_create_and_delete_of_a_key_waits_for_its_pace_and_nothing_else_does(usage_plans):
+    # Given a keyring whose pace is counted (the consumer's waits WRITES_PER_SECOND between writes)
+    waits: list[str] = []
+    keyring = api_keys.ApiKeys(config.apigateway(), usage_plans, PREFIX, pace=lambda: waits.append("wait"))
+    _leftover_key("acme", usage_plans["pro"])
+
+    # When putting acme's key (a delete and a create), moving it (no key write), then deleting it
+    keyring.put("acme", tenant_keys.tenant_key("acme"), "free")
+    replaced = len(waits)
+    keyring.put("acme", tenant_keys.tenant_key("acme"), "enterprise")
+    moved = len(waits) - replaced
+    keyring.delete("acme")
+
+    # Then only CreateApiKey and DeleteApiKey waited
+    assert (replaced, moved, len(waits)) == (2, 0, 3)
+
+
+def test_the_consumers_keyring_paces_its_key_writes(usage_plans, monkeypatch):
+    monkeypatch.setattr(api_keys, "WRITES_PER_SECOND", 2.0)
+    api_keys.api_keys.cache_clear()
+
+    pace = api_keys.api_keys().pace
+
+    assert pace.__self__.rate == 2.0  # a bound Throttle.wait, shared by every batch of the container

@@ -19,6 +19,8 @@ CONFIGS = {
     "prod": StageConfig(stage="prod"),
     "cors": StageConfig(stage="web", cors_allow_origins=("https://app.example.com",)),
     "sam": StageConfig(stage="sam", sam_local=True),
+    # A region whose API Gateway account role another stack set, and alarms that e-mail someone
+    "shared": StageConfig(stage="shared", api_gateway_account_role=False, alarm_email="ops@example.com"),
 }
 
 

@@ -238,9 +238,19 @@ def test_context_sets_the_account_limit_the_stage_throttle_derives_from_and_cors
     assert config.protected
 
 
-def test_an_account_limit_below_one_tenants_plan_is_refused_at_synth():
-    with pytest.raises(ValueError, match="account_rps_limit 1500 would throttle the stage below"):
-        StageConfig(account_rps_limit=1500)  # burst 750 < enterprise's 2,000
+def test_an_account_limit_below_one_plans_rate_is_refused_at_synth_naming_the_fix():
+    with pytest.raises(ValueError, match=r"below the enterprise plan's own rate \(1000 .*Service Quotas"):
+        StageConfig(account_rps_limit=999)
+
+
+def test_a_region_with_a_2500_rps_account_limit_synthesizes_with_the_accounts_burst():
+    # Given Cape Town, Milan, Jakarta, Zurich...: 2,500 a second, burst 1,250, below enterprise's 2,000
+    config = StageConfig(stage="prod", account_rps_limit=2500)
+
+    # Then the stage takes the account's own limits, and the plan's rate still fits under them
+    assert (config.throttle_rate_limit, config.throttle_burst_limit) == (2500, 1250)
+    assert plans.request_limits("enterprise").burst > config.throttle_burst_limit
+    assert plans.request_limits("enterprise").per_second <= config.throttle_rate_limit
 
 
 def test_without_context_the_stage_is_dev_without_cors():

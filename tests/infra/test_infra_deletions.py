@@ -83,4 +83,4 @@ def test_queues_are_retained_only_in_prod(templates, stage):
     body = templates[stage].to_json()
     queues = [r for r in body["Resources"].values() if r["Type"] == "AWS::SQS::Queue"]
 
-    assert {queue["DeletionPolicy"] for queue in queues} == {"Retain" if stage == "prod" else "Delete"}
+    assert {queue["DeletionPolicy"] for queue in queues} == {"RetainExceptOnCreate" if stage == "prod" else "Delete"}

@@ -135,7 +135,15 @@ _USER_POOL_WRITES = {
     ("name", "expected"),
     [
         (USERS, _USER_POOL_WRITES | {"cognito-idp:AdminGetUser"}),  # a sign-in per user, kept in step
-        (ORGANIZATIONS, {"cognito-idp:AdminDeleteUser"}),  # the cascade delete removes sign-ins
+        (
+            ORGANIZATIONS,  # the cascade delete removes sign-ins; a status change disables or enables them
+            {
+                "cognito-idp:AdminDeleteUser",
+                "cognito-idp:AdminDisableUser",
+                "cognito-idp:AdminEnableUser",
+                "cognito-idp:AdminUserGlobalSignOut",
+            },
+        ),
         (TICKETS, set()),
     ],
 )

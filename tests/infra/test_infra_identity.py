@@ -85,7 +85,8 @@ def test_prod_user_pool_is_deletion_protected_and_retained(prod):
     _, pool = _only(prod, "AWS::Cognito::UserPool")
 
     assert pool["Properties"]["DeletionProtection"] == "ACTIVE"
-    assert pool["DeletionPolicy"] == pool["UpdateReplacePolicy"] == "Retain"
+    assert pool["DeletionPolicy"] == "RetainExceptOnCreate"  # not what a failed first create made
+    assert pool["UpdateReplacePolicy"] == "Retain"
 
 
 def test_outputs_name_the_user_pool_and_its_client(dev):

@@ -3,9 +3,12 @@ the API's key source, and the tenant-keys consumer with its queue, dead end and 
 
 import json
 
+from controlplane.dal import api_keys
 from controlplane.lifecycle.contract import SOURCE
 from controlplane.logic.tenant_keys import EVENTS
 from controlplane.models import plans
+from infra.constants import TIMEOUT
+from ops import tenant_keys as ops_tenant_keys
 
 
 def _resources_of(template: dict, resource_type: str) -> dict[str, dict]:
@@ -96,3 +99,73 @@ def test_the_consumer_knows_each_plans_usage_plan(dev):
     rendered = json.dumps(variables["USAGE_PLAN_IDS"])
     assert all(f'\\"{plan}\\"' in rendered for plan in plans.CATALOGUE)
     assert plans.OPERATORS not in rendered  # the consumer never touches the operators' plan
+
+
+def _consumer_queue_and_rule(template: dict) -> tuple[str, dict]:
+    [rule] = [
+        r["Properties"]
+        for r in _resources_of(template, "AWS::Events::Rule").values()
+        if r["Properties"].get("EventPattern", {}).get("detail-type") == list(EVENTS)
+    ]
+    return rule["Targets"][0]["Arn"]["Fn::GetAtt"][0], rule
+
+
+def test_an_event_the_rule_cannot_deliver_is_retried_for_a_day_then_dead_ends_where_the_alarm_sees_it(dev):
+    queue_id, rule = _consumer_queue_and_rule(dev)
+    [target] = rule["Targets"]
+    dead_end = dev["Resources"][queue_id]["Properties"]["RedrivePolicy"]["deadLetterTargetArn"]
+
+    assert target["DeadLetterConfig"] == {"Arn": dead_end}  # the consumer's own dead end, with its alarm
+    assert target["RetryPolicy"] == {"MaximumRetryAttempts": 185, "MaximumEventAgeInSeconds": 86400}
+    # And the dead end's policy lets EventBridge send there for this rule only
+    rule_id = next(k for k, r in _resources_of(dev, "AWS::Events::Rule").items() if r["Properties"] == rule)
+    [policy] = [
+        p["Properties"]
+        for p in _resources_of(dev, "AWS::SQS::QueuePolicy").values()
+        if {"Ref": dead_end["Fn::GetAtt"][0]} in p["Properties"]["Queues"]
+    ]
+    [allow] = [s for s in policy["PolicyDocument"]["Statement"] if s["Effect"] == "Allow"]
+    assert allow["Principal"] == {"Service": "events.amazonaws.com"} and allow["Action"] == "sqs:SendMessage"
+    assert allow["Condition"] == {"ArnEquals": {"aws:SourceArn": {"Fn::GetAtt": [rule_id, "Arn"]}}}
+
+
+def test_at_most_two_consumers_pace_their_key_writes_under_the_accounts_five_a_second(dev):
+    # CreateApiKey and DeleteApiKey: 5 a second per account; the consumers and a backfill together stay under
+    queue_id, _ = _consumer_queue_and_rule(dev)
+    [mapping] = [
+        m["Properties"]
+        for m in _resources_of(dev, "AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"].get("EventSourceArn") == {"Fn::GetAtt": [queue_id, "Arn"]}
+    ]
+
+    concurrency = mapping["ScalingConfig"]["MaximumConcurrency"]
+    assert concurrency == 2
+    assert concurrency * api_keys.WRITES_PER_SECOND + ops_tenant_keys.WRITES_PER_SECOND <= 5
+    # A batch's paced writes (a delete and a create per message at most) fit well inside the timeout
+    assert 2 * mapping["BatchSize"] / api_keys.WRITES_PER_SECOND <= TIMEOUT.to_seconds() / 2
+
+
+def _secrets(template: dict) -> dict[str, str]:
+    """Description -> deletion policy of the tenant-key and operators' key secrets."""
+    return {
+        r["Properties"]["Description"]: r.get("DeletionPolicy", "Delete")
+        for r in _resources_of(template, "AWS::SecretsManager::Secret").values()
+        if "API Gateway key value" in r["Properties"]["Description"]
+        or "operators' API Gateway usage plan key" in r["Properties"]["Description"]
+    }
+
+
+def test_the_key_secrets_outlive_a_deleted_prod_stack_and_go_with_a_dev_one(dev, prod):
+    assert len(_secrets(prod)) == 2
+    assert set(_secrets(prod).values()) <= {"Retain", "RetainExceptOnCreate"}
+    assert set(_secrets(dev).values()) == {"Delete"}
+
+
+def test_the_stack_names_the_consumer_for_the_backfill(dev):
+    consumer = next(
+        k
+        for k, r in _resources_of(dev, "AWS::Lambda::Function").items()
+        if r["Properties"].get("Handler") == "tenantkeys.handler.lambda_handler"
+    )
+
+    assert dev["Outputs"][ops_tenant_keys.CONSUMER_OUTPUT]["Value"] == {"Ref": consumer}

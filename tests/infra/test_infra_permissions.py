@@ -8,15 +8,23 @@ looked up in the synthesized template's policies for that route's function.
 
 import fnmatch
 import json
+import math
+import os
+from fnmatch import fnmatchcase
+from urllib.parse import urlsplit
 
 import boto3
 import pytest
 
 from authorizer import handler
 from controlplane import config
+from controlplane.dal import api_keys
 from controlplane.http.routes import ORGANIZATIONS, ROUTES
 from controlplane.logic import cascade, signins
+from local.apigw import run
 from tests.api import call, create_org, create_ticket, create_user, deliver
+
+TENANT_KEYS = "tenantkeys"
 
 pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito and SQS exist on moto only
 
@@ -235,3 +243,77 @@ def test_a_sign_ins_job_sends_only_what_the_organizations_function_may(seeded, a
     assert expected <= set(aws_requests)
     assert json.loads(message["Body"])["kind"] == signins.KIND
     assert set(aws_requests) - granted[ORGANIZATIONS] == set()
+
+
+def _resolved(value, refs: dict[str, str]) -> str:
+    """A resource ARN of the template, with its Refs replaced by ``refs``."""
+    if isinstance(value, str):
+        return value
+    if "Ref" in value:
+        return refs[value["Ref"]]
+    separator, parts = value["Fn::Join"]
+    return separator.join(_resolved(part, refs) for part in parts)
+
+
+def test_the_tenant_keys_consumer_may_send_its_api_gateway_requests_and_nothing_more(table, dev, monkeypatch):
+    # Given the consumer's grants on API Gateway, with the template's usage plans as moto's
+    client = boto3.client("apigateway")
+    usage_plans = {
+        logical_id: client.create_usage_plan(name=r["Properties"]["UsagePlanName"])["id"]
+        for logical_id, r in dev["Resources"].items()
+        if r["Type"] == "AWS::ApiGateway::UsagePlan"
+    }
+    refs = {"AWS::Partition": "aws", "AWS::Region": "us-east-1", **usage_plans}
+    [consumer] = [
+        r["Properties"]
+        for r in dev["Resources"].values()
+        if r["Type"] == "AWS::Lambda::Function" and r["Properties"]["Handler"] == "tenantkeys.handler.lambda_handler"
+    ]
+    role = {"Ref": consumer["Role"]["Fn::GetAtt"][0]}
+    granted = {
+        (action, _resolved(resource, refs))
+        for r in dev["Resources"].values()
+        if r["Type"] == "AWS::IAM::Policy" and role in r["Properties"]["Roles"]
+        for s in r["Properties"]["PolicyDocument"]["Statement"]
+        for action in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+        if action.startswith("apigateway:")
+        for resource in (s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]])
+    }
+    plan_ids = json.loads(_resolved(consumer["Environment"]["Variables"]["USAGE_PLAN_IDS"], refs))
+    monkeypatch.setenv("USAGE_PLAN_IDS", json.dumps(plan_ids))
+    monkeypatch.setenv("API_KEY_NAME_PREFIX", consumer["Environment"]["Variables"]["API_KEY_NAME_PREFIX"])
+    monkeypatch.setattr(api_keys, "WRITES_PER_SECOND", math.inf)
+    config.reset()
+    api_keys.api_keys.cache_clear()
+    sent: list[tuple[str, str]] = []
+    config.apigateway().meta.events.register(
+        "before-send.api-gateway",
+        lambda request, **_: sent.append((f"apigateway:{request.method}", urlsplit(request.url).path)),
+    )
+    # And a key of acme's name left by a destroyed stack, with another value
+    left = client.create_api_key(name=os.environ["API_KEY_NAME_PREFIX"] + "acme", value="v" * 40)["id"]
+    client.create_usage_plan_key(usagePlanId=plan_ids["free"], keyId=left, keyType="API_KEY")
+
+    # When acme is created, moves through every plan, and is deleted
+    create_org("acme", plan="pro")
+    events = [("Organization Created", "pro")]
+    events += [("Organization Plan Changed", plan) for plan in ("free", "enterprise", "pro")]
+    for kind, plan in events:
+        assert call("PATCH", "/orgs/acme", {"plan": plan}).status == 200
+        assert run(TENANT_KEYS, _bus_event(kind, "acme")) == {"batchItemFailures": []}
+    call("DELETE", "/orgs/acme")
+    assert run(TENANT_KEYS, _bus_event("Organization Deleted", "acme")) == {"batchItemFailures": []}
+
+    # Then each request is granted, and each grant was used: nothing on other plans, nor on a plan itself
+    arn = "arn:aws:apigateway:us-east-1::{}".format
+    ungranted = {(a, p) for a, p in sent if not any(a == g and fnmatchcase(arn(p), r) for g, r in granted)}
+    unused = {(g, r) for g, r in granted if not any(a == g and fnmatchcase(arn(p), r) for a, p in sent)}
+    assert (ungranted, unused) == (set(), set())
+    assert "apigateway:DELETE" in {a for a, p in sent if p.startswith("/apikeys/")}  # the leftover, then acme's
+    assert set(plan_ids.values()) < set(usage_plans.values())  # the operators' plan is not the consumer's
+
+
+def _bus_event(kind: str, org_id: str) -> dict:
+    body = json.dumps({"source": "controlplane", "detail-type": kind, "detail": {"org_id": org_id}})
+    record = {"messageId": kind, "receiptHandle": "h", "body": body, "attributes": {}, "messageAttributes": {}}
+    return {"Records": [record | {"eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:0:q"}]}

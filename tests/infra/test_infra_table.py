@@ -42,7 +42,8 @@ def test_prod_table_is_deletion_protected_and_retained(prod):
     table = _table(prod)
 
     assert table["Properties"]["DeletionProtectionEnabled"] is True
-    assert table["DeletionPolicy"] == table["UpdateReplacePolicy"] == "Retain"
+    assert table["DeletionPolicy"] == "RetainExceptOnCreate"  # not what a failed first create made
+    assert table["UpdateReplacePolicy"] == "Retain"
 
 
 def test_dev_table_is_deleted_with_its_stack(dev):
@@ -58,7 +59,7 @@ def test_prod_log_groups_are_retained_and_expire(prod):
     # three API functions, the events and tenant-keys functions, the authorizer, the API's access logs,
     # the console's deployment
     assert len(log_groups) == 8
-    assert all(group["DeletionPolicy"] == "Retain" for group in log_groups)
+    assert all(group["DeletionPolicy"] == "RetainExceptOnCreate" for group in log_groups)
     assert all(group["Properties"]["RetentionInDays"] == 30 for group in log_groups)
 
 

@@ -169,10 +169,10 @@ def test_every_command_group_works_end_to_end(table, cpctl):
     assert "bob@acme.example" in users.stdout
     assert cpctl("users", "update", "acme", "bob", "--role", "admin").exit_code == 0
     assert cpctl("tickets", "get", "acme", ticket_id).exit_code == 0
-    assert cpctl("tickets", "delete", "acme", ticket_id).exit_code == 0
+    assert cpctl("tickets", "delete", "acme", ticket_id, "--yes").exit_code == 0
     assert cpctl("tickets", "get", "acme", ticket_id).exit_code == 1
-    assert cpctl("users", "delete", "acme", "bob").exit_code == 0
-    deleted = cpctl("-o", "json", "orgs", "delete", "acme")
+    assert cpctl("users", "delete", "acme", "bob", "--yes").exit_code == 0
+    deleted = cpctl("-o", "json", "orgs", "delete", "acme", "--yes")
     assert (deleted.exit_code, deleted.stdout) == (0, "")  # 204: no body, nothing printed
     assert cpctl("orgs", "get", "acme").exit_code == 1
 
@@ -180,18 +180,20 @@ def test_every_command_group_works_end_to_end(table, cpctl):
 def test_orgs_suspend_and_activate_through_the_gateway(table, cpctl):
     cpctl("orgs", "create", "acme", "--name", "Acme")
 
-    suspended = cpctl("-o", "json", "orgs", "suspend", "acme", "--reason", "Unpaid invoice")
+    suspended = cpctl("-o", "json", "orgs", "suspend", "acme", "--reason", "Unpaid invoice", "--yes")
     shown = cpctl("orgs", "get", "acme")
     as_admin = cpctl("-o", "json", "orgs", "get", "acme", token=tokens.issue("admin", "acme", "root"))
-    refused = cpctl("orgs", "suspend", "acme", "--reason", "mine", token=tokens.issue("admin", "acme", "root"))
+    refused = cpctl("orgs", "suspend", "acme", "--reason", "mine", "--yes", token=tokens.issue("admin", "acme", "root"))
     activated = cpctl("-o", "json", "orgs", "activate", "acme", "--if-match", '"2"')
 
     assert suspended.exit_code == 0, suspended.stderr
     assert json.loads(suspended.stdout)["status"] == "suspended"
     assert json.loads(suspended.stdout)["suspension_reason"] == "Unpaid invoice"
     assert "suspended" in shown.stdout and "Unpaid invoice" in shown.stdout
-    assert json.loads(as_admin.stdout)["suspension_reason"] is None
-    assert refused.exit_code == 1 and "forbidden" in refused.stderr
+    # The org's own admin is stopped at the gateway, and never told the reason
+    assert as_admin.exit_code == 1 and "org_suspended" in as_admin.stderr
+    assert "Unpaid invoice" not in as_admin.stderr
+    assert refused.exit_code == 1 and "org_suspended" in refused.stderr
     assert activated.exit_code == 0, activated.stderr
     assert json.loads(activated.stdout)["status"] == "active" and json.loads(activated.stdout)["version"] == 3
 

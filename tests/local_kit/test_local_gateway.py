@@ -430,3 +430,58 @@ def test_a_refused_request_with_a_body_leaves_the_kept_alive_connection_usable(g
     assert (refused.status, answered.status) == (401, 202)
     assert len(lambda_sees) == 1
     connection.close()
+
+
+def test_swagger_uis_spec_link_opens_the_json_document(gateway):
+    # Swagger UI links the document under its title as the page's own path with ?format=json
+    _, _, page = fetch(f"{gateway}/docs")
+    assert b'currentUrl.pathname + "?format=json"' in page
+
+    status, headers, document = fetch(f"{gateway}/docs?format=json")
+
+    assert status == 200
+    assert headers["Content-Type"] == "application/json"
+    assert document == openapi.document()
+
+
+def test_the_browser_finds_no_missing_favicon(gateway):
+    _, _, page = fetch(f"{gateway}/docs")
+    assert b"<link rel='icon' href='data:,'>" in page  # the docs page asks for none
+
+    status, _, body = fetch(f"{gateway}/favicon.ico")  # and a page that does gets no 404
+
+    assert status == 204 and not body
+
+
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER", "bEaReR"])
+def test_the_authorization_scheme_is_matched_in_any_case(gateway, lambda_sees, scheme):
+    # RFC 7235: the auth-scheme is case-insensitive
+    status, _, _ = fetch(f"{gateway}/orgs", headers={"Authorization": f"{scheme} {tokens.issue(tokens.OPERATOR)}"})
+
+    assert status == 202 and lambda_sees
+
+
+def test_every_error_body_has_one_json_style(gateway, table):
+    # Given errors from the gateway itself, the entry point, the resolver and the console
+    refusals = [
+        ("/orgs", "GET", None, {}),  # the gateway's 401
+        ("/nowhere", "GET", None, OPERATOR),  # the entry point's 404
+        ("/orgs/acme", "PUT", None, OPERATOR),  # the entry point's 405
+        ("/orgs/acme", "GET", None, OPERATOR),  # the resolver's 404
+        ("/orgs", "POST", {"org_id": "Bad Id"}, OPERATOR),  # the resolver's 422
+        ("/console/missing.js", "GET", None, {}),  # the console's 404
+    ]
+    raw_bodies = []
+    for path, method, body, headers in refusals:
+        # When each is read as sent
+        connection = http.client.HTTPConnection(gateway.removeprefix("http://"), timeout=10)
+        content_type = {"Content-Type": "application/json"} if body else {}
+        connection.request(method, path, json.dumps(body) if body else None, {**headers, **content_type})
+        answer = connection.getresponse()
+        assert answer.status >= 400
+        raw_bodies.append(answer.read().decode())
+        connection.close()
+
+    # Then each is the one compact style the resolver writes
+    for raw in raw_bodies:
+        assert raw == json.dumps(json.loads(raw), separators=(",", ":")), raw

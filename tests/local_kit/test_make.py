@@ -149,3 +149,11 @@ def test_the_test_suite_prints_no_node_end_of_life_banner():
 
     # Then no banner
     assert "end-of-life" not in collected.stdout + collected.stderr
+
+
+@pytest.mark.parametrize("command", ["backfill", "cleanup"])
+def test_tenant_keys_commands_name_the_stages_stack_and_pass_the_pace(checkout, command):
+    ran = make(checkout, f"tenant-keys-{command}", "STAGE=prod", "WRITES_PER_SECOND=3")
+
+    assert ran.returncode == 0, ran.stderr
+    assert f"python -m ops.tenant_keys {command} --stack ControlPlane-prod --writes-per-second 3" in ran.stdout

@@ -65,6 +65,8 @@ _EVERY_API_FUNCTION = {
     "dal.table",
     "http.auth",
     "http.docs",
+    "http.examples",  # the error examples of http.docs, split from it (one concern each)
+    "models.problems",  # validation problems in plain words (since f23)
     "http.entry",
     "http.params",
     "http.resolver",
@@ -77,9 +79,18 @@ _EVERY_API_FUNCTION = {
     "models.resources",
 }
 OURS = {
-    # The deletions queue also carries the sign-ins jobs of a status change (logic.signins).
+    # The deletions queue also carries the sign-ins jobs of a status change (logic.signins), paced by
+    # pacing.Throttle (which left logic.signins when the tenant keys needed it too).
     ORGANIZATIONS: _EVERY_API_FUNCTION
-    | {"dal.batches", "logic.activity", "logic.cascade", "logic.deletions", "logic.organizations", "logic.signins"},
+    | {
+        "dal.batches",
+        "logic.activity",
+        "logic.cascade",
+        "logic.deletions",
+        "logic.organizations",
+        "logic.signins",
+        "pacing",
+    },
     USERS: _EVERY_API_FUNCTION
     | {
         "dal.batches",

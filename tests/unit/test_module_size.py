@@ -22,3 +22,12 @@ def test_no_module_is_over_300_lines(module):
     lines = len((ROOT / module).read_text().splitlines())
 
     assert lines <= MAX_LINES, f"{module} has {lines} lines: split it along its concerns"
+
+
+def test_every_package_init_of_the_functions_is_empty():
+    # An __init__ runs when any module of its package is imported: at a cold start, nothing but the
+    # modules themselves should run.
+    inits = sorted((ROOT / "functions").rglob("__init__.py"))
+
+    assert inits
+    assert [str(path.relative_to(ROOT)) for path in inits if path.read_text()] == []

@@ -1,8 +1,8 @@
-"""The sign-ins job's pace, on a fake clock."""
+"""The pace of calls on a per-account quota (sign-ins jobs, API keys), on a fake clock."""
 
 import math
 
-from controlplane.logic import signins
+from controlplane.pacing import Throttle
 
 
 def test_the_throttle_spaces_calls_at_its_rate():
@@ -12,7 +12,7 @@ def test_the_throttle_spaces_calls_at_its_rate():
         slept.append(seconds)
         now[0] += seconds
 
-    throttle = signins.Throttle(10.0, clock=lambda: now[0], sleep=sleep)
+    throttle = Throttle(10.0, clock=lambda: now[0], sleep=sleep)
     for _ in range(21):
         throttle.wait()
 

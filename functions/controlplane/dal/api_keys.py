@@ -1,10 +1,15 @@
 """Tenants' API Gateway keys in the usage plans of their plans: the only module that calls API
 Gateway's control API. Each step is idempotent (it looks before it writes, and takes "already
-there" and "already gone" as done), so a replayed or reordered event converges, never fails."""
+there" and "already gone" as done), so a replayed or reordered event converges, never fails.
+
+A key counts as the org's only if it carries the value the authorizer derives (``value``): a key of
+the same name with another value (left by a destroyed stack whose secret is gone) is deleted and the
+key created again, since the authorizer's ``usageIdentifierKey`` could never match it.
+"""
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -12,32 +17,50 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from controlplane import config
+from controlplane.pacing import Throttle
+
+# CreateApiKey and DeleteApiKey: 5 a second per account and region, not adjustable. The consumer runs
+# at most 2 at once (infra: TENANT_KEYS_MAX_CONCURRENCY), each at this pace: 4 a second, 1 to spare.
+WRITES_PER_SECOND = 2.0
+PAGE_SIZE = 500  # GetApiKeys' largest page
+
+
+def key_name_prefix(stack_name: str) -> str:
+    """What the names of a stack's tenant keys start with: ``<stack>/org/``, then the org id."""
+    return f"{stack_name}/org/"
 
 
 def _code(error: ClientError) -> str:
     return str(error.response.get("Error", {}).get("Code", ""))
 
 
+def _no_pace() -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class ApiKeys:
     client: Any
     usage_plans: dict[str, str]  # plan -> usage plan id, the stack's USAGE_PLAN_IDS
-    name_prefix: str  # e.g. ``controlplane-prod/org/``: key names are unique per stack
+    name_prefix: str  # e.g. ``ControlPlane-prod/org/``: key names are unique per stack
+    pace: Callable[[], None] = _no_pace  # waits before each CreateApiKey and DeleteApiKey
 
     def name(self, org_id: str) -> str:
         return f"{self.name_prefix}{org_id}"
 
-    def find(self, org_id: str) -> str | None:
-        """The id of the org's key, or None."""
-        name = self.name(org_id)
-        return next((key["id"] for key in self._keys(name) if key["name"] == name), None)
-
     def put(self, org_id: str, value: str, plan: str) -> str:
         """The org's key, with ``value``, in ``plan``'s usage plan and in no other of ours."""
-        key_id = self.find(org_id) or self._create(org_id, value)
+        found = self._named(org_id)
+        key_id = next((key["id"] for key in found if key.get("value") == value), None)
+        for stale in found:
+            if stale["id"] != key_id:
+                self.delete_key(stale["id"])
         wanted = self.usage_plans[plan]
-        ours = set(self.usage_plans.values())
-        current = {p["id"] for p in self.client.get_usage_plans(keyId=key_id).get("items", [])} & ours
+        if key_id is None:
+            key_id, current = self._create(org_id, value), set()
+        else:
+            ours = set(self.usage_plans.values())
+            current = {p["id"] for p in self.client.get_usage_plans(keyId=key_id).get("items", [])} & ours
         # A key may be in one usage plan per stage: out of the old one first. In between, the
         # authorizer's key is in no plan and API Gateway answers INVALID_API_KEY (503, retry).
         for plan_id in current - {wanted}:
@@ -53,27 +76,48 @@ class ApiKeys:
         return key_id
 
     def delete(self, org_id: str) -> bool:
-        """Delete the org's key (which takes it out of its usage plan); False if there was none."""
-        key_id = self.find(org_id)
-        if key_id is None:
-            return False
-        self._ignoring("NotFoundException", self.client.delete_api_key, apiKey=key_id)
-        return True
+        """Delete the org's keys (which takes them out of their usage plans); False if there was none."""
+        found = self._named(org_id)
+        for key in found:
+            self.delete_key(key["id"])
+        return bool(found)
+
+    def names(self) -> Iterator[tuple[str, str]]:
+        """(id, name) of every key under our name prefix, whatever org or value: every page of the
+        account's keys, filtered here (GetApiKeys' ``nameQuery`` is not documented as a prefix match)."""
+        for page in self.client.get_paginator("get_api_keys").paginate(
+            includeValues=False, PaginationConfig={"PageSize": PAGE_SIZE}
+        ):
+            for key in page.get("items", []):
+                if str(key.get("name", "")).startswith(self.name_prefix):
+                    yield str(key["id"]), str(key["name"])
 
     def _create(self, org_id: str, value: str) -> str:
+        self.pace()
         try:
             return str(self.client.create_api_key(name=self.name(org_id), value=value, enabled=True)["id"])
         except ClientError as error:
             if _code(error) != "ConflictException":  # created meanwhile by a concurrent delivery
                 raise
-        key_id = self.find(org_id)
+        key_id = next((key["id"] for key in self._named(org_id) if key.get("value") == value), None)
         if key_id is None:
             raise RuntimeError(f"API key of {org_id} conflicts but cannot be found")
-        return key_id
+        return str(key_id)
 
-    def _keys(self, name: str) -> Iterator[dict[str, Any]]:
-        for page in self.client.get_paginator("get_api_keys").paginate(nameQuery=name, includeValues=False):
-            yield from page.get("items", [])
+    def delete_key(self, key_id: str) -> None:
+        """Delete one key by id (gone already counts as done)."""
+        self.pace()
+        self._ignoring("NotFoundException", self.client.delete_api_key, apiKey=key_id)
+
+    def _named(self, org_id: str) -> list[dict[str, Any]]:
+        """The keys named as the org's, with their values (one GetApiKeys, paged)."""
+        name = self.name(org_id)
+        return [
+            key
+            for page in self.client.get_paginator("get_api_keys").paginate(nameQuery=name, includeValues=True)
+            for key in page.get("items", [])
+            if key["name"] == name
+        ]
 
     @staticmethod
     def _ignoring(code: str, call: Any, **request: Any) -> None:
@@ -86,9 +130,11 @@ class ApiKeys:
 
 @cache
 def api_keys() -> ApiKeys:
-    """From the consumer's environment: USAGE_PLAN_IDS (JSON, plan -> id) and API_KEY_NAME_PREFIX."""
+    """From the consumer's environment: USAGE_PLAN_IDS (JSON, plan -> id) and API_KEY_NAME_PREFIX.
+    Cached per container, so its pace holds across the batches a warm container takes."""
     return ApiKeys(
         config.apigateway(),
         usage_plans=json.loads(os.environ["USAGE_PLAN_IDS"]),
         name_prefix=os.environ["API_KEY_NAME_PREFIX"],
+        pace=Throttle(WRITES_PER_SECOND).wait,
     )

@@ -1,6 +1,6 @@
 """The OpenAPI documentation of each route's responses, derived from its record in the route table:
 its success statuses with their bodies and headers, and the errors a route of its shape can return,
-each in the error contract (with examples where one status has several causes)."""
+each in the error contract, with examples of its own codes (``examples``)."""
 
 import typing
 from http import HTTPStatus
@@ -9,6 +9,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import content_types
 
 from controlplane.http import routes
+from controlplane.http.examples import error_examples
 from controlplane.models.resources import ErrorResponse, Page, Resource
 
 _HEADERS: dict[str, dict[str, Any]] = {
@@ -21,41 +22,24 @@ _HEADERS: dict[str, dict[str, Any]] = {
 }
 
 
-def _error_example(code: str, message: str, details: Any = None) -> dict[str, Any]:
-    body = {"code": code, "message": message, "request_id": "c6af9ac6-7b61-11e6-9a41-93e8deadbeef"}
-    return {"error": body | ({"details": details} if details is not None else {})}
-
-
-# The 409s of a write that takes or resizes an org's seats.
-QUOTA_CONFLICTS = {
-    "quota_exceeded": {
-        "summary": "The org's plan has no seat left (or, on a plan change, fewer seats than users)",
-        "value": _error_example(
-            "quota_exceeded",
-            "The free plan allows 5 users and the organization has 5",
-            {"quota": "users", "limit": 5, "used": 5, "plan": "free"},
-        ),
-    },
-    "already_exists": {
-        "summary": "The resource already exists",
-        "value": _error_example("already_exists", "User alice already exists in organization acme"),
-    },
-}
-
-
 def responses(route: routes.Route) -> dict[int, dict[str, Any]]:
     """The OpenAPI responses of a route, from its record: its success statuses with their bodies
     and headers, and the errors a route of its shape can return, each in the error contract."""
+    page = route.model is not None and any(issubclass(m, Page) for m in _models(route.model))
     documented: dict[int, dict[str, Any]] = {
         status: {
             "description": HTTPStatus(status).phrase,
-            "content": {content_types.APPLICATION_JSON: {"model": ErrorResponse}},
+            "content": {
+                content_types.APPLICATION_JSON: {
+                    "model": ErrorResponse,
+                    "examples": error_examples(route, status, page),
+                }
+            },
         }
         for status in sorted(error_statuses(route))
     }
-    documented[503]["headers"] = {"Retry-After": {**_HEADERS["Retry-After"], "required": True}}
-    if route.seats:
-        documented[409]["content"][content_types.APPLICATION_JSON]["examples"] = QUOTA_CONFLICTS
+    for busy in (429, 503):
+        documented[busy]["headers"] = {"Retry-After": {**_HEADERS["Retry-After"], "required": True}}
     for status, model in route.successes.items():
         documented[status] = {"description": HTTPStatus(status).phrase}
         if model is not None:

@@ -126,6 +126,6 @@ def _refusal(event: dict[str, Any], refused: ApiError, cors_config: CORSConfig |
     return {
         "statusCode": refused.status,
         "multiValueHeaders": {name: [value] for name, value in headers.items()},
-        "body": json.dumps(body),
+        "body": json.dumps(body, separators=(",", ":")),  # the resolver's own style: one for every error
         "isBase64Encoded": False,
     }

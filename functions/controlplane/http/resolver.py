@@ -23,6 +23,7 @@ from controlplane.http.docs import responses
 from controlplane.http.entry import LambdaHandler, admit, entry_point, unrouted
 from controlplane.http.responses import Reply, cors, created, error_body, request_id
 from controlplane.models.errors import ApiError, PayloadTooLarge, ServiceUnavailable, TooDeep, is_outage
+from controlplane.models.problems import plain
 from controlplane.models.resources import Resource
 from controlplane.observability import logger
 
@@ -92,7 +93,7 @@ class Resolver(APIGatewayRestResolver):
             problems = exc.errors()
             if any(problem["type"] == "json_invalid" for problem in problems):
                 return error(400, "invalid_json", "The request body is not valid JSON")
-            details = [{"loc": list(p["loc"]), "message": p["msg"], "type": p["type"]} for p in problems]
+            details = [{"loc": list(p["loc"]), "message": plain(p), "type": p["type"]} for p in problems]
             return error(422, "validation_error", "The request is not valid", details)
 
         @self.exception_handler(RequestUnsupportedContentType)  # type: ignore[untyped-decorator]

@@ -25,9 +25,7 @@ after its visibility timeout.
 
 import json
 import math
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from controlplane import config
@@ -35,29 +33,13 @@ from controlplane.dal import keys, stamps
 from controlplane.dal.table import api_table
 from controlplane.models.resources import ACTIVE
 from controlplane.observability import logger
+from controlplane.pacing import Throttle
 
 KIND = "sign-ins"
 PAGE = 100  # users per Query
 CALLS_PER_SECOND = 10.0
 # Stop starting users when less time than this is left, and queue the rest.
 STEP_SECONDS = 5.0
-
-
-@dataclass
-class Throttle:
-    """Spaces calls at most ``rate`` a second apart (the clock and the sleep are the tests' to replace)."""
-
-    rate: float
-    clock: Callable[[], float] = time.monotonic
-    sleep: Callable[[float], None] = time.sleep
-    _next: float = field(default=-math.inf)
-
-    def wait(self) -> None:
-        now = self.clock()
-        if now < self._next:
-            self.sleep(self._next - now)
-            now = self._next
-        self._next = now + 1 / self.rate
 
 
 def start(org_id: str, enabled: bool) -> None:

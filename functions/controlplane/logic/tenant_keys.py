@@ -17,10 +17,12 @@ from controlplane.observability import logger
 EVENTS = ("Organization Created", "Organization Plan Changed", "Organization Deleted")
 
 
-def reconcile(org_id: str) -> str:
-    """Put the org's key where its org item says; returns the plan, or ``deleted``."""
-    org = Table(config.dynamodb(), os.environ["TABLE_NAME"]).get(keys.org_key(org_id), consistent=True)
-    keyring = api_keys.api_keys()
+def reconcile(org_id: str, table: Table | None = None, keyring: api_keys.ApiKeys | None = None) -> str:
+    """Put the org's key where its org item says; returns the plan, or ``deleted``. The table and the
+    keys are the consumer's (from its environment) unless given (ops.tenant_keys)."""
+    table = table or Table(config.dynamodb(), os.environ["TABLE_NAME"])
+    keyring = keyring or api_keys.api_keys()
+    org = table.get(keys.org_key(org_id), consistent=True)
     if org is None:
         removed = keyring.delete(org_id)
         logger.info("Tenant key deleted", extra={"org_id": org_id, "existed": removed})

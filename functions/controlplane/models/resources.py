@@ -11,15 +11,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from controlplane.models import plans
-from controlplane.models.ids import SLUG_PATTERN, ULID_PATTERN
+from controlplane.models.ids import EMAIL_PATTERN, SLUG_PATTERN, ULID_PATTERN
 
 OrgId = Annotated[str, Field(pattern=SLUG_PATTERN, examples=["acme"])]
 UserId = Annotated[str, Field(pattern=SLUG_PATTERN, examples=["alice"])]
 TicketId = Annotated[str, Field(pattern=ULID_PATTERN, examples=["01JD3Q0Z6V7S3M8E2K9XWQY4PB"])]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)]
-# email-validator is not in the Powertools layer, so EmailStr is out; this is the pragmatic
-# "something@domain.tld" check that a control plane needs before Cognito sends the invite.
-Email = Annotated[str, Field(pattern=r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$", max_length=254)]
+Email = Annotated[str, Field(pattern=EMAIL_PATTERN, max_length=254)]
 Subject = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Description = Annotated[str, Field(max_length=10_000)]
 Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=32)]

@@ -1,0 +1,231 @@
+"""cpctl as a new user meets it: through Typer's CliRunner, with COLUMNS=80 and with no terminal
+(CliRunner's streams are not one), against the local gateway on DynamoDB Local."""
+
+import re
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from cpctl.cli import app
+from cpctl.commands import common
+from local import tokens
+
+pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
+TICKET_ID = re.compile(r"\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b")
+
+
+@pytest.fixture(autouse=True)
+def environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("CPCTL_CONFIG_DIR", str(tmp_path / "cpctl"))
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    monkeypatch.delenv("CONTROLPLANE_TOKEN", raising=False)
+    monkeypatch.delenv("CONTROLPLANE_URL", raising=False)
+
+
+@pytest.fixture(params=["80 columns", "no terminal"])
+def cpctl(request, gateway, monkeypatch):
+    """``cpctl --url <gateway> ARGS`` as an operator, in an 80-column terminal or in a pipe."""
+    if request.param == "80 columns":
+        monkeypatch.setenv("COLUMNS", "80")
+    else:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    runner = CliRunner()
+
+    def run(*args: str, token: str | None = tokens.issue(tokens.OPERATOR), url: str = gateway, **kwargs):
+        return runner.invoke(app, ["--url", url, *(["--token", token] if token else []), *args], **kwargs)
+
+    return run
+
+
+def _org_with_tickets(cpctl, tickets: int = 3) -> list[str]:
+    cpctl("orgs", "create", "acme", "--name", "Acme Corporation of Very Long Names", "--plan", "free")
+    cpctl("users", "create", "acme", "bob", "--name", "Bob", "--email", "bob@acme.example")
+    for i in range(tickets):
+        subject = f"Ticket {i}: the export to CSV times out whenever the report covers a whole year"
+        cpctl("tickets", "open", "acme", "bob", "--subject", subject, "--tag", "billing", "--tag", "performance")
+    return TICKET_ID.findall(cpctl("tickets", "list", "acme", "bob", "--limit", "100").stdout)
+
+
+def test_ticket_ids_are_never_cut_and_other_columns_wrap(table, cpctl):
+    # Given tickets whose subjects are longer than a line
+    listed = _org_with_tickets(cpctl)
+
+    # When they are listed (80 columns, or piped)
+    shown = cpctl("tickets", "list", "acme", "bob")
+
+    # Then every id is there whole, and the table fits the width
+    assert shown.exit_code == 0
+    assert len(set(listed)) == 3 and set(TICKET_ID.findall(shown.stdout)) == set(listed)
+    assert max(len(line) for line in shown.stdout.splitlines()) <= 80
+
+
+def test_a_detail_view_starts_with_the_id_and_name_shows_seats_and_hides_empty_fields(table, cpctl):
+    cpctl("orgs", "create", "acme", "--name", "Acme", "--plan", "free")
+    cpctl("users", "create", "acme", "bob", "--name", "Bob", "--email", "bob@acme.example")
+
+    shown = cpctl("orgs", "get", "acme").stdout.splitlines()
+
+    assert shown[0].split() == ["org_id", "acme"] and shown[1].split() == ["name", "Acme"]
+    assert ["users", "1", "of", "5"] in [line.split() for line in shown]
+    assert not [line for line in shown if "deleting_since" in line or "{" in line]
+
+
+def test_orgs_list_shows_seats_used_and_the_limit(table, cpctl):
+    cpctl("orgs", "create", "acme", "--name", "Acme", "--plan", "free")
+
+    shown = cpctl("orgs", "list")
+
+    assert "users" in shown.stdout.splitlines()[1]
+    assert "0 of 5" in shown.stdout
+
+
+def test_the_paging_hint_is_a_command_that_runs_and_shows_the_next_page(table, cpctl):
+    # Given three tickets, listed two at a time
+    listed = _org_with_tickets(cpctl)
+    first = cpctl("tickets", "list", "acme", "bob", "--limit", "2")
+    [hint] = [line for line in first.stderr.splitlines() if line.startswith("More: ")]
+
+    # When the hint is run as it says
+    command = hint.removeprefix("More: ").split("  (")[0].split()
+    assert command[:3] == ["cpctl", "tickets", "list"] and "--limit" in command and "--cursor" in command
+    second = cpctl(*command[1:])
+
+    # Then it shows the rest
+    assert second.exit_code == 0, second.stderr
+    assert TICKET_ID.findall(first.stdout) + TICKET_ID.findall(second.stdout) == listed
+
+
+def test_an_include_hint_names_the_list_command_that_goes_on(table, cpctl):
+    _org_with_tickets(cpctl)
+
+    shown = cpctl("users", "get", "acme", "bob", "--include-tickets")
+    [hint] = [line for line in shown.stderr.splitlines() if line.startswith("More: ")] or [None]
+
+    if hint:  # only when the first page did not hold them all
+        assert hint.startswith("More: cpctl tickets list acme bob --cursor ")
+    shown = cpctl("orgs", "get", "acme", "--include-users")
+    assert "--include-users" not in shown.stderr
+
+
+def test_a_validation_error_names_each_field_in_plain_words(table, cpctl):
+    cpctl("orgs", "create", "acme", "--name", "Acme")
+
+    refused = cpctl("users", "create", "acme", "Bad Id", "--name", "", "--email", "not-an-address")
+
+    assert refused.exit_code == 2  # the API's models refused it before it was sent
+    lines = refused.stderr.splitlines()
+    assert "  email: not a valid e-mail address" in lines
+    assert any(line.startswith("  user_id: must be") for line in lines)
+    assert any(line.startswith("  name: ") for line in lines)
+    assert "Value error" not in refused.stderr and "^" not in refused.stderr  # no raw regular expression
+
+
+def test_the_apis_own_validation_details_are_shown_a_field_a_line(table, gateway, cpctl):
+    # Given a body only the API checks (an id in the path is not checked by cpctl)
+    answer = httpx.post(
+        f"{gateway}/orgs/acme/users",
+        json={"user_id": "bob", "name": "Bob", "email": "nope"},
+        headers={"Authorization": f"Bearer {tokens.issue(tokens.OPERATOR)}"},
+    )
+
+    # Then the API says it in the same words
+    assert answer.json()["error"]["details"][0]["message"] == "not a valid e-mail address"
+
+
+@pytest.mark.parametrize(("lifetime", "says"), [(-60, "the token expired"), (None, "the token is not valid")])
+def test_a_401_says_why_and_how_to_get_a_new_token_with_cpctl(table, cpctl, lifetime, says):
+    token = tokens.issue(tokens.OPERATOR, lifetime=lifetime) if lifetime else "not.a-token.at-all"
+
+    refused = cpctl("orgs", "list", token=token)
+
+    assert refused.exit_code == 1
+    assert says in refused.stderr
+    assert "cpctl login --local" in refused.stderr
+    assert "curl" not in refused.stderr and "-H " not in refused.stderr
+
+
+def test_a_401_from_a_deployed_api_names_the_cognito_sign_in(table, cpctl, monkeypatch):
+    monkeypatch.setattr(common.Client, "request", _unauthorized)
+
+    refused = cpctl("orgs", "list", url="https://abc123.execute-api.eu-west-1.amazonaws.com/prod")
+
+    assert "cpctl login --username" in refused.stderr and "--local" not in refused.stderr
+
+
+def _unauthorized(self, *args, **kwargs):
+    from cpctl.errors import Unauthorized
+
+    raise Unauthorized(httpx.Response(401, json={"error": {"code": "unauthorized", "message": "no"}}))
+
+
+def test_a_refused_connection_is_reported_at_once_naming_the_url(table, cpctl):
+    url = "http://127.0.0.1:9"  # discard: nothing listens
+
+    refused = cpctl("orgs", "list", url=url)
+
+    assert refused.exit_code == 1
+    assert f"cannot reach {url}: nothing answers there (connection refused)" in refused.stderr
+
+
+def test_help_has_no_bool_type_describes_arguments_and_keeps_choices_whole(table, cpctl):
+    for command in (["orgs", "get"], ["orgs", "create"], ["tickets", "update"], ["users", "delete"]):
+        shown = cpctl(*command, "--help").stdout
+
+        assert "<bool>" not in shown
+        assert "[required]" in shown and not re.search(r"\* +\w+ +<str> +\[required\]", shown), shown
+    update = cpctl("tickets", "update", "--help").stdout
+    assert "open, pending, solved or closed." in update and "low, normal, high or urgent." in update
+
+
+@pytest.mark.parametrize(
+    ("command", "left"),
+    [
+        (("tickets", "delete", "acme", "{ticket}"), ("tickets", "get", "acme", "{ticket}")),
+        (("users", "delete", "acme", "bob"), ("users", "get", "acme", "bob")),
+        (("orgs", "delete", "acme"), ("orgs", "get", "acme")),
+    ],
+)
+def test_a_delete_without_a_terminal_or_yes_exits_2_and_deletes_nothing(table, cpctl, command, left):
+    [ticket, *_] = _org_with_tickets(cpctl, tickets=1)
+
+    refused = cpctl(*(part.format(ticket=ticket) for part in command))
+
+    assert refused.exit_code == 2
+    assert "--yes" in refused.stderr
+    assert cpctl(*(part.format(ticket=ticket) for part in left)).exit_code == 0
+
+
+def test_a_delete_on_a_terminal_asks_and_yes_skips_the_question(table, cpctl, monkeypatch):
+    [ticket, other, *_] = _org_with_tickets(cpctl, tickets=2)
+    monkeypatch.setattr(common, "terminal", lambda: True)
+
+    declined = cpctl("tickets", "delete", "acme", ticket, input="n\n")
+    accepted = cpctl("tickets", "delete", "acme", ticket, input="y\n")
+    unasked = cpctl("tickets", "delete", "acme", other, "--yes")
+
+    assert declined.exit_code == 1 and "Delete ticket" in declined.stdout
+    assert accepted.exit_code == 0 and cpctl("tickets", "get", "acme", ticket).exit_code == 1
+    assert unasked.exit_code == 0 and "Delete ticket" not in unasked.stdout
+
+
+def test_a_suspension_without_a_terminal_or_yes_exits_2_and_changes_nothing(table, cpctl):
+    cpctl("orgs", "create", "acme", "--name", "Acme")
+
+    refused = cpctl("orgs", "suspend", "acme", "--reason", "Unpaid invoice")
+
+    assert refused.exit_code == 2 and "--yes" in refused.stderr
+    assert "suspended" not in cpctl("orgs", "get", "acme").stdout
+
+
+def test_the_activity_hint_and_table_keep_the_list_rules(table, cpctl):
+    # Given more activity than a page
+    _org_with_tickets(cpctl, tickets=3)
+
+    shown = cpctl("orgs", "activity", "acme", "--limit", "2")
+
+    assert shown.exit_code == 0, shown.stderr
+    assert "{" not in shown.stdout  # nested values readable, not a Python dict
+    [hint] = [line for line in shown.stderr.splitlines() if line.startswith("More: ")] or [""]
+    if hint:  # the activity log is written from the stream, so it may not hold a second page yet
+        assert hint.startswith("More: cpctl orgs activity acme --limit 2 --cursor ")

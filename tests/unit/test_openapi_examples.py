@@ -1,0 +1,70 @@
+"""Swagger UI shows each error status of each operation with examples of its own: a code that
+belongs to that status, and the route's own 409 codes."""
+
+import pytest
+
+from controlplane.http import routes
+from controlplane.models import errors
+from local import openapi
+
+# API Gateway's own errors that no domain error raises (infra/api.py's gateway responses)
+GATEWAY_CODES = {"throttled": 429}
+
+
+def _codes() -> dict[str, int]:
+    """Every error code the API answers, with its status."""
+    found, pending = dict(GATEWAY_CODES), [errors.ApiError]
+    while pending:
+        error = pending.pop()
+        found[error.code] = error.status
+        pending += error.__subclasses__()
+    return found
+
+
+def _error_responses(operation: dict) -> dict[int, dict]:
+    return {int(status): answer for status, answer in operation["responses"].items() if int(status) >= 400}
+
+
+OPERATIONS = [
+    (f"{method.upper()} {path}", operation)
+    for path, methods in openapi.document()["paths"].items()
+    for method, operation in methods.items()
+]
+
+
+@pytest.mark.parametrize(("name", "operation"), OPERATIONS, ids=[name for name, _ in OPERATIONS])
+def test_every_error_status_has_examples_whose_code_belongs_to_that_status(name, operation):
+    codes = _codes()
+    for status, answer in _error_responses(operation).items():
+        examples = answer["content"]["application/json"]["examples"]
+        assert examples, f"{name} {status}"
+        for key, example in examples.items():
+            error = example["value"]["error"]
+            assert codes[error["code"]] == status, f"{name} {status}: {key} has code {error['code']}"
+            assert key == error["code"]
+            assert set(error) >= {"code", "message", "request_id"}
+
+
+def test_each_409_shows_exactly_the_routes_own_conflicts():
+    document = openapi.document()
+    for route in routes.ROUTES:
+        operation = document["paths"][route.path][route.method.lower()]
+        expected = set()
+        if route.method == "POST":
+            expected |= {"already_exists", "conflict"}  # the resource, or the Idempotency-Key in flight
+        if route.seats:
+            expected.add("quota_exceeded")
+        shown = set(
+            operation["responses"].get("409", {}).get("content", {}).get("application/json", {}).get("examples", {})
+        )
+        assert shown == expected, str(route)
+
+
+def test_a_422_example_has_details_and_a_503_says_when_to_retry():
+    operation = openapi.document()["paths"]["/orgs/{org_id}/users"]["post"]
+
+    [problem] = operation["responses"]["422"]["content"]["application/json"]["examples"]["validation_error"]["value"][
+        "error"
+    ]["details"]
+    assert problem["loc"] == ["body", "email"] and problem["message"]
+    assert operation["responses"]["503"]["headers"]["Retry-After"]["required"] is True
