@@ -16,7 +16,9 @@ export class ApiError extends Error {
 }
 
 // 401 from the API: the token expired or was revoked. app.js listens and returns to sign-in.
+// 403 org_suspended from the gateway: the caller's org is suspended. app.js shows that page.
 export const signedOut = new EventTarget();
+export const suspended = new EventTarget();
 
 const seg = encodeURIComponent;
 
@@ -42,6 +44,9 @@ async function call(method, path, { query, body, version } = {}) {
   if (!answer.ok) {
     const error = new ApiError(answer.status, data.error || { code: "http", message: `The API answered ${answer.status}` });
     if (answer.status === 401) signedOut.dispatchEvent(new CustomEvent("expired", { detail: error.message }));
+    if (answer.status === 403 && error.code === "org_suspended") {
+      suspended.dispatchEvent(new CustomEvent("suspended", { detail: error.message }));
+    }
     throw error;
   }
   return data;
@@ -54,6 +59,7 @@ export const listOrgs = (cursor) => call("GET", `/orgs`, { query: { limit: PAGE,
 export const createOrg = (org) => call("POST", `/orgs`, { body: org });
 export const getOrg = (org) => call("GET", `/orgs/${seg(org)}`);
 export const updateOrg = (org, changes, version) => call("PATCH", `/orgs/${seg(org)}`, { body: changes, version });
+export const listActivity = (org, cursor) => call("GET", `/orgs/${seg(org)}/activity`, { query: { limit: PAGE, cursor } });
 export const listUsers = (org, cursor) => call("GET", `/orgs/${seg(org)}/users`, { query: { limit: PAGE, cursor } });
 export const createUser = (org, user) => call("POST", `/orgs/${seg(org)}/users`, { body: user });
 export const getUser = (org, user) => call("GET", `/orgs/${seg(org)}/users/${seg(user)}`);

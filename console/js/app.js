@@ -1,6 +1,6 @@
 // The console: sign-in, the header, and a hash router (#/orgs, #/orgs/acme, ...) over the screens.
 
-import { signedOut } from "./api.js";
+import { signedOut, suspended } from "./api.js";
 import * as auth from "./auth.js";
 import { alert, field, flashBox, form, h, link, replace } from "./dom.js";
 import { orgScreen } from "./org.js";
@@ -128,6 +128,21 @@ async function render() {
 signedOut.addEventListener("expired", () => {
   auth.forget();
   showSignIn("Your session has expired or is no longer valid. Sign in again.");
+});
+
+// The gateway refuses a suspended org's admins and members (403 org_suspended): one clear page with
+// the API's words ("Organization acme is suspended"), not a screen of failed parts.
+suspended.addEventListener("suspended", (event) => {
+  const heading = h("h1", { tabIndex: -1 }, event.detail);
+  replace(
+    main,
+    heading,
+    h("p", {}, "An operator has suspended your organization: its users cannot use the console or the API until it is reactivated."),
+    h("p", {}, "Ask your operator to reactivate it, then try again."),
+    h("button", { type: "button", onClick: () => render() }, "Try again"),
+  );
+  document.title = `${event.detail} · Control plane console`;
+  heading.focus();
 });
 
 async function start() {

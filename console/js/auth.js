@@ -44,6 +44,7 @@ export function caller() {
   const groups = claims["cognito:groups"] || [];
   return {
     token,
+    sub: claims.sub || null,
     expiresAt: Number(claims.exp || 0) * 1000,
     operator: (Array.isArray(groups) ? groups : String(groups).split(/[ ,]/)).includes(OPERATORS_GROUP),
     orgId: claims["custom:org_id"] || null,

@@ -19,7 +19,7 @@ export async function orgScreen(screen, who, orgId) {
   }
   const admin = who.operator || who.role === "admin";
   replace(screen, heading, summary(org, who), seats(org), status(org, who), users(org, who, admin));
-  if (admin && api.listActivity) screen.append(activity(org));
+  if (admin) screen.append(activity(org, who));
 }
 
 function summary(org, who) {
@@ -75,22 +75,21 @@ function seats(org) {
   );
 }
 
-// Status appears once the API reports it (tenant status); suspending and reactivating are operators'.
+// Status: every caller sees it; the reason is the API's to show (operators only), and suspending and
+// reactivating are operators'. Suspending asks for the reason the API requires (1 to 500 characters).
 function status(org, who) {
-  if (!("status" in org) && !org.deleting_since) return null;
   const state = statusOf(org);
-  const section = h(
-    "section",
-    { "aria-labelledby": "org-status" },
-    h("h2", { id: "org-status" }, "Status"),
-    h("p", {}, "This organization is ", h("span", { className: `status-${state}` }, state), org.suspension_reason ? ` (${org.suspension_reason})` : ""),
-  );
+  const facts = [h("dt", {}, "Status"), h("dd", {}, h("span", { className: `status-${state}` }, state))];
+  if (org.suspended_at) facts.push(h("dt", {}, "Suspended since"), h("dd", {}, when(org.suspended_at)));
+  if (org.suspension_reason) facts.push(h("dt", {}, "Reason"), h("dd", {}, org.suspension_reason));
+  const section = h("section", { "aria-labelledby": "org-status" }, h("h2", { id: "org-status" }, "Status"), h("dl", {}, ...facts));
   if (!who.operator || org.deleting_since) return section;
   if (state === "active") {
+    const reason = h("input", { name: "reason", required: true, maxLength: 500, size: 40, autocomplete: "off" });
     section.append(
-      form({ "aria-label": "Suspend the organization" }, [field("Reason for suspending", h("input", { name: "reason", required: true, maxLength: 500 }))], "Suspend", async (data) => {
+      form({ "aria-label": "Suspend the organization" }, [field("Reason for suspending (up to 500 characters)", reason)], "Suspend", async (data) => {
         await api.updateOrg(org.org_id, { status: "suspended", suspension_reason: data.get("reason") }, org.version);
-        refresh(`${org.org_id} is suspended.`);
+        refresh(`${org.org_id} is suspended: its users cannot sign in or call the API.`);
       }),
     );
   } else {
@@ -126,7 +125,10 @@ function users(org, who, admin) {
       row: (user) => h("tr", {}, h("td", {}, userCell(user)), h("td", {}, user.name), h("td", {}, user.email), h("td", {}, user.role)),
     }),
   );
-  if (admin) {
+  if (admin && statusOf(org) === "suspended") {
+    // The API refuses new users in a suspended org (409 org_suspended): say so instead of offering it.
+    section.append(h("p", { className: "muted" }, "Reactivate the organization to add users."));
+  } else if (admin) {
     section.append(
       h("h3", {}, "Add a user"),
       form(
@@ -148,36 +150,92 @@ function users(org, who, admin) {
   return section;
 }
 
-function activity(org) {
+// Activity (admins and operators: the API refuses members), newest first. The log is written from
+// the table's stream seconds after a change, so while the panel is on screen its first page is read
+// again every few seconds and new entries are put on top (one entry: event_id and type).
+const ACTIVITY_REFRESH_MS = 3000;
+
+function activity(org, who) {
   const rows = h("tbody", {});
   const section = h(
     "section",
     { "aria-labelledby": "org-activity" },
     h("h2", { id: "org-activity" }, "Activity"),
-    h("table", {}, h("thead", {}, h("tr", {}, ...["When", "What", "Who", "Resource"].map((t) => h("th", { scope: "col" }, t)))), rows),
+    h("p", { className: "muted" }, "Newest first; new entries appear within seconds."),
+    h(
+      "table",
+      { "aria-labelledby": "org-activity" },
+      h("thead", {}, h("tr", {}, ...["When", "What", "Who", "Resource", "Changes"].map((t) => h("th", { scope: "col" }, t)))),
+      rows,
+    ),
   );
-  section.append(
-    ...pagedList({
-      container: rows,
-      fetchPage: (cursor) => api.listActivity(org.org_id, cursor),
-      label: "activity",
-      empty: "No activity yet.",
-      row: (entry) =>
-        h(
-          "tr",
-          {},
-          h("td", {}, entry.occurred_at),
-          h("td", {}, entry.type),
-          h("td", {}, entryActor(entry.actor)),
-          h("td", {}, entry.resource ? `${entry.resource.kind} ${entry.resource.id}` : ""),
-        ),
-    }),
-  );
+  const shown = new Set();
+  const unseen = (page) => {
+    const items = page.items.filter((entry) => !shown.has(`${entry.event_id} ${entry.type}`));
+    items.forEach((entry) => shown.add(`${entry.event_id} ${entry.type}`));
+    return { ...page, items };
+  };
+  const row = (entry) =>
+    h(
+      "tr",
+      {},
+      h("td", {}, when(entry.occurred_at)),
+      h("td", {}, entry.type),
+      h("td", {}, actorOf(entry.actor, who)),
+      h("td", {}, `${entry.resource.kind} ${entry.resource.id}`),
+      h("td", {}, changesText(entry.changes)),
+    );
+  const [message, more] = pagedList({
+    container: rows,
+    fetchPage: async (cursor) => unseen(await api.listActivity(org.org_id, cursor)),
+    label: "activity",
+    empty: "No activity yet.",
+    row,
+  });
+  section.append(message, more);
+  const newer = async () => {
+    if (!section.isConnected) return; // the screen changed: stop
+    if (!document.hidden) {
+      try {
+        const fresh = unseen(await api.listActivity(org.org_id)).items;
+        if (fresh.length) {
+          rows.prepend(...fresh.map(row));
+          if (!message.querySelector("[role=alert]")) message.replaceChildren();
+        }
+      } catch {
+        return; // the first load shows errors; a failing refresh stops quietly (a 401 signs out)
+      }
+    }
+    setTimeout(newer, ACTIVITY_REFRESH_MS);
+  };
+  setTimeout(newer, ACTIVITY_REFRESH_MS);
   return section;
 }
 
-function entryActor(actor) {
-  if (!actor) return "";
-  if (typeof actor === "string") return actor;
-  return actor.user_id || actor.sub || actor.kind || JSON.stringify(actor);
+// RFC 3339 UTC as "2026-11-21 23:41:48 UTC": the same for every reader of the page.
+function when(timestamp) {
+  return h("time", { dateTime: timestamp }, `${timestamp.slice(0, 19).replace("T", " ")} UTC`);
+}
+
+// The actor is the caller's `sub`; null when none is known (a cascade's removals).
+function actorOf(actor, who) {
+  if (!actor) return "the system";
+  return actor === who.sub ? `you (${actor})` : actor;
+}
+
+function valueText(value) {
+  if (value === null || value === undefined || value === "") return "none";
+  if (Array.isArray(value)) return value.length ? value.map(valueText).join(", ") : "none";
+  if (typeof value === "object") return JSON.stringify(value);
+  return String(value);
+}
+
+// {plan: {old: "free", new: "pro"}} as "plan: free → pro"; one line per field.
+function changesText(changes) {
+  if (!changes) return "";
+  return h(
+    "ul",
+    { className: "changes" },
+    ...Object.entries(changes).map(([name, change]) => h("li", {}, `${name}: ${valueText(change.old)} → ${valueText(change.new)}`)),
+  );
 }

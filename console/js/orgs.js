@@ -14,6 +14,14 @@ export function statusOf(org) {
   return org.status || "active";
 }
 
+// The list is the operators': the API gives them the reason, shown beside the status.
+function statusCell(org) {
+  const state = statusOf(org);
+  const cell = [h("span", { className: `status-${state}` }, state)];
+  if (org.suspension_reason) cell.push(h("span", { className: "muted" }, ` (${org.suspension_reason})`));
+  return cell;
+}
+
 export async function orgsScreen(screen) {
   screen.append(h("h1", {}, "Organizations"));
   const rows = h("tbody", {});
@@ -38,7 +46,7 @@ export async function orgsScreen(screen) {
           h("td", {}, link(`#/orgs/${encodeURIComponent(org.org_id)}`, org.org_id)),
           h("td", {}, org.name),
           h("td", {}, org.plan),
-          h("td", {}, statusOf(org)),
+          h("td", {}, statusCell(org)),
           h("td", {}, seatsText(org)),
         ),
     }),

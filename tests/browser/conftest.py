@@ -2,10 +2,17 @@
 gateway (make run's) on DynamoDB Local. Screenshots of each flow go to .local/screenshots/."""
 
 import shutil
+import threading
+import traceback
 
 import pytest
 
+from controlplane import config
+from local import server
 from tests.browser.kit import MISSING_CHROMIUM, Api
+from tests.events_support import BUS, RecordingBus, feeder, stream_reader
+
+STREAM_POLL_SECONDS = 0.2
 
 
 @pytest.fixture(scope="session")
@@ -46,3 +53,30 @@ def page(browser, request):
 @pytest.fixture
 def api(console):
     return Api(console)
+
+
+@pytest.fixture
+def activity_log(table, gateway, monkeypatch):
+    """make run's stream poller for this test's table: the table's stream through the events function
+    (which writes the activity log) in a thread, one function at a time as the gateway runs them."""
+    monkeypatch.setenv("EVENT_BUS_NAME", BUS)
+    bus = RecordingBus()
+    config.use_bus(bus)
+    reader, events = stream_reader(table), feeder()  # from the stream's start: nothing is missed
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.wait(STREAM_POLL_SECONDS):
+            try:
+                records = reader.read()
+                with server._one_at_a_time:
+                    events.feed(records)
+            except Exception:  # keep polling, as make run's poller does; the test sees what is missing
+                traceback.print_exc()
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    yield bus
+    stop.set()
+    thread.join()
+    config.use_bus(None)

@@ -93,6 +93,31 @@ def test_every_write_route_yields_its_entries_newest_first(bus, stream):
     assert [e["type"] for e in _activity("bolt")] == ["Organization Created"]
 
 
+def test_the_suspension_reason_changes_only_in_operators_entries(bus, stream):
+    # Given an org suspended with a reason, then reactivated
+    create_org("acme")
+    call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "Invoice unpaid"})
+    call("PATCH", "/orgs/acme", {"status": "active"})
+    _publish(stream)
+
+    # When its admin and an operator read its log
+    seen_by_admin = _activity("acme", caller=admin())
+    seen_by_operator = _activity("acme")
+
+    # Then the operator sees the reason come and go; the admin sees the same entries without it
+    updated = [e["changes"] for e in seen_by_operator if e["type"] == "Organization Updated"]
+    assert [c["suspension_reason"] for c in updated] == [
+        {"old": "Invoice unpaid", "new": None},
+        {"old": None, "new": "Invoice unpaid"},
+    ]
+    assert [e["event_id"] + e["type"] for e in seen_by_admin] == [e["event_id"] + e["type"] for e in seen_by_operator]
+    assert "Invoice unpaid" not in str(seen_by_admin)
+    assert [e["changes"]["status"]["new"] for e in seen_by_admin if e["type"] == "Organization Updated"] == [
+        "active",
+        "suspended",
+    ]
+
+
 def test_pages_follow_each_other_without_overlap_or_gap(bus, stream):
     create_org("acme", plan="pro")
     for user_id in ("alice", "bob", "carol", "dave", "erin", "fay", "gus"):

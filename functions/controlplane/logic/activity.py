@@ -39,7 +39,7 @@ def list_activity(org_id: str, limit: int, cursor_token: str | None, caller: Cal
     if page and page[-1]["type"] == _ORG_CREATED:  # the org's first entry: nothing of its log is older
         more = False
     return ActivityPage(
-        items=[ActivityEntry.model_validate(entry) for entry in page],
+        items=[ActivityEntry.model_validate(entry).seen_by(caller.operator) for entry in page],
         next_cursor=cursor.next_cursor(scope, page, "position", more),
     )
 

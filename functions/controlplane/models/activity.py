@@ -1,6 +1,6 @@
 """An org's activity log as the API answers it: the lifecycle events it kept (docs/ACTIVITY.md)."""
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, Field
 
@@ -23,6 +23,17 @@ class ActivityEntry(BaseModel):
     changes: dict[str, Any] | None = Field(
         description="{field: {old, new}} for an update; null for other events", examples=[None]
     )
+
+    def seen_by(self, operator: bool) -> "ActivityEntry":
+        """The entry as a caller may see it: as on the org itself, the suspension's reason is for
+        operators only, so its change is left out of an admin's entry."""
+        if operator or not self.changes or not _OPERATORS_ONLY & self.changes.keys():
+            return self
+        return self.model_copy(update={"changes": {k: v for k, v in self.changes.items() if k not in _OPERATORS_ONLY}})
+
+
+# Org fields whose value only operators see (resources.Org.seen_by), in entries' changes too.
+_OPERATORS_ONLY: Final = frozenset({"suspension_reason"})
 
 
 class ActivityPage(Page):

@@ -1,0 +1,197 @@
+"""The console's tenant status (suspend, reactivate) and activity log, as each role uses them."""
+
+import pytest
+from playwright.sync_api import expect
+
+from local import tokens
+from tests.browser.kit import OPERATOR_TOKEN, shoot, sign_in
+
+pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
+
+REASON = "Invoice 2026-11 unpaid"
+ADMIN_TOKEN = tokens.issue(tokens.ADMIN, "demo", "alice")
+MEMBER_TOKEN = tokens.issue(tokens.MEMBER, "demo", "bob")
+# The stream poller writes the log within a poll; the panel reads it again every 3 seconds.
+ACTIVITY_WAIT_MS = 15_000
+
+
+def seed_demo(api) -> None:
+    api.call("POST", "/orgs", {"org_id": "demo", "name": "Demo Inc", "plan": "pro"})
+    for user_id, role in (("alice", "admin"), ("bob", "member")):
+        api.call(
+            "POST",
+            "/orgs/demo/users",
+            {"user_id": user_id, "name": user_id.title(), "email": f"{user_id}@x.io", "role": role},
+        )
+
+
+def status_section(page):
+    return page.get_by_role("region", name="Status")
+
+
+def test_operator_suspends_an_org_with_a_reason_and_reactivates_it(console, api, page):
+    # Given the demo org, active, on an operator's screen
+    seed_demo(api)
+    sign_in(page, console, OPERATOR_TOKEN)
+    page.get_by_role("link", name="demo").click()
+    expect(status_section(page).get_by_role("definition").first).to_have_text("active")
+    suspend = page.get_by_role("form", name="Suspend the organization")
+    reason = suspend.get_by_label("Reason for suspending (up to 500 characters)")
+    expect(reason).to_have_attribute("maxlength", "500")
+
+    # When the reason is blank, the API's 422 is shown as the API words it, and nothing changes
+    reason.fill("   ")
+    suspend.get_by_role("button", name="Suspend").click()
+    expect(suspend.get_by_role("alert")).to_contain_text("suspension_reason: String should have at least 1 character")
+    assert api.call("GET", "/orgs/demo")["status"] == "active"
+
+    # When they give a reason, the org is suspended and the page shows it with the reason
+    reason.fill(REASON)
+    suspend.get_by_role("button", name="Suspend").click()
+    expect(page.get_by_role("status").filter(has_text="demo is suspended")).to_be_visible()
+    expect(status_section(page).get_by_role("definition").first).to_have_text("suspended")
+    expect(status_section(page)).to_contain_text(REASON)
+    expect(page.get_by_role("form", name="Suspend the organization")).to_have_count(0)
+    # and offers no adding of users, which the API refuses in a suspended org
+    expect(page.get_by_role("form", name="Add a user")).to_have_count(0)
+    expect(page.get_by_text("Reactivate the organization to add users.")).to_be_visible()
+    shoot(page, "operator-org-suspended")
+    stored = api.call("GET", "/orgs/demo")
+    assert (stored["status"], stored["suspension_reason"]) == ("suspended", REASON)
+    assert stored["suspended_at"]
+
+    # And the organizations list shows it suspended, with the reason
+    page.get_by_role("link", name="Organizations").click()
+    row = page.get_by_role("row").filter(has=page.get_by_role("link", name="demo"))
+    expect(row).to_contain_text(f"suspended ({REASON})")
+    shoot(page, "operator-orgs-suspended")
+
+    # When they reactivate it, it is active again with no reason left
+    page.get_by_role("link", name="demo").click()
+    page.get_by_role("button", name="Reactivate").click()
+    expect(page.get_by_role("status").filter(has_text="demo is active again.")).to_be_visible()
+    expect(status_section(page).get_by_role("definition").first).to_have_text("active")
+    expect(status_section(page)).not_to_contain_text(REASON)
+    expect(page.get_by_role("form", name="Add a user")).to_be_visible()
+    stored = api.call("GET", "/orgs/demo")
+    assert (stored["status"], stored["suspension_reason"], stored["suspended_at"]) == ("active", None, None)
+
+
+def test_admin_sees_the_status_but_no_reason_and_may_not_suspend(console, api, page, monkeypatch):
+    # Given an admin on their org's page, whose authorizer decision stays cached for an hour
+    monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "3600")
+    seed_demo(api)
+    sign_in(page, console, ADMIN_TOKEN)
+    expect(status_section(page).get_by_role("definition").first).to_have_text("active")
+    expect(page.get_by_role("button", name="Suspend")).to_have_count(0)
+
+    # When an operator suspends the org and the admin reloads within the cache's lifetime
+    api.call("PATCH", "/orgs/demo", {"status": "suspended", "suspension_reason": REASON})
+    page.reload()
+
+    # Then they see the status, not the reason (operators only), and neither button
+    expect(status_section(page).get_by_role("definition").first).to_have_text("suspended")
+    expect(status_section(page)).to_contain_text("Suspended since")
+    expect(page.get_by_text(REASON)).to_have_count(0)
+    expect(page.get_by_role("button", name="Suspend")).to_have_count(0)
+    expect(page.get_by_role("button", name="Reactivate")).to_have_count(0)
+    shoot(page, "admin-org-suspended-cached")
+
+
+@pytest.mark.parametrize("token", [ADMIN_TOKEN, MEMBER_TOKEN], ids=["admin", "member"])
+def test_a_suspended_orgs_users_see_the_apis_message_and_get_back_in_once_reactivated(
+    console, api, page, monkeypatch, token
+):
+    # Given a suspended org, and an authorizer that decides each request afresh
+    monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "0")
+    seed_demo(api)
+    api.call("PATCH", "/orgs/demo", {"status": "suspended", "suspension_reason": REASON})
+
+    # When one of its users opens the console
+    sign_in(page, console, token)
+
+    # Then one page says so in the API's words, and nothing else of the org is shown
+    expect(page.get_by_role("heading", name="Organization demo is suspended", level=1)).to_be_visible()
+    expect(page.get_by_role("button", name="Try again")).to_be_visible()
+    expect(page.get_by_role("region")).to_have_count(0)
+    expect(page.get_by_text(REASON)).to_have_count(0)
+    shoot(page, f"suspended-org-{tokens.decode(token)['custom:role']}")
+
+    # When an operator reactivates it, trying again opens their page
+    api.call("PATCH", "/orgs/demo", {"status": "active"})
+    page.get_by_role("button", name="Try again").click()
+    expect(page.get_by_role("heading", name="Organization demo is suspended")).to_have_count(0)
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    expect(page.get_by_role("heading", level=1)).to_have_text(
+        "Organization demo" if token == ADMIN_TOKEN else "Bob (bob)"
+    )
+
+
+def test_admin_sees_the_activity_of_what_they_just_did(console, api, page, activity_log):
+    # Given the demo org and its admin on its page
+    seed_demo(api)
+    sign_in(page, console, ADMIN_TOKEN)
+    panel = page.get_by_role("region", name="Activity")
+    expect(panel).to_be_visible()
+
+    # When they rename the org and add a user
+    rename = page.get_by_role("form", name="Rename the organization")
+    rename.get_by_label("Organization name").fill("Demo Industries")
+    rename.get_by_role("button", name="Rename").click()
+    expect(page.get_by_role("heading", name="Demo Industries")).to_be_visible()
+    form = page.get_by_role("form", name="Add a user")
+    form.get_by_label("User id").fill("dave")
+    form.get_by_label("Full name").fill("Dave")
+    form.get_by_label("E-mail").fill("dave@x.io")
+    form.get_by_role("button", name="Add user").click()
+    expect(page.get_by_role("status").filter(has_text="Added dave.")).to_be_visible()
+
+    # Then the panel shows both, newest first, with who did it and what changed
+    entries = panel.get_by_role("row").filter(has=page.get_by_role("cell", name="you (local-demo-alice)"))
+    expect(entries).to_have_count(2, timeout=ACTIVITY_WAIT_MS)
+    expect(entries.nth(0)).to_contain_text("User Created")
+    expect(entries.nth(0)).to_contain_text("user dave")
+    expect(entries.nth(1)).to_contain_text("Organization Updated")
+    expect(entries.nth(1)).to_contain_text("name: Demo Inc → Demo Industries")
+    # And the operator's setup is there too, older, under the operator's name
+    expect(panel.get_by_role("row").filter(has_text="Organization Created")).to_contain_text("local-operator")
+    expect(panel.get_by_role("row").filter(has_text="Organization Created")).to_have_count(1)
+    shoot(page, "admin-activity")
+
+
+def test_operator_sees_a_plan_change_in_the_activity_and_pages_through_it(console, api, page, activity_log):
+    # Given an org with more entries than a page (created + 11 users)
+    api.call("POST", "/orgs", {"org_id": "demo", "name": "Demo Inc", "plan": "pro"})
+    for n in range(11):
+        api.call("POST", "/orgs/demo/users", {"user_id": f"u{n:02d}", "name": f"U {n}", "email": f"u{n}@x.io"})
+    sign_in(page, console, OPERATOR_TOKEN)
+    page.get_by_role("link", name="demo").click()
+
+    # When the operator moves it to enterprise
+    page.get_by_role("form", name="Change the plan").get_by_label("Plan").select_option("enterprise")
+    page.get_by_role("button", name="Change plan").click()
+
+    # Then the change is on top, and "Load more" reaches the org's creation
+    panel = page.get_by_role("region", name="Activity")
+    expect(panel.get_by_role("row").filter(has_text="plan: pro → enterprise").first).to_be_visible(
+        timeout=ACTIVITY_WAIT_MS
+    )
+    expect(panel.get_by_role("row").filter(has_text="Organization Created")).to_have_count(0)
+    panel.get_by_role("button", name="Load more").click()
+    expect(panel.get_by_role("row").filter(has_text="Organization Created")).to_have_count(1)
+    expect(panel.get_by_role("row").filter(has_text="User Created")).to_have_count(11)
+    expect(panel.get_by_role("button", name="Load more")).to_be_hidden()
+
+
+def test_member_sees_no_activity_panel(console, api, page, activity_log):
+    seed_demo(api)
+    sign_in(page, console, MEMBER_TOKEN)
+    expect(page.get_by_role("heading", name="Bob (bob)", level=1)).to_be_visible()
+
+    page.get_by_role("link", name="Organization").click()
+
+    expect(page.get_by_role("region", name="Users")).to_be_visible()
+    expect(page.get_by_role("region", name="Status")).to_be_visible()
+    expect(page.get_by_role("region", name="Activity")).to_have_count(0)
+    status, _, answer = api.raw("GET", "/orgs/demo/activity", token=MEMBER_TOKEN)
+    assert status == 403, answer  # the panel would be the API's refusal
