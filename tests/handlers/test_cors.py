@@ -39,3 +39,17 @@ def test_no_configured_origins_means_no_cors_headers(monkeypatch):
     app.get("/ping")(lambda: {"ok": True})
 
     assert "Access-Control-Allow-Origin" not in _get(app, "https://app.example.com")
+
+
+def test_a_refusal_of_the_entry_point_names_a_configured_origin_too(app):
+    # Given a request with no caller, refused before the resolver runs
+    event = build_event("GET", "/orgs/acme", headers={"Origin": ["https://admin.example.com"]})
+    event["requestContext"].pop("authorizer", None)
+
+    # When the entry point answers it
+    response = app.entry_point()(event, LambdaContext(function_name="test"))
+
+    # Then a browser on that origin may read the 401's body
+    headers = {name: values[-1] for name, values in response["multiValueHeaders"].items()}
+    assert response["statusCode"] == 401
+    assert headers["Access-Control-Allow-Origin"] == "https://admin.example.com"
