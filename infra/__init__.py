@@ -1,1 +1,2 @@
-"""The CDK app's constructs: one stack of a table, three functions and a REST API."""
+"""The CDK app's constructs: one stack of a table, the API functions and their Lambda authorizer, the
+events and tenant-keys functions, a REST API with usage plans, the bus and the console."""
