@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
 
-from controlplane.http.auth import OPERATORS_GROUP
+from controlplane.logic.access import OPERATORS_GROUP
 from controlplane.http.routes import ROUTES, Route
 
 STAGE = "local"

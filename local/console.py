@@ -11,6 +11,7 @@ import json
 import mimetypes
 import os
 
+from controlplane.http.errors import error_body
 from local import ROOT
 
 CONSOLE_DIR = ROOT / "console"
@@ -52,7 +53,7 @@ def answer(path: str) -> Answer:
     root = CONSOLE_DIR.resolve()
     file = (root / relative).resolve()
     if not file.is_relative_to(root) or not file.is_file():
-        body = {"error": {"code": "not_found", "message": f"No console file {relative}", "request_id": "-"}}
+        body = error_body("not_found", f"No console file {relative}", "-")
         compact = json.dumps(body, separators=(",", ":")).encode()  # every error body in the functions' style
         return 404, [("Content-Type", "application/json"), *SECURITY_HEADERS], compact
     kind = _TYPES.get(file.suffix) or mimetypes.guess_type(file.name)[0] or "application/octet-stream"

@@ -24,7 +24,7 @@ from typing import Any
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
-from controlplane.http.auth import ADMIN, MEMBER
+from controlplane.logic.access import ADMIN, MEMBER
 from local import ROOT
 from local.apigw import OPERATOR, claims
 

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from controlplane.http.auth import ADMIN, MEMBER
+from controlplane.logic.access import ADMIN, MEMBER
 from controlplane.http.routes import ORGANIZATIONS
 from local.apigw import OPERATOR_CONTEXT, Reply, authorizer_context, call, run
 

@@ -10,7 +10,7 @@ import pytest
 
 from controlplane.dal.api_keys import ApiKeys, key_name_prefix
 from controlplane.dal.table import api_table
-from controlplane.http import tenant_keys
+from controlplane.dal import tenant_keys
 from ops import tenant_keys as ops
 from tests.api import call, create_org
 

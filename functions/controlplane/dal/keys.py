@@ -16,7 +16,7 @@ Callers pass validated ids only (see ``ids``); a ``#`` in an id would let one ke
 
 from typing import Any
 
-from controlplane.dal.schema import GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY
+from controlplane.dal.schema import GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
 
 # The ``entity`` attribute of each item.
 ORG, USER, TICKET, SWEEP, ACTIVITY = "org", "user", "ticket", "sweep", "activity"
@@ -76,6 +76,20 @@ def ticket_keys(org_id: str, user_id: str, ticket_id: str) -> dict[str, str]:
 def idempotency_partition(org_id: str) -> str:
     """Where Powertools keeps an org's idempotency records (``operators`` for org creation)."""
     return f"IDEMPOTENCY#{org_id}"
+
+
+def idempotency_layout(org_id: str | None) -> dict[str, str]:
+    """Where Powertools' idempotency records go in the single table, as its DynamoDB persistence
+    layer's keyword arguments: ``PK = IDEMPOTENCY#<org>`` (one partition per tenant, so no tenant's
+    retries heat another's partition; operators' org creations, with no org in their path, use
+    ``IDEMPOTENCY#operators``), ``SK`` = Powertools' hash of the request, and the table's TTL
+    attribute for its expiry."""
+    return {
+        "key_attr": PARTITION_KEY,
+        "sort_key_attr": SORT_KEY,
+        "static_pk_value": idempotency_partition(org_id or "operators"),
+        "expiry_attr": TTL_ATTRIBUTE,
+    }
 
 
 def sweep_key(org_id: str, user_id: str) -> dict[str, str]:

@@ -9,7 +9,7 @@ here is refused to everyone but operators. Paths use API Gateway's ``{param}`` s
 
 from typing import Any, NamedTuple
 
-from controlplane.http.auth import ADMIN, ANYONE, MEMBER, OWNER, SELF
+from controlplane.logic.access import ADMIN, ANYONE, MEMBER, OWNER, SELF
 from controlplane.models.activity import ActivityPage
 from controlplane.models.resources import (
     DeletionAccepted,

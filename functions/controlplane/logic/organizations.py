@@ -7,9 +7,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 from controlplane.dal import cursor, keys, stamps
 from controlplane.dal.conditions import Expect, Item, version_is
 from controlplane.dal.table import api_table
-from controlplane.http.auth import Caller, authorize_fields
+from controlplane.logic.access import Caller, authorize_fields
 from controlplane.models import errors, plans
-from controlplane.models.errors import AlreadyExists, ApiError, QuotaExceeded
+from controlplane.models.errors import ApiError, QuotaExceeded
 from controlplane.models.resources import (
     ACTIVE,
     SUSPENDED,
@@ -47,7 +47,7 @@ def create_org(body: OrgCreate, caller: Caller) -> Org:
     seats = {plans.USER_COUNT: 0, plans.USER_LIMIT: plans.limit(body.plan)}
     attributes = {**body.model_dump(), "status": ACTIVE, **seats}
     item = stamps.new_item(keys.org_keys(body.org_id), keys.ORG, attributes, caller.subject)
-    api_table().put_new(item, exists=AlreadyExists(f"Organization {body.org_id} already exists"))
+    api_table().put_new(item, exists=errors.org_exists(body.org_id))
     metrics.add_metric(name="OrganizationCreated", unit=MetricUnit.Count, value=1)
     return Org.from_item(item)
 

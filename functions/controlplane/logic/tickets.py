@@ -5,9 +5,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 from controlplane.dal import cursor, keys, stamps, transactions
 from controlplane.dal.conditions import Expect, Item, version_is
 from controlplane.dal.table import api_table
-from controlplane.http.auth import Caller
+from controlplane.logic.access import Caller
 from controlplane.models import errors
-from controlplane.models.errors import AlreadyExists, Forbidden
+from controlplane.models.errors import Forbidden
 from controlplane.models.ids import new_ulid
 from controlplane.models.resources import Ticket, TicketCreate, TicketPage, TicketUpdate
 from controlplane.observability import metrics
@@ -28,7 +28,7 @@ def create_ticket(org_id: str, user_id: str, body: TicketCreate, caller: Caller)
         keys.user_key(org_id, user_id),
         item,
         parent_missing=errors.user_missing(org_id, user_id),
-        exists=AlreadyExists(f"Ticket {ticket_id} already exists"),
+        exists=errors.ticket_exists(ticket_id),
     )
     metrics.add_metric(name="TicketCreated", unit=MetricUnit.Count, value=1)
     return Ticket.model_validate(item)

@@ -10,10 +10,10 @@ from controlplane.dal.conditions import Expect, Item, check_version, version_is
 from controlplane.dal.directory import SYNCED
 from controlplane.dal.table import api_table
 from controlplane.dal.transactions import Counter
-from controlplane.http.auth import Caller, authorize_fields
 from controlplane.logic import cascade, organizations, tickets
+from controlplane.logic.access import Caller, authorize_fields
 from controlplane.models import errors, plans
-from controlplane.models.errors import AlreadyExists, ApiError, OrgSuspended, QuotaExceeded, ServiceUnavailable
+from controlplane.models.errors import ApiError, OrgSuspended, QuotaExceeded, ServiceUnavailable
 from controlplane.models.resources import SUSPENDED, Ticket, User, UserCreate, UserPage, UserUpdate, UserWithTickets
 from controlplane.observability import logger, metrics
 
@@ -70,7 +70,7 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
         keys.org_key(org_id),
         item,
         SEATS,
-        exists=AlreadyExists(f"User {body.user_id} already exists in organization {org_id}"),
+        exists=errors.user_exists(org_id, body.user_id),
         parent_refused=_seat_refused(org_id),
         parent_unmarked=stamps.DELETING,
         parent_not=("status", SUSPENDED),
