@@ -67,6 +67,7 @@ _EVERY_API_FUNCTION = {
     "http.docs",
     "http.errors",  # the error contract's statuses and body, out of models.errors and http.responses (#28)
     "logic.access",  # the caller's rules, out of http.auth (#28)
+    "logic.refusals",  # what a failed write condition means: dal reports it, logic decides (#28)
     "dal.outage",  # outage detection, out of models.errors (#28)
     "http.examples",  # the error examples of http.docs, split from it (one concern each)
     "models.problems",  # validation problems in plain words (since f23)

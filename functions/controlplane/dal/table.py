@@ -14,9 +14,9 @@ from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.dal.codec import from_dynamo, to_dynamo
-from controlplane.dal.conditions import Expect, Item, Params, condition, refused
+from controlplane.dal.conditions import ConditionFailed, Expect, Item, Params, condition
 from controlplane.dal.schema import GSI1_NAME, GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY
-from controlplane.models.errors import ApiError, NotFound, ServiceUnavailable
+from controlplane.models.errors import ServiceUnavailable
 from controlplane.observability import tracer
 
 if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
@@ -37,12 +37,10 @@ def serialized(request: Params) -> Params:
 
 
 @contextmanager
-def translate(condition_failed: ApiError | None = None, expects: tuple[Expect, ...] = ()) -> Iterator[None]:
-    """Turn DynamoDB's error codes into domain errors; anything unexpected propagates.
+def translate() -> Iterator[None]:
+    """Turn DynamoDB's error codes into ours; anything unexpected propagates.
 
-    - ConditionalCheckFailed: ``condition_failed`` (the item is missing, or already exists), unless
-      DynamoDB returned the item (``ReturnValuesOnConditionCheckFailure``) and it fails one of
-      ``expects``: then that expectation's error.
+    - ConditionalCheckFailed: ``ConditionFailed`` with the item DynamoDB returned, if it did.
     - Throttling, once botocore's retries are spent: 503.
     """
     try:
@@ -52,8 +50,8 @@ def translate(condition_failed: ApiError | None = None, expects: tuple[Expect, .
         # attribute map, so read it untyped.
         response = cast(dict[str, Any], error.response)
         code = response["Error"]["Code"]
-        if code == "ConditionalCheckFailedException" and condition_failed:
-            raise refused(condition_failed, expects, from_dynamo(response.get("Item") or {})) from None
+        if code == "ConditionalCheckFailedException":
+            raise ConditionFailed(from_dynamo(response["Item"]) if response.get("Item") else None) from None
         if code in THROTTLING:
             raise ServiceUnavailable(BUSY) from None
         raise
@@ -76,8 +74,9 @@ class Table:
         return from_dynamo(response["Item"]) if "Item" in response else None
 
     @tracer.capture_method
-    def put_new(self, item: Item, exists: ApiError) -> None:
-        with translate(exists):
+    def put_new(self, item: Item) -> None:
+        """Write ``item`` only if there is none at its key (else ``ConditionFailed``)."""
+        with translate():
             self.client.put_item(
                 TableName=self.name,
                 Item=to_dynamo(item),
@@ -97,7 +96,6 @@ class Table:
         key: Key,
         attribute: str,
         value: object,
-        missing: ApiError,
         expects: tuple[Expect, ...] = (),
         alongside: dict[str, Any] | None = None,
     ) -> Item:
@@ -110,7 +108,7 @@ class Table:
             f":m{i}": mark for i, mark in enumerate(marks.values())
         }
         assignments = ", ".join(f"#m{i} = if_not_exists(#m{i}, :m{i})" for i in range(len(marks)))
-        with translate(missing, expects):
+        with translate():
             response = self.client.update_item(
                 TableName=self.name,
                 Key=to_dynamo(key),
@@ -126,7 +124,6 @@ class Table:
         key: Key,
         changes: Item,
         now: str,
-        missing: ApiError,
         expects: tuple[Expect, ...] = (),
         *,
         kept: frozenset[str] = frozenset(),
@@ -147,7 +144,7 @@ class Table:
         request = condition(expects)
         request["ExpressionAttributeNames"] |= names
         request["ExpressionAttributeValues"] = request.get("ExpressionAttributeValues", {}) | values
-        with translate(missing, expects):
+        with translate():
             response = self.client.update_item(
                 TableName=self.name,
                 Key=to_dynamo(key),
@@ -158,8 +155,9 @@ class Table:
         return from_dynamo(response["Attributes"])
 
     @tracer.capture_method
-    def delete(self, key: Key, missing: ApiError, expects: tuple[Expect, ...] = ()) -> None:
-        with translate(missing, expects):
+    def delete(self, key: Key, expects: tuple[Expect, ...] = ()) -> None:
+        """Delete the item at ``key`` if it exists and meets ``expects`` (else ``ConditionFailed``)."""
+        with translate():
             self.client.delete_item(TableName=self.name, Key=to_dynamo(key), **serialized(condition(expects)))
 
     @tracer.capture_method
@@ -218,19 +216,18 @@ class Table:
         self,
         partition: str,
         parent: str,
-        missing: NotFound,
         limit: int,
         on_index: bool = False,
         newest_first: bool = False,
         between: tuple[str, str] | None = None,
-    ) -> tuple[Item, list[Item], bool]:
+    ) -> tuple[Item, list[Item], bool] | None:
         """A parent item and the first ``limit`` items after it in its collection (or in the sort-key
         range ``between``), in one request: the parent sorts first (an org before its users, a user
-        before its tickets newest-first). The parent's ``entity`` is ``parent``, its absence
-        ``missing``; the flag says whether more items follow."""
+        before its tickets newest-first). The parent's ``entity`` is ``parent``; None
+        without it. The flag says whether more items follow."""
         found, last = self.query(
             partition, limit=limit + 1, on_index=on_index, newest_first=newest_first, between=between
         )
         if not found or found[0]["entity"] != parent:
-            raise missing
+            return None
         return found[0], found[1:], last is not None

@@ -5,7 +5,6 @@ contract, with the very messages the code answers: each example is made by the c
 from collections.abc import Callable
 from typing import Any
 
-from controlplane.dal.conditions import check_version
 from controlplane.dal.cursor import INVALID
 from controlplane.http import routes
 from controlplane.http.auth import caller_from
@@ -21,6 +20,7 @@ from controlplane.http.errors import (
     send_as,
 )
 from controlplane.logic.access import ADMIN, Caller, authorize
+from controlplane.logic.refusals import check_version
 from controlplane.models import errors
 from controlplane.models.errors import ApiError, QuotaExceeded
 from controlplane.models.ids import EMAIL_PATTERN
