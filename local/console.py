@@ -63,7 +63,7 @@ def answer(path: str) -> Answer:
 def sign_in_links(base_url: str, org_id: str | None = None) -> str:
     """One sign-in link per role: the operator, and make seed's demo admin and member."""
     from local import tokens
-    from local.seed import DEMO_ORG, demo_users
+    from local.demo import DEMO_ORG, demo_users
 
     org_id = org_id or DEMO_ORG
     admin, member = demo_users()
