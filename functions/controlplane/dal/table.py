@@ -4,6 +4,10 @@ error codes into domain errors.
 Operations are domain-agnostic (put if absent, query a page, update if present...). Callers pass
 the domain error to raise when a condition fails, so DynamoDB's error codes never leave the data
 layer. Transactions are in ``transactions``, batch writes in ``batches``.
+
+Not wrapped in tracer subsegments of their own: each method is one DynamoDB call, which the
+tracer's patched botocore already records as a subsegment (operation, table, duration), and a
+wrapper would add its cost to every request and put the items it returns in the trace's metadata.
 """
 
 from collections.abc import Iterator
@@ -17,7 +21,6 @@ from controlplane.dal.codec import from_dynamo, to_dynamo
 from controlplane.dal.conditions import ConditionFailed, Expect, Item, Params, condition
 from controlplane.dal.schema import GSI1_NAME, GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY
 from controlplane.models.errors import ServiceUnavailable
-from controlplane.observability import tracer
 
 if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
     from types_boto3_dynamodb import DynamoDBClient
@@ -67,13 +70,11 @@ class Table:
         self.client = client
         self.name = name
 
-    @tracer.capture_method
     def get(self, key: Key, consistent: bool = False) -> Item | None:
         with translate():
             response = self.client.get_item(TableName=self.name, Key=to_dynamo(key), ConsistentRead=consistent)
         return from_dynamo(response["Item"]) if "Item" in response else None
 
-    @tracer.capture_method
     def put_new(self, item: Item) -> None:
         """Write ``item`` only if there is none at its key (else ``ConditionFailed``)."""
         with translate():
@@ -84,13 +85,11 @@ class Table:
                 ExpressionAttributeNames={"#pk": PARTITION_KEY},
             )
 
-    @tracer.capture_method
     def put(self, item: Item) -> None:
         """Write ``item`` whatever is there (the cascade's own bookkeeping)."""
         with translate():
             self.client.put_item(TableName=self.name, Item=to_dynamo(item))
 
-    @tracer.capture_method
     def mark(
         self,
         key: Key,
@@ -118,7 +117,6 @@ class Table:
             )
         return from_dynamo(response["Attributes"])
 
-    @tracer.capture_method
     def update(
         self,
         key: Key,
@@ -154,13 +152,11 @@ class Table:
             )
         return from_dynamo(response["Attributes"])
 
-    @tracer.capture_method
     def delete(self, key: Key, expects: tuple[Expect, ...] = ()) -> None:
         """Delete the item at ``key`` if it exists and meets ``expects`` (else ``ConditionFailed``)."""
         with translate():
             self.client.delete_item(TableName=self.name, Key=to_dynamo(key), **serialized(condition(expects)))
 
-    @tracer.capture_method
     def query(
         self,
         partition: str,
