@@ -36,9 +36,9 @@ _SEAT_FREE = (
 
 
 @tracer.capture_method
-def put_child(table: Table, parent: Key, item: Item, parent_unmarked: str | None = None) -> None:
-    """Create ``item`` only if ``parent`` exists (and does not carry the mark ``parent_unmarked``)
-    and ``item`` does not, in one transaction. Refused: action 0, the parent; action 1, the item."""
+def put_child(table: Table, parent: Key, item: Item) -> None:
+    """Create ``item`` only if ``parent`` exists and ``item`` does not, in one transaction.
+    Refused: action 0, the parent; action 1, the item."""
     names = {"#pk": PARTITION_KEY}
     parent_check: ConditionCheckTypeDef = {
         "TableName": table.name,
@@ -46,9 +46,6 @@ def put_child(table: Table, parent: Key, item: Item, parent_unmarked: str | None
         "ConditionExpression": "attribute_exists(#pk)",
         "ExpressionAttributeNames": names,
     }
-    if parent_unmarked:
-        parent_check["ConditionExpression"] += " AND attribute_not_exists(#mark)"
-        parent_check["ExpressionAttributeNames"] = {**names, "#mark": parent_unmarked}
     request: list[TransactWriteItemTypeDef] = [
         {"ConditionCheck": parent_check},
         {
