@@ -16,11 +16,11 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 
-from bench import cost_model, limited
-from bench.harness import Section, recording
+from bench import limited
+from bench.harness import Section, call, recording
 from controlplane import config
 from local import ROOT, tokens
-from local.apigw import Reply, call, match
+from local.apigw import Reply, match
 
 ORG = "cost"
 MEMORY_SIZES = (256, 512, 1024, 1769)
@@ -171,6 +171,8 @@ def run(iterations: int) -> Section:
 
         with recording(handler.dynamodb(), capacity=True) as recorder:
             handler.lambda_handler(decision, None)
-        authorizer_units = sum(exchange.response["ConsumedCapacity"]["CapacityUnits"] for exchange in recorder.exchanges)
+        authorizer_units = sum(
+            exchange.response["ConsumedCapacity"]["CapacityUnits"] for exchange in recorder.exchanges
+        )
         times, log_bytes = timings(iterations, decision)
     return cost_report.report(title, units, authorizer_units, times, log_bytes + PLATFORM_LOG_BYTES)

@@ -17,8 +17,7 @@ ADVICE = {
     "chosen here, and less work per call (imports, validation), are the levers",
     cost_model.DYNAMODB: "write units dominate: smaller items (1 KB rounds up), fewer index entries "
     "per write (a projection that leaves out what changes), no transaction where one write does",
-    cost_model.AUTHORIZER: "a longer authorizer cache TTL raises the hit rate (suspension then takes "
-    "longer to bite)",
+    cost_model.AUTHORIZER: "a longer authorizer cache TTL raises the hit rate (suspension then takes longer to bite)",
     cost_model.LOGS: "log less per call: LOG_LEVEL, or the infrequent-access log class",
 }
 
@@ -36,7 +35,9 @@ def report(
 ) -> Section:
     from infra.constants import AUTHORIZER_FUNCTION, MEMORY_MB
 
-    routes_of = {function: [str(r) for r in ROUTES if r.function == function and str(r) in units] for function in FUNCTIONS}
+    routes_of = {
+        function: [str(r) for r in ROUTES if r.function == function and str(r) in units] for function in FUNCTIONS
+    }
     routes_of[AUTHORIZER] = [AUTHORIZER]
     deployed = {**{f: MEMORY_MB[f] for f in FUNCTIONS}, AUTHORIZER: MEMORY_MB[AUTHORIZER_FUNCTION]}
     chosen, memory_rows = {}, []
@@ -47,7 +48,9 @@ def report(
         cells = [f"{ms(sum(p50[m]))} ms, ${_dollars(lambda_cost[m])}" for m in MEMORY_SIZES]
         memory_rows.append([function, len(labels), *cells, f"{chosen[function]} MB", f"{deployed[function]} MB"])
 
-    authorizer = cost_model.Use(chosen[AUTHORIZER], times[chosen[AUTHORIZER]][AUTHORIZER], authorizer_units, 0, log_bytes)
+    authorizer = cost_model.Use(
+        chosen[AUTHORIZER], times[chosen[AUTHORIZER]][AUTHORIZER], authorizer_units, 0, log_bytes
+    )
     dollars, route_rows = {}, []
     for route in ROUTES:
         label = str(route)
@@ -59,7 +62,18 @@ def report(
         dollars[label] = cost_model.per_call(use, authorizer, CACHE_HIT_RATE)
         parts = [_dollars(dollars[label][part] * 1e6) for part in cost_model.PARTS]
         total = _dollars(sum(dollars[label].values()) * 1e6)
-        route_rows.append([f"`{label}`", route.function, f"{memory} MB", ms(use.ms), f"{use.read_units:g}", f"{use.write_units:g}", *parts, total])
+        route_rows.append(
+            [
+                f"`{label}`",
+                route.function,
+                f"{memory} MB",
+                ms(use.ms),
+                f"{use.read_units:g}",
+                f"{use.write_units:g}",
+                *parts,
+                total,
+            ]
+        )
 
     monthly = cost_model.month(PROFILE, dollars)
     total = sum(monthly.values())
@@ -70,7 +84,10 @@ def report(
     profile_rows = [[f"`{label}`", f"{count:,}"] for label, count in PROFILE.items()]
 
     goals = [
-        (f"cost: {function}'s memory in infra/constants.py is the measured choice ({chosen[function]} MB)", chosen[function] == deployed[function])
+        (
+            f"cost: {function}'s memory in infra/constants.py is the measured choice ({chosen[function]} MB)",
+            chosen[function] == deployed[function],
+        )
         for function in chosen
     ]
     body = (
@@ -103,7 +120,6 @@ def report(
         + "\n\n"
         + markdown(["Part", "Dollars a month", "Share"], month_rows)
         + f"\n\n{dominant} dominates ({monthly[dominant] / total:.0%}). What a user could change: "
-        f"{ADVICE[dominant]}.\n\n"
-        + "\n".join(f"- {verdict(ok)}: {goal}" for goal, ok in goals)
+        f"{ADVICE[dominant]}.\n\n" + "\n".join(f"- {verdict(ok)}: {goal}" for goal, ok in goals)
     )
     return Section(title, body, goals)

@@ -10,11 +10,11 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
+from bench.harness import call
 from bench.stats import markdown
 from controlplane.dal import keys
 from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
 from controlplane.http.routes import ROUTES
-from local.apigw import call
 
 ROUTE = ("POST", "/orgs/{org_id}/user-imports")
 IMPORT_USERS = 1_000
