@@ -97,7 +97,13 @@ def measure(args: argparse.Namespace) -> list[Section]:
         # A third of the rounds: each is a lifecycle of 17 calls, at each of 4 memory sizes.
         step("cost", lambda: cost.run(max(3, args.iterations // 3)))
         step("noisy", noisy.run)
-    return sorted(sections, key=lambda section: section.title)
+    return sorted(sections, key=order)
+
+
+def order(section: Section) -> tuple[float, str]:
+    """By the section's number (10 after 9), the unnumbered last."""
+    number = section.title.split(".", 1)[0]
+    return (int(number) if number.isdigit() else float("inf"), section.title)
 
 
 def report(args: argparse.Namespace, sections: list[Section], minutes: float) -> str:

@@ -22,6 +22,11 @@ ADVICE = {
 }
 
 
+def _price(value: float) -> str:
+    """A list price as the pricing pages print it: cents at least ($0.20), more digits where it has them."""
+    return f"{value:.2f}" if round(value, 2) == value else f"{value:g}"
+
+
 def _dollars(value: float) -> str:
     return f"{value:,.2f}" if value >= 0.01 or value == 0 else f"{value:.4f}"
 
@@ -92,11 +97,11 @@ def report(
     ]
     body = (
         f"Prices: `bench/prices.py`, {prices.REGION}, read on {prices.READ_ON}: Lambda arm64 "
-        f"${prices.LAMBDA_GB_SECOND:.10f} per GB-second and ${prices.LAMBDA_PER_MILLION_REQUESTS} per million "
-        f"requests, API Gateway REST ${prices.API_GATEWAY_REST_PER_MILLION} per million calls, DynamoDB "
-        f"on-demand ${prices.DYNAMODB_PER_MILLION_WRITE_UNITS} per million write and "
-        f"${prices.DYNAMODB_PER_MILLION_READ_UNITS} per million read units, CloudWatch Logs "
-        f"${prices.CLOUDWATCH_LOGS_PER_GB} per GB; no free tier.\n\n"
+        f"${prices.LAMBDA_GB_SECOND:.10f} per GB-second and ${_price(prices.LAMBDA_PER_MILLION_REQUESTS)} per million "
+        f"requests, API Gateway REST ${_price(prices.API_GATEWAY_REST_PER_MILLION)} per million calls, DynamoDB "
+        f"on-demand ${_price(prices.DYNAMODB_PER_MILLION_WRITE_UNITS)} per million write and "
+        f"${_price(prices.DYNAMODB_PER_MILLION_READ_UNITS)} per million read units, CloudWatch Logs "
+        f"${_price(prices.CLOUDWATCH_LOGS_PER_GB)} per GB; no free tier.\n\n"
         "**Memory.** Each function's routes (a lifecycle of one user and one ticket: `bench/cost.py`) "
         "timed in a child process held to each memory size's CPU share (section 6's cgroup quota); the "
         "sum of its routes' p50 and what a million calls of each of them cost in Lambda. The choice: the "
