@@ -5,12 +5,12 @@ import * as auth from "./auth.js";
 import { alert, field, flashBox, form, h, link, replace } from "./dom.js";
 import { orgScreen } from "./org.js";
 import { orgsScreen } from "./orgs.js";
+import { go, onRender, takeFlash } from "./router.js";
 import { ticketScreen } from "./ticket.js";
 import { userScreen } from "./user.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
-let pendingFlash = null;
 
 const ROUTES = [
   [/^#\/orgs$/, () => orgsScreen],
@@ -24,18 +24,6 @@ function home(who) {
   if (who.operator) return "#/orgs";
   if (who.role === "admin") return `#/orgs/${encodeURIComponent(who.orgId)}`;
   return `#/orgs/${encodeURIComponent(who.orgId)}/users/${encodeURIComponent(who.userId)}`;
-}
-
-// Re-render the current screen, optionally with a message at its top ("Added bob.").
-export function refresh(flash) {
-  pendingFlash = flash || null;
-  render();
-}
-
-export function go(hash, flash) {
-  pendingFlash = flash || null;
-  if (location.hash === hash) render();
-  else location.hash = hash;
 }
 
 function showSignIn(message) {
@@ -112,8 +100,7 @@ async function render() {
     return;
   }
   const params = hash.match(route[0]).slice(1).map(decodeURIComponent);
-  const flash = pendingFlash;
-  pendingFlash = null;
+  const flash = takeFlash();
   const screen = h("div", {});
   replace(main, flashBox(flash), screen);
   await route[1]()(screen, who, ...params);
@@ -154,6 +141,7 @@ async function start() {
   }
   const failure = await auth.takeTokenFromAddress();
   if (failure) return showSignIn(failure);
+  onRender(render);
   window.addEventListener("hashchange", render);
   render();
 }

@@ -1,9 +1,9 @@
 // Organization: name and plan, the seats bar, status, users (paginated, add one) and activity.
 
 import * as api from "./api.js";
-import { refresh } from "./app.js";
 import { alert, field, form, h, link, loading, pagedList, replace, select } from "./dom.js";
 import { seatsText, statusOf } from "./orgs.js";
+import { refresh } from "./router.js";
 
 const ROLES = ["member", "admin"];
 

@@ -1,8 +1,8 @@
 // Organizations (operators): the list with plan, status and seats, and creating one.
 
 import * as api from "./api.js";
-import { go } from "./app.js";
 import { field, form, h, link, pagedList, select } from "./dom.js";
+import { go } from "./router.js";
 
 export function seatsText(org) {
   const used = org.usage.users === null ? "?" : org.usage.users;

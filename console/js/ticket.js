@@ -2,8 +2,8 @@
 // Deleting asks first.
 
 import * as api from "./api.js";
-import { go, refresh } from "./app.js";
 import { alert, field, h, loading, select } from "./dom.js";
+import { go, refresh } from "./router.js";
 
 const STATUSES = ["open", "pending", "solved", "closed"];
 const PRIORITIES = ["low", "normal", "high", "urgent"];
