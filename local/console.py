@@ -17,7 +17,9 @@ from local import ROOT, running
 
 CONSOLE_DIR = ROOT / "console"
 PREFIX = "/console"
-SETTINGS = {"apiUrl": "", "cognitoDomain": None, "clientId": None}  # the API is this origin
+# The API is this origin; localSignIn: the one build that takes a token from a link or the paste form
+# (console/js/auth.js). The stack's config.json (infra/console.py) has no such key: the code grant only.
+SETTINGS = {"apiUrl": "", "cognitoDomain": None, "clientId": None, "localSignIn": True}
 Answer = tuple[int, list[tuple[str, str]], bytes]
 
 # What the stack's CloudFront response headers policy sends (infra/console.py), with this origin's

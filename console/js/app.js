@@ -55,13 +55,15 @@ function showSignIn(message) {
     auth.usesCognito()
       ? h("section", {}, h("button", { type: "button", onClick: () => auth.startCognitoSignIn() }, "Sign in with your account"))
       : null,
-    h(
-      "section",
-      {},
-      h("h2", {}, "Paste a token"),
-      h("p", { className: "muted" }, "Locally, `make console` prints sign-in links; `make token` prints a token."),
-      paste,
-    ),
+    auth.takesLocalTokens()
+      ? h(
+          "section",
+          {},
+          h("h2", {}, "Paste a token"),
+          h("p", { className: "muted" }, "Locally, `make console` prints sign-in links; `make token` prints a token."),
+          paste,
+        )
+      : null,
   );
   heading.focus();
 }
@@ -132,6 +134,14 @@ suspended.addEventListener("suspended", (event) => {
   heading.focus();
 });
 
+// A token or a code in the address, when the page loads or its #fragment changes (a sign-in link
+// opened in this tab): taken first, then the screen.
+async function arrive() {
+  const failure = await auth.takeTokenFromAddress();
+  if (failure) return showSignIn(failure);
+  render();
+}
+
 async function start() {
   try {
     await auth.loadSettings();
@@ -139,11 +149,9 @@ async function start() {
     main.replaceChildren(alert(error.message));
     return;
   }
-  const failure = await auth.takeTokenFromAddress();
-  if (failure) return showSignIn(failure);
   onRender(render);
-  window.addEventListener("hashchange", render);
-  render();
+  window.addEventListener("hashchange", arrive);
+  arrive();
 }
 
 start();
