@@ -4,7 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from local import tokens
-from tests.browser.kit import OPERATOR_TOKEN, shoot, sign_in
+from tests.browser.kit import OPERATOR_TOKEN, seed_demo, shoot, sign_in
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 
@@ -13,16 +13,6 @@ ADMIN_TOKEN = tokens.issue(tokens.ADMIN, "demo", "alice")
 MEMBER_TOKEN = tokens.issue(tokens.MEMBER, "demo", "bob")
 # The stream poller writes the log within a poll; the panel reads it again every 3 seconds.
 ACTIVITY_WAIT_MS = 15_000
-
-
-def seed_demo(api) -> None:
-    api.call("POST", "/orgs", {"org_id": "demo", "name": "Demo Inc", "plan": "pro"})
-    for user_id, role in (("alice", "admin"), ("bob", "member")):
-        api.call(
-            "POST",
-            "/orgs/demo/users",
-            {"user_id": user_id, "name": user_id.title(), "email": f"{user_id}@x.io", "role": role},
-        )
 
 
 def status_section(page):
