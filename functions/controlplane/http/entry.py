@@ -45,7 +45,11 @@ def admit(route: routes.Route | None, context: Mapping[str, Any] | None, path_id
     if bad:
         details = [
             # The message a body's id of that type gets: one explanation of a bad id, wherever it is.
-            {"loc": ["path", name], "message": malformed(_ID_FORMATS.get(name, _NOTHING).pattern), "type": "string_pattern_mismatch"}
+            {
+                "loc": ["path", name],
+                "message": malformed(_ID_FORMATS.get(name, _NOTHING).pattern),
+                "type": "string_pattern_mismatch",
+            }
             for name in bad
         ]
         raise InvalidRequest("The request is not valid", details=details)
