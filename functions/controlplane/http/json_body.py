@@ -1,9 +1,11 @@
 """Request bodies read strictly, as JSON text (RFC 8259) is defined: UTF-8, and an object's names
 unique. Anything else is 400 ``invalid_json`` before a model sees it, so nothing is stored.
 
-Where bytes become text: API Gateway hands a REST proxy integration a text payload as a string,
-decoded as UTF-8 (binary media types aside, which this API does not configure; then the body comes
-base64-encoded). Bytes that are not UTF-8 reach the function as U+FFFD, the replacement character,
+Where bytes become text: API Gateway treats a payload whose media type is not one of the API's
+binary media types (this API configures none) as UTF-8 text and hands it to a proxy integration as a
+string (AWS's "Binary media types for REST APIs in API Gateway"); a binary one would come
+base64-encoded. Bytes that are not UTF-8 reach the function as U+FFFD, the replacement character
+(API Gateway does not refuse them; that they are replaced is observed behaviour, not documented),
 as they do through ``make run``'s gateway (local/server.py decodes the same way). The function
 cannot tell those from a U+FFFD the client sent, so a text body that holds one is refused: nobody
 types it, and a client that means it can send it escaped (``\\ufffd``). A base64-encoded body is
