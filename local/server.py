@@ -164,6 +164,8 @@ class Gateway(BaseHTTPRequestHandler):
             path,
             query=parse_qs(query, keep_blank_values=True),
             headers=headers,
+            # As API Gateway hands on a text payload: invalid bytes become U+FFFD, which the functions
+            # refuse (functions/controlplane/http/json_body.py).
             body=body.decode(errors="replace") if body else None,
             authorizer=context,
             stage_in_url=False,
