@@ -36,7 +36,7 @@ export function activityPanel(org, who) {
       h("td", {}, when(entry.occurred_at)),
       h("td", {}, entry.type),
       h("td", {}, actorOf(entry.actor, who)),
-      h("td", {}, `${entry.resource.kind} ${entry.resource.id}`),
+      h("td", {}, [entry.resource.kind, entry.resource.id, entry.resource.subject].filter(Boolean).join(" ")),
       h("td", {}, changesText(entry.changes)),
     );
   const [message, more] = pagedList({
