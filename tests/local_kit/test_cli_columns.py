@@ -53,9 +53,9 @@ def _whole_values(body, listed: tuple[str, ...], shown: tuple[str, ...] | None =
     found: set[str] = set()
     if isinstance(body, dict):
         for name, value in body.items():
-            if isinstance(value, str) and (name in output.IDS or name.endswith("_at")):
-                if shown is None or name in shown:
-                    found.add(value)
+            whole = isinstance(value, str) and (name in output.IDS or name.endswith("_at"))
+            if whole and (shown is None or name in shown):
+                found.add(value)
             found |= _whole_values(value, listed, shown)
     elif isinstance(body, list):
         for value in body:
