@@ -49,6 +49,12 @@ test: install chromium ## every layer: ruff, mypy, then unit, handlers, local ki
 	$(BIN)/python -m mypy  # what it checks, and how strictly: pyproject.toml
 	$(BIN)/python -m pytest $(COVERAGE)  # not bin/pytest, whose first line names the venv by its path when it was made
 
+# docs/openapi.json against Spectral's OpenAPI ruleset (.spectral.yaml), offline: any warning fails.
+# make test runs it too, as tests/local_kit/test_openapi.py.
+.PHONY: lint-openapi
+lint-openapi: install ## docs/openapi.json against Spectral's OpenAPI rules: no warning allowed
+	node_modules/.bin/spectral lint docs/openapi.json --fail-severity=warn
+
 # Branch coverage of what Lambda runs (functions/), in make test's output. What stays uncovered, and
 # why: docs/TESTING.md.
 COVERAGE := --cov=functions --cov-branch --cov-report=term-missing:skip-covered
