@@ -182,7 +182,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(map(str, value))
     if isinstance(value, dict):
-        return ", ".join(f"{name} {_cell(item)}" for name, item in value.items())
+        return ", ".join(f"{name} {_cell(item)}" for name, item in value.items() if item is not None)
     return str(value)
 
 

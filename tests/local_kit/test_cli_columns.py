@@ -139,3 +139,23 @@ def test_a_list_that_fits_is_still_one_table_a_row_a_line(capsys):
 
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 and lines[0].split() == list(output.ACTIVITY_COLUMNS)
+
+
+def test_an_entry_without_a_subject_shows_no_empty_subject(capsys):
+    # Given a user's entry: the log carries a subject for tickets only, null for the rest
+    entries = [
+        ActivityEntry(
+            event_id="e",
+            type="User Created",
+            occurred_at="2026-11-24T18:55:51.010Z",
+            actor="ops",
+            resource={"kind": "user", "id": "bob", "subject": None},
+            changes=None,
+        )
+    ]
+
+    output.show_rows(entries, output.ACTIVITY_COLUMNS, None)
+
+    # Then the resource reads as its kind and id, with no dangling "subject"
+    row = capsys.readouterr().out.splitlines()[1]
+    assert "kind user, id bob" in row and "subject" not in row
