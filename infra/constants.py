@@ -116,19 +116,28 @@ EVENTS_MAX_RECORD_AGE = Duration.hours(6)
 SNAP_START_REGIONS: frozenset[str] = frozenset(SnapStartSupported().regions)
 
 
-def _pinned(package: str) -> str:
-    """The version requirements.txt pins ``package`` to: the functions run the layer of that version."""
+REQUIREMENTS = ROOT / "requirements.txt"
+
+
+def pinned(package: str) -> str:
+    """The version REQUIREMENTS pins ``package`` to, read when called: the functions run the layer of
+    that version."""
     pattern = re.compile(rf"^{re.escape(package)}(\[[^\]]*\])?==(?P<version>\S+)", re.MULTILINE)
-    match = pattern.search((ROOT / "requirements.txt").read_text())
+    match = pattern.search(REQUIREMENTS.read_text())
     if not match:
-        raise RuntimeError(f"requirements.txt does not pin {package}")
+        raise RuntimeError(f"{REQUIREMENTS.name} does not pin {package}")
     return match["version"]
 
 
-POWERTOOLS_VERSION = _pinned("aws-lambda-powertools")
-# A public parameter AWS publishes in every region: its value is the ARN of the official layer of that
-# version for this architecture and runtime, so a runtime upgrade moves the layer with it.
-POWERTOOLS_LAYER_PARAMETER = f"/aws/service/powertools/python/{ARCHITECTURE.name}/{RUNTIME.name}/{POWERTOOLS_VERSION}"
+POWERTOOLS_PACKAGE = "aws-lambda-powertools"
+POWERTOOLS_VERSION = pinned(POWERTOOLS_PACKAGE)
+
+
+def powertools_layer_parameter() -> str:
+    """A public parameter AWS publishes in every region: its value is the ARN of the official layer of
+    the pinned version for this architecture and runtime, so a runtime upgrade moves the layer with it."""
+    return f"/aws/service/powertools/python/{ARCHITECTURE.name}/{RUNTIME.name}/{pinned(POWERTOOLS_PACKAGE)}"
+
 
 # The DynamoDB actions each function's code performs (functions/controlplane/dal/, and Powertools
 # Idempotency on every create: PutItem, GetItem, UpdateItem, DeleteItem), granted on the table and its

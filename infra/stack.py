@@ -6,7 +6,6 @@ from aws_cdk import (
     Aspects,
     Aws,
     CfnOutput,
-    CfnParameter,
     CfnRule,
     CfnRuleAssertion,
     Fn,
@@ -14,7 +13,6 @@ from aws_cdk import (
     Stack,
     Validations,
 )
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
@@ -31,13 +29,12 @@ from infra.constants import (
     DYNAMODB_ACTIONS,
     LOG_LEVEL,
     METRICS_NAMESPACE,
-    POWERTOOLS_LAYER_PARAMETER,
     SERVICE_NAME,
     SNAP_START_REGIONS,
 )
 from infra.deletions import DeletionsQueue
 from infra.events import LifecycleEvents
-from infra.function import ControlPlaneFunction
+from infra.function import ControlPlaneFunction, powertools_layer
 from infra.identity import Identity
 from infra.table import ControlPlaneTable
 from infra.tenant_keys import TenantKeys
@@ -74,16 +71,7 @@ class ControlPlaneStack(Stack):
             )
         )
 
-        # CloudFormation resolves the layer ARN at deploy time, in the deployment's region. A plainly
-        # named parameter, so `sam local invoke --parameter-overrides PowertoolsLayerArn=<arn>` can set it.
-        powertools_arn = CfnParameter(
-            self,
-            "PowertoolsLayerArn",
-            type="AWS::SSM::Parameter::Value<String>",
-            default=POWERTOOLS_LAYER_PARAMETER,
-            description="Public SSM parameter holding the ARN of the official Powertools layer, pinned version",
-        )
-        powertools = lambda_.LayerVersion.from_layer_version_arn(self, "Powertools", powertools_arn.value_as_string)
+        powertools = powertools_layer(self, sam_local=config.sam_local)
         environment = {
             "TABLE_NAME": data.table.table_name,
             "CURSOR_SECRET_ARN": cursor_secret.secret_arn,
