@@ -129,6 +129,7 @@ class ControlPlaneStack(Stack):
             user_pool=identity.user_pool,
             client=identity.client,
             removal_policy=removal_policy,
+            snap_start=config.snap_start_enabled,
         )
         if config.sam_local:  # JWKS_URL, TOKEN_ISSUER and TOKEN_AUDIENCE are declared already
             authorizer.function.add_environment("AWS_ENDPOINT_URL_DYNAMODB", "")
@@ -136,7 +137,7 @@ class ControlPlaneStack(Stack):
             self,
             "Api",
             config=config,
-            authorizer=authorizer.function,
+            authorizer=authorizer.target,
             removal_policy=removal_policy,
             console_origin=console.origin,
         )
