@@ -95,6 +95,13 @@ CORS_REQUEST_HEADERS = ("If-Match", "Idempotency-Key")  # the API's own headers,
 USER_ATTRIBUTES = ("org_id", "user_id", "role")
 PASSWORD_MIN_LENGTH = 12
 TEMPORARY_PASSWORD_VALIDITY = Duration.days(7)  # how long an invitation's password works
+# What Cognito's own e-mail (EmailSendingAccount COGNITO_DEFAULT) sends a day for the whole account:
+# invitations and password-reset codes together. Past it, AdminCreateUser fails with LimitExceededException
+# ("Exceeded daily email limit for the operation or the account") and the user is rolled back. The figure
+# of Cognito's quotas page ("Quotas in Amazon Cognito"), as users who hit it report
+# (cds-snc/platform-forms-client#1104).
+COGNITO_DEFAULT_EMAILS_PER_DAY = 50
+INVITATION_SENDER = "no-reply"  # the local part of the From address when ses_identity is a domain
 
 # The deletions queue (controlplane.logic.deletions): AWS's advice for a Lambda consumer is a visibility timeout
 # of at least six times the function's timeout, so a message is not redelivered while it is in work.

@@ -49,7 +49,13 @@ class ControlPlaneStack(Stack):
         removal_policy = RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE if config.protected else RemovalPolicy.DESTROY
         data = ControlPlaneTable(self, "Data", protected=config.protected, removal_policy=removal_policy)
         identity = Identity(
-            self, "Identity", protected=config.protected, stage=config.stage, removal_policy=removal_policy
+            self,
+            "Identity",
+            protected=config.protected,
+            stage=config.stage,
+            removal_policy=removal_policy,
+            ses_identity=config.ses_identity,
+            ses_region=config.ses_region,
         )
         console = Console(self, "Console", removal_policy=removal_policy)
         login_domain, console_client = identity.add_console_client(console.url)
