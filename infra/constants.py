@@ -65,8 +65,10 @@ MEMORY_MB = {
     # Cascade deletes serialize and send 1,000-item pages in batches of 25 against a 29 s budget:
     # twice the CPU moves twice the items before the rest goes to the queue, at the same GB-seconds.
     ORGANIZATIONS: 1024,
-    # One DynamoDB request per call (and Cognito's, which wait, not compute): ~3.5 ms of CPU at 29%.
-    USERS: 512,
+    # Chosen by `make bench` section 10: the cheapest size whose routes' p50 is within 1.25x of the
+    # fastest size's. users at 512 MB took 1.28x (creates validate and write a transaction), so 1024;
+    # tickets at 512 MB took 1.13x, and 512 is cheaper.
+    USERS: 1024,
     TICKETS: 512,
     # Up to 100 stream records a batch, turned into events and sent 10 at a time: a few ms of CPU,
     # the rest waiting on EventBridge.

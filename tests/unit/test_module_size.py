@@ -6,7 +6,7 @@ import pytest
 from local import ROOT
 
 MAX_LINES = 300
-FOLDERS = ("functions", "local", "cpctl", "infra", "ops")
+FOLDERS = ("functions", "local", "cpctl", "infra", "ops", "bench")
 
 
 def _modules() -> list[str]:

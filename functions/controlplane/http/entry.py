@@ -11,11 +11,12 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, CORSConf
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from controlplane.http import routes
+from controlplane.http import json_body, routes
 from controlplane.http.auth import Caller, authorize, authorizer_context, caller_from
 from controlplane.http.responses import cors, error_body, request_id
 from controlplane.models.errors import ApiError, InvalidRequest, MethodNotAllowed, NotFound, UnsupportedMediaType
 from controlplane.models.ids import SLUG_PATTERN, ULID_PATTERN
+from controlplane.models.problems import malformed
 from controlplane.observability import logger, metrics, tracer
 
 # A Lambda handler of ours: an event (an API Gateway request or queue records) in, a response out.
@@ -43,7 +44,12 @@ def admit(route: routes.Route | None, context: Mapping[str, Any] | None, path_id
     bad = [name for name, value in path_ids.items() if not _ID_FORMATS.get(name, _NOTHING).fullmatch(value)]
     if bad:
         details = [
-            {"loc": ["path", name], "message": "malformed identifier", "type": "string_pattern_mismatch"}
+            # The message a body's id of that type gets: one explanation of a bad id, wherever it is.
+            {
+                "loc": ["path", name],
+                "message": malformed(_ID_FORMATS.get(name, _NOTHING).pattern),
+                "type": "string_pattern_mismatch",
+            }
             for name in bad
         ]
         raise InvalidRequest("The request is not valid", details=details)
@@ -75,7 +81,7 @@ def entry_point(app: APIGatewayRestResolver, on_records: LambdaHandler | None = 
                 # everyone, whatever a handler may have registered there. (A greedy ``{proxy+}`` is
                 # what SAM and the local gateway name a path that matched no resource.)
                 raise unrouted(method, event.get("path") or "/")
-            event = _accept_json_only(event)
+            event = json_body.as_text(_accept_json_only(event))
         except ApiError as refused:
             return _refusal(event, refused, cors_config)
         return app.resolve(event, context)

@@ -3,7 +3,6 @@ error contract's exception handlers and the guard; and what a route function ask
 registered as its route record describes it, the caller, and a create that happens once per
 Idempotency-Key."""
 
-import json
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -17,7 +16,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
-from controlplane.http import routes
+from controlplane.http import json_body, routes
 from controlplane.http.auth import Caller, authorizer_context
 from controlplane.http.docs import responses
 from controlplane.http.entry import LambdaHandler, admit, entry_point, unrouted
@@ -128,10 +127,11 @@ def _guard(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Repl
 
 
 def _parse_body(raw: str) -> Any:
-    """The resolver's JSON parser, bounded: too big is 413, nested too deep is 400."""
+    """The resolver's JSON parser, bounded and strict: too big is 413, nested too deep, not UTF-8 or
+    with a repeated name is 400 (``json_body``)."""
     if len(raw) > MAX_BODY_BYTES:
         raise PayloadTooLarge(f"Request bodies are limited to {MAX_BODY_BYTES // 1024} KiB")
     try:
-        return json.loads(raw)
+        return json_body.loads(raw)
     except RecursionError:
         raise TooDeep("The request body is nested too deeply") from None

@@ -27,6 +27,13 @@ class InvalidCursor(ApiError):
     code = "invalid_cursor"
 
 
+class InvalidJson(ApiError):
+    """A body that is not JSON text as RFC 8259 defines it: not UTF-8, or an object with a key twice."""
+
+    status = 400
+    code = "invalid_json"
+
+
 class TooDeep(ApiError):
     status = 400
     code = "invalid_json"
