@@ -5,18 +5,22 @@ the settings differ: here config.json is generated, the API is this same origin 
 Cognito, so the console signs in with a local token (``/console/#id_token=<token>``).
 
     python -m local.console      # sign-in links for an operator and make seed's demo admin and member
+                                 # to the running make run (local.running), or API_URL's
 """
 
 import json
 import mimetypes
 import os
+import sys
 
 from controlplane.http.errors import error_body
-from local import ROOT
+from local import ROOT, running
 
 CONSOLE_DIR = ROOT / "console"
 PREFIX = "/console"
-SETTINGS = {"apiUrl": "", "cognitoDomain": None, "clientId": None}  # the API is this origin
+# The API is this origin; localSignIn: the one build that takes a token from a link or the paste form
+# (console/js/auth.js). The stack's config.json (infra/console.py) has no such key: the code grant only.
+SETTINGS = {"apiUrl": "", "cognitoDomain": None, "clientId": None, "localSignIn": True}
 Answer = tuple[int, list[tuple[str, str]], bytes]
 
 # What the stack's CloudFront response headers policy sends (infra/console.py), with this origin's
@@ -76,9 +80,13 @@ def sign_in_links(base_url: str, org_id: str | None = None) -> str:
 
 
 def main() -> None:
-    port = os.environ.get("PORT", "3000")
+    """Links to the running `make run`'s console, whatever its PORT (``local.running``); API_URL wins."""
+    explicit = os.environ.get("API_URL")
+    url = running.api_url(explicit)
+    if not explicit and running.running_url() is None:
+        print(f"No `make run` is running: these links are for {url}, once it runs there.", file=sys.stderr)
     print("Open one of these in a browser while `make run` runs (make seed fills the demo org):\n")
-    print(sign_in_links(f"http://127.0.0.1:{port}", os.environ.get("ORG") or None))
+    print(sign_in_links(url, os.environ.get("ORG") or None))
 
 
 if __name__ == "__main__":

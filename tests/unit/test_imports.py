@@ -71,6 +71,8 @@ _EVERY_API_FUNCTION = {
     "dal.outage",  # outage detection, out of models.errors (#28)
     "http.examples",  # the error examples of http.docs, split from it (one concern each)
     "models.problems",  # validation problems in plain words (since f23)
+    "http.json_body",  # strict JSON bodies: UTF-8, unique names (issue 29)
+    "models.text",  # the text patterns: no control characters (issue 29)
     "http.entry",
     "http.params",
     "http.resolver",
@@ -124,6 +126,7 @@ OURS = {
         "models.ids",
         "models.plans",
         "models.resources",
+        "models.text",
     },
 }
 LAYERS = {"dal", "http", "lifecycle", "logic", "models"}  # the packages, whose __init__.py are empty

@@ -12,13 +12,14 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, CORSConf
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from controlplane.http import routes
+from controlplane.http import json_body, routes
 from controlplane.http.auth import authorizer_context, caller_from
 from controlplane.http.errors import NOT_VALID, error_body, headers_of, send_as, status_of
 from controlplane.http.responses import cors, request_id
 from controlplane.logic.access import Caller, authorize
 from controlplane.models.errors import ApiError, InvalidRequest, MethodNotAllowed, NotFound
 from controlplane.models.ids import SLUG_PATTERN, ULID_PATTERN
+from controlplane.models.problems import malformed
 from controlplane.observability import logger, metrics, tracer
 
 # A Lambda handler of ours: an event (an API Gateway request or queue records) in, a response out.
@@ -46,7 +47,12 @@ def admit(route: routes.Route | None, context: Mapping[str, Any] | None, path_id
     bad = [name for name, value in path_ids.items() if not _ID_FORMATS.get(name, _NOTHING).fullmatch(value)]
     if bad:
         details = [
-            {"loc": ["path", name], "message": "malformed identifier", "type": "string_pattern_mismatch"}
+            # The message a body's id of that type gets: one explanation of a bad id, wherever it is.
+            {
+                "loc": ["path", name],
+                "message": malformed(_ID_FORMATS.get(name, _NOTHING).pattern),
+                "type": "string_pattern_mismatch",
+            }
             for name in bad
         ]
         raise InvalidRequest(NOT_VALID, details=details)
@@ -78,7 +84,7 @@ def entry_point(app: APIGatewayRestResolver, on_records: LambdaHandler | None = 
                 raise unrouted(method, event.get("path") or "/")
             path_ids = event.get("pathParameters") or {}
             caller = admit(route, authorizer_context(event), path_ids)
-            event = _accept_json_only(event)
+            event = json_body.as_text(_accept_json_only(event))
         except ApiError as refused:
             return _refusal(event, refused, cors_config)
         logger.append_keys(**path_ids, caller=caller.subject)

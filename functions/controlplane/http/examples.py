@@ -81,7 +81,11 @@ def error_examples(route: routes.Route, status: int, page: bool) -> dict[str, Ex
     if status == 400:
         examples: dict[str, Example] = {}
         if route.method in ("POST", "PATCH"):
-            examples |= _example("The body is not JSON", "invalid_json", INVALID_JSON)
+            examples |= _example(
+                "The body is not JSON: bad syntax, not UTF-8, or a name twice in one object",
+                "invalid_json",
+                INVALID_JSON,
+            )
         if page:
             examples |= _example("The cursor is malformed, or belongs to another list", "invalid_cursor", INVALID)
         return examples

@@ -3,7 +3,6 @@ error contract's exception handlers; and what a route function asks of it: to be
 route record describes it, the caller the entry point admitted, and a create that happens once per
 Idempotency-Key."""
 
-import json
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -17,7 +16,7 @@ from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
 from controlplane.dal.outage import is_outage
-from controlplane.http import routes
+from controlplane.http import json_body, routes
 from controlplane.http.docs import responses
 from controlplane.http.entry import LambdaHandler, entry_point, unrouted
 from controlplane.http.errors import (
@@ -130,10 +129,11 @@ class Resolver(APIGatewayRestResolver):
 
 
 def _parse_body(raw: str) -> Any:
-    """The resolver's JSON parser, bounded: too big is 413, nested too deep is 400."""
+    """The resolver's JSON parser, bounded and strict: too big is 413, nested too deep, not UTF-8 or
+    with a repeated name is 400 (``json_body``)."""
     if len(raw) > MAX_BODY_BYTES:
         raise body_too_large()
     try:
-        return json.loads(raw)
+        return json_body.loads(raw)
     except RecursionError:
         raise TooDeep("The request body is nested too deeply") from None

@@ -27,9 +27,7 @@ def create_ticket(org_id: str, user_id: str, body: TicketCreate, caller: Caller)
     try:
         transactions.put_child(api_table(), keys.user_key(org_id, user_id), item)
     except ConditionFailed as failed:
-        raise (
-            errors.user_missing(org_id, user_id) if failed.action == 0 else errors.ticket_exists(ticket_id)
-        ) from None
+        raise (_missing(org_id, user_id) if failed.action == 0 else errors.ticket_exists(ticket_id)) from None
     metrics.add_metric(name="TicketCreated", unit=MetricUnit.Count, value=1)
     return Ticket.model_validate(item)
 
@@ -38,7 +36,10 @@ def list_tickets(org_id: str, user_id: str, limit: int, cursor_token: str | None
     scope = keys.tickets_scope(org_id, user_id)
     after = cursor.resume_after(scope, cursor_token)
     if after is None:  # the first page comes with the user, so a missing user is a 404
-        _, found, more = first_tickets(org_id, user_id, limit)
+        try:
+            _, found, more = first_tickets(org_id, user_id, limit)
+        except errors.NotFound:
+            raise _missing(org_id, user_id) from None
     else:
         start = keys.ticket_keys(org_id, user_id, after) if after else None
         found, last = api_table().query(
@@ -62,6 +63,14 @@ def first_tickets(org_id: str, user_id: str, limit: int) -> tuple[Item, list[Ite
     if found is None:
         raise errors.user_missing(org_id, user_id)
     return found
+
+
+def _missing(org_id: str, user_id: str) -> errors.NotFound:
+    """Why a user's tickets are not there: the user is missing, or their whole org is. One more read,
+    on the 404's path only (the write's own condition cannot tell which)."""
+    if api_table().get(keys.org_key(org_id)) is None:
+        return errors.org_missing(org_id)
+    return errors.user_missing(org_id, user_id)
 
 
 def _not_yours(ticket_id: str) -> Forbidden:

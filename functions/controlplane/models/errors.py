@@ -18,6 +18,12 @@ class InvalidCursor(ApiError):
     code = "invalid_cursor"
 
 
+class InvalidJson(ApiError):
+    """A body that is not JSON text as RFC 8259 defines it: not UTF-8, or an object with a key twice."""
+
+    code = "invalid_json"
+
+
 class TooDeep(ApiError):
     code = "invalid_json"
 
