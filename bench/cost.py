@@ -17,33 +17,16 @@ from collections import defaultdict
 from collections.abc import Callable
 
 from bench import limited
+from bench.cost_model import MEMORY_SIZES
 from bench.harness import Section, call, recording
 from controlplane import config
 from local import ROOT, tokens
 from local.apigw import Reply, match
 
 ORG = "cost"
-MEMORY_SIZES = (256, 512, 1024, 1769)
-BOUND = 1.25  # a function's memory: the cheapest whose p50 is within this of the best size's
-CACHE_HIT_RATE = 0.9  # of calls answered from API Gateway's authorizer cache (60 s TTL)
 PLATFORM_LOG_BYTES = 300  # Lambda's own START, END and REPORT lines per invocation, about
 READS = {"GetItem", "Query", "BatchGetItem", "TransactGetItems"}
-DAYS, USERS = 22, 25  # working days a month; users of the profile's org
-# The profile: calls a month of one org of USERS users, each working DAYS days.
-PROFILE = {
-    "GET /orgs/{org_id}/users/{user_id}/tickets": USERS * DAYS * 10,
-    "GET /orgs/{org_id}/tickets/{ticket_id}": USERS * DAYS * 10,
-    "GET /orgs/{org_id}/users/{user_id}": USERS * DAYS * 2,
-    "GET /orgs/{org_id}": USERS * DAYS * 2,
-    "POST /orgs/{org_id}/users/{user_id}/tickets": USERS * DAYS * 3,
-    "PATCH /orgs/{org_id}/tickets/{ticket_id}": USERS * DAYS * 5,
-    "DELETE /orgs/{org_id}/tickets/{ticket_id}": USERS * DAYS // 2,
-    "GET /orgs/{org_id}/users": DAYS * 5,
-    "GET /orgs/{org_id}/activity": DAYS * 2,
-    "POST /orgs/{org_id}/users": 3,
-    "PATCH /orgs/{org_id}/users/{user_id}": 5,
-    "DELETE /orgs/{org_id}/users/{user_id}": 2,
-}
+
 
 Around = Callable[[str, Callable[[], Reply]], Reply]
 

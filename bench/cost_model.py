@@ -7,6 +7,27 @@ from typing import NamedTuple
 
 from bench import prices
 
+# What the cost section measures and prices (bench.cost runs it, bench.cost_report reports it).
+MEMORY_SIZES = (256, 512, 1024, 1769)
+BOUND = 1.25  # a function's memory: the cheapest whose p50 is within this of the best size's
+CACHE_HIT_RATE = 0.9  # of calls answered from API Gateway's authorizer cache (60 s TTL)
+DAYS, USERS = 22, 25  # working days a month; users of the profile's org
+# The profile: calls a month of one org of USERS users, each working DAYS days.
+PROFILE = {
+    "GET /orgs/{org_id}/users/{user_id}/tickets": USERS * DAYS * 10,
+    "GET /orgs/{org_id}/tickets/{ticket_id}": USERS * DAYS * 10,
+    "GET /orgs/{org_id}/users/{user_id}": USERS * DAYS * 2,
+    "GET /orgs/{org_id}": USERS * DAYS * 2,
+    "POST /orgs/{org_id}/users/{user_id}/tickets": USERS * DAYS * 3,
+    "PATCH /orgs/{org_id}/tickets/{ticket_id}": USERS * DAYS * 5,
+    "DELETE /orgs/{org_id}/tickets/{ticket_id}": USERS * DAYS // 2,
+    "GET /orgs/{org_id}/users": DAYS * 5,
+    "GET /orgs/{org_id}/activity": DAYS * 2,
+    "POST /orgs/{org_id}/users": 3,
+    "PATCH /orgs/{org_id}/users/{user_id}": 5,
+    "DELETE /orgs/{org_id}/users/{user_id}": 2,
+}
+
 GATEWAY, LAMBDA, DYNAMODB, AUTHORIZER, LOGS = "API Gateway", "Lambda", "DynamoDB", "authorizer", "CloudWatch Logs"
 PARTS = (GATEWAY, LAMBDA, DYNAMODB, AUTHORIZER, LOGS)
 GB = 1024**3

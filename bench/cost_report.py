@@ -2,7 +2,7 @@
 each route, and a tenant's month by part, from bench.cost's measurements and bench.cost_model."""
 
 from bench import cost_model, prices
-from bench.cost import BOUND, CACHE_HIT_RATE, DAYS, MEMORY_SIZES, PROFILE, USERS
+from bench.cost_model import BOUND, CACHE_HIT_RATE, DAYS, MEMORY_SIZES, PROFILE, USERS
 from bench.harness import Section
 from bench.stats import markdown, ms, verdict
 from controlplane.http.routes import FUNCTIONS, ROUTES

@@ -15,6 +15,7 @@ from local import ROOT, environment
 from local.apigw import OPERATOR_CONTEXT, Reply, build_event
 from local.apigw import call as apigw_call
 from local.dynamodb_local import DynamoDBLocal, client, create_table
+from local.stream import StreamReader
 
 TABLE_NAME = "control-plane-bench"
 
@@ -133,3 +134,9 @@ def call(method: str, path: str, body: dict | None = None) -> Reply:
         return apigw_call(method, path, body)
     finally:
         metrics.clear_metrics()
+
+
+def stream_reader() -> StreamReader:
+    arn = config.dynamodb().describe_table(TableName=config.settings().table_name)["Table"]["LatestStreamArn"]
+    streams = boto3.client("dynamodbstreams", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
+    return StreamReader(streams, arn, from_start=False)

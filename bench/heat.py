@@ -14,10 +14,8 @@ from collections import Counter
 from collections.abc import Generator
 from dataclasses import dataclass, field
 
-import boto3
-
 from bench import capacity
-from bench.harness import Section, call
+from bench.harness import Section, call, stream_reader
 from bench.stats import markdown, verdict
 from controlplane import config
 from controlplane.dal import keys
@@ -109,12 +107,6 @@ class _Bus:
 
     def put_events(self, Entries):
         return {"FailedEntryCount": 0, "Entries": [{"EventId": str(n)} for n, _ in enumerate(Entries)]}
-
-
-def stream_reader() -> StreamReader:
-    arn = config.dynamodb().describe_table(TableName=config.settings().table_name)["Table"]["LatestStreamArn"]
-    streams = boto3.client("dynamodbstreams", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
-    return StreamReader(streams, arn, from_start=False)
 
 
 def drain(reader: StreamReader, heat: Heat) -> int:

@@ -55,7 +55,7 @@ def users_arrived(records: list[dict], org_id: str) -> int:
 
 def measure(run_job: Callable[[], None] | None = None, count: int = IMPORT_USERS) -> tuple[float, Counter, int]:
     """Seconds from the request until the last user is written, the org's own writes, users written."""
-    from bench.heat import stream_reader
+    from bench.harness import stream_reader
 
     reply = call("POST", "/orgs", {"org_id": ORG, "name": "Import", "plan": "enterprise"})
     if reply.status != 201:

@@ -9,7 +9,7 @@ from aws_cdk import Acknowledgment, Annotations, Aws, RemovalPolicy, Validations
 from aws_cdk import aws_cognito as cognito
 from constructs import Construct
 
-from controlplane.http.auth import OPERATORS_GROUP
+from controlplane.logic.access import OPERATORS_GROUP
 from infra.constants import (
     COGNITO_DEFAULT_EMAILS_PER_DAY,
     INVITATION_SENDER,

@@ -163,7 +163,7 @@ class ControlPlaneStack(Stack):
             removal_policy=removal_policy,
         )
         # The authorizer names each caller's usage plan key (usageIdentifierKey): the org's, derived
-        # from the tenant-key secret, or the operators' (controlplane.http.tenant_keys).
+        # from the tenant-key secret, or the operators' (controlplane.dal.tenant_keys).
         authorizer.use_keys(tenant_keys.secret, usage_plans.operators_key_secret)
         console.connect(
             api_url=api.url,

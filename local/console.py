@@ -13,6 +13,7 @@ import mimetypes
 import os
 import sys
 
+from controlplane.http.errors import error_body
 from local import ROOT, running
 
 CONSOLE_DIR = ROOT / "console"
@@ -56,7 +57,7 @@ def answer(path: str) -> Answer:
     root = CONSOLE_DIR.resolve()
     file = (root / relative).resolve()
     if not file.is_relative_to(root) or not file.is_file():
-        body = {"error": {"code": "not_found", "message": f"No console file {relative}", "request_id": "-"}}
+        body = error_body("not_found", f"No console file {relative}", "-")
         compact = json.dumps(body, separators=(",", ":")).encode()  # every error body in the functions' style
         return 404, [("Content-Type", "application/json"), *SECURITY_HEADERS], compact
     kind = _TYPES.get(file.suffix) or mimetypes.guess_type(file.name)[0] or "application/octet-stream"
@@ -66,7 +67,7 @@ def answer(path: str) -> Answer:
 def sign_in_links(base_url: str, org_id: str | None = None) -> str:
     """One sign-in link per role: the operator, and make seed's demo admin and member."""
     from local import tokens
-    from local.seed import DEMO_ORG, demo_users
+    from local.demo import DEMO_ORG, demo_users
 
     org_id = org_id or DEMO_ORG
     admin, member = demo_users()

@@ -8,8 +8,8 @@ tests/local_kit/test_openapi.py sends each route and counts the requests it real
 
 from typing import NamedTuple
 
-from controlplane.http.auth import ADMIN, ANYONE, FIELD_RULES, MEMBER, OWNER, SELF
 from controlplane.http.routes import Route
+from controlplane.logic.access import ADMIN, ANYONE, FIELD_RULES, MEMBER, OWNER, SELF
 
 # The rules a record's ``allow`` grants, in the order a description names them (``auth``).
 RULES = {

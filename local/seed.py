@@ -17,8 +17,8 @@ from typing import Any
 
 from controlplane.models.plans import CATALOGUE
 from local import running, tokens
+from local.demo import DEMO_ORG, USERS
 
-USERS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"]
 SUBJECTS = [
     "Cannot log in",
     "Invoice shows the wrong amount",
@@ -30,7 +30,6 @@ SUBJECTS = [
     "Typo on the billing page",
 ]
 TAGS = ["billing", "auth", "performance", "ui", "api", "vip"]
-DEMO_ORG = "demo"
 
 
 def fetch(url: str, method: str = "GET", body: Any = None, headers: dict | None = None) -> tuple[int, Message, Any]:
@@ -117,11 +116,6 @@ class Progress:
             end = "\n" if self.done == self.total else ""
             bar = f"[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total}"
             print(f"\r{bar}", end=end, file=self.stream, flush=True)
-
-
-def demo_users() -> tuple[str, str]:
-    """The demo org's admin and a member, as seed() creates them."""
-    return USERS[0], USERS[1]
 
 
 def user_ids(count: int) -> list[str]:

@@ -28,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from controlplane import config
+from controlplane.http.errors import error_body
 from local import ROOT, apigw, backend, console, docs, environment, limits, openapi, running, stream, tokens
 from local.authorizer import AUTHORIZER, UNAUTHORIZED, Refusal  # noqa: F401 (UNAUTHORIZED: the tests' view)
 from local.dynamodb_local import PortInUse, ensure_table
@@ -194,7 +195,7 @@ class BadBody(Exception):
 def error_answer(status: int, code: str, message: str, request_id: str | None = None) -> Answer:
     """An answer of the gateway itself, in the API's error contract (the stack's gateway responses)."""
     request_id = request_id or str(uuid.uuid4())
-    body = {"error": {"code": code, "message": message, "request_id": request_id}}
+    body = error_body(code, message, request_id)
     compact = json.dumps(body, separators=(",", ":")).encode()  # the functions' style, for every error body
     return status, [("Content-Type", JSON), ("x-amzn-RequestId", request_id)], compact
 

@@ -24,9 +24,10 @@ from typing import Any
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
-from controlplane.http.auth import ADMIN, MEMBER
+from controlplane.logic.access import ADMIN, MEMBER
 from local import ROOT, running
 from local.apigw import OPERATOR, claims
+from local.demo import DEMO_ORG, demo_users
 
 ISSUER = "control-plane-local"
 AUDIENCE = "control-plane-local-client"  # the app client id, as Cognito puts it in an ID token's aud
@@ -102,8 +103,6 @@ def environment(jwks_url: str) -> dict[str, str]:
 def demo_exports(org_id: str | None = None) -> str:
     """Shell lines that set API to the running ``make run``'s URL (whatever its PORT; API_URL wins), and
     OPS, ADMIN and MEMBER to tokens for the org ``make seed`` fills."""
-    from local.seed import DEMO_ORG, demo_users  # the seed decides who is who; imported here, as it imports us
-
     org_id = org_id or DEMO_ORG
     admin, member = demo_users()
     lines = [

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from local import ROOT, tokens
-from local.seed import DEMO_ORG, demo_users
+from local.demo import DEMO_ORG, demo_users
 
 pytestmark = pytest.mark.skipif(not shutil.which("make"), reason="needs make")
 

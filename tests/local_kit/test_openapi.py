@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from aws_lambda_powertools.event_handler.openapi.exceptions import OpenAPIMergeError
 
-from controlplane.http.auth import ADMIN, FIELD_RULES
 from controlplane.http.routes import FUNCTIONS, ROUTES
+from controlplane.logic.access import ADMIN, FIELD_RULES
 from local import ROOT, descriptions, openapi
 from local.samples import BODIES
 from tests.api import admin, call, create_org, create_ticket, create_user, member
