@@ -181,6 +181,10 @@ bench: install ## docs/BENCHMARKS.md, measured on DynamoDB Local (several minute
 migrate-user-counts: install ## one-off: count each org's users: make migrate-user-counts TABLE=...
 	$(BIN)/python -m ops.migrate_user_counts --table $(TABLE)
 
+.PHONY: migrate-user-units
+migrate-user-units: install ## one-off: put users stored before org units in the root: make migrate-user-units TABLE=...
+	$(BIN)/python -m ops.migrate_user_units --table $(TABLE)
+
 # Tenants' API keys, which the tenant-keys consumer creates outside CloudFormation (docs/LIMITS.md).
 # Backfill: every org's key in its plan (orgs older than the consumer; after the key secret was lost).
 # Cleanup: the keys cdk destroy leaves behind; refused while the stack exists. Safe to run again.

@@ -65,9 +65,10 @@ def test_a_cursor_does_not_continue_another_subtree(acme):
 
 
 def test_the_root_is_the_orgs_and_cannot_be_changed(acme):
-    assert call("GET", "/orgs/acme/units/root").body | {"path": "/", "depth": 0, "name": "Acme"} == call(
-        "GET", "/orgs/acme/units/root"
-    ).body
+    assert (
+        call("GET", "/orgs/acme/units/root").body | {"path": "/", "depth": 0, "name": "Acme"}
+        == call("GET", "/orgs/acme/units/root").body
+    )
     assert call("DELETE", "/orgs/acme/units/root").status == 409
     assert call("PATCH", "/orgs/acme/units/root", {"parent_id": "eng"}).status == 409
     assert create_unit("root").status == 422
