@@ -131,11 +131,13 @@ OURS = {
         "lifecycle.activity",
         "lifecycle.contract",
         "lifecycle.publisher",
+        "lifecycle.timing",  # occurred_at, out of lifecycle.contract to make room for units (issue 27)
         "models.errors",
         "models.ids",
         "models.plans",
         "models.resources",
         "models.text",
+        "models.units",  # the unit events' resource (issue 27)
     },
 }
 LAYERS = {"dal", "http", "lifecycle", "logic", "models"}  # the packages, whose __init__.py are empty
