@@ -147,6 +147,17 @@ KINDS = (
         transitions=(Transition("unit", UnitId, None, "User Moved"),),
     ),
     Kind(
+        keys.TICKET,
+        Ticket,
+        "Ticket Opened",
+        "Ticket Updated",
+        "Ticket Deleted",
+        "status",
+        Status,
+        "Ticket Status Changed",
+        cascaded=True,
+    ),
+    Kind(
         keys.UNIT,
         Unit,
         "Unit Created",
@@ -157,17 +168,6 @@ KINDS = (
         "Unit Moved",
         cascaded=True,
         transitions=(Transition("name", str, None, "Unit Renamed"),),
-    ),
-    Kind(
-        keys.TICKET,
-        Ticket,
-        "Ticket Opened",
-        "Ticket Updated",
-        "Ticket Deleted",
-        "status",
-        Status,
-        "Ticket Status Changed",
-        cascaded=True,
     ),
 )
 _BY_ENTITY = {kind.entity: kind for kind in KINDS}
