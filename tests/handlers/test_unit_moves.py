@@ -180,3 +180,31 @@ def test_units_read_carries_the_root(acme):
 
     assert root["path"] == "/"
     assert tree["unit_count"] == 5
+
+
+def test_no_unit_is_created_or_deleted_anywhere_in_the_org_while_a_move_runs(acme, monkeypatch):
+    monkeypatch.setattr(moves, "resume", lambda org_id, time_left=None: False)
+    call("PATCH", "/orgs/acme/units/db", {"parent_id": "ops"})  # locked, nothing marked yet
+
+    created = create_unit("cache", "platform")  # platform is not marked: the tree item refuses
+    deleted = call("DELETE", "/orgs/acme/units/web")
+
+    assert (created.status, created.error_code) == (409, "move_in_progress")
+    assert (deleted.status, deleted.error_code) == (409, "move_in_progress")
+    monkeypatch.undo()
+    moves.resume("acme")
+    assert create_unit("cache", "platform").status == 201
+    assert call("DELETE", "/orgs/acme/units/cache").status == 204
+
+
+def test_a_move_under_a_unit_being_deleted_is_refused(acme):
+    from controlplane.dal import keys, stamps
+    from controlplane.dal.table import api_table
+
+    api_table().mark(keys.unit_key("acme", "ops"), stamps.DELETING, stamps.now())  # its delete has begun
+
+    reply = call("PATCH", "/orgs/acme/units/web", {"parent_id": "ops"})
+
+    assert (reply.status, reply.error_code) == (404, "not_found")
+    assert call("GET", "/orgs/acme/units/web").body["path"] == "/eng/web"
+    assert units.read("acme", "root")[1].get("move") is None  # the lock was not taken

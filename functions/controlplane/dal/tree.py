@@ -45,9 +45,10 @@ def placed_in(table: Table, unit: Key, path: str) -> "TransactWriteItemTypeDef":
 
 def put_unit(table: Table, org: Key, tree: Key, unit: Item, limit: int, parent: tuple[Key, str] | None) -> None:
     """Create ``unit`` and count it on the org's ``tree`` item, in one transaction, if the org exists
-    and is not being deleted, the tree has fewer than ``limit`` units, and the ``parent`` (key and
-    path; None for the root) is ``placed_in``. Refused: action 0, the unit exists; 1, the tree is
-    full (its item); 2, the org (its item, or None); 3, the parent (its item, or None)."""
+    and is not being deleted, the tree has fewer than ``limit`` units and no move under way (a move
+    reads its subtree once: a unit added behind it would keep a stale path), and the ``parent`` (key
+    and path; None for the root) is ``placed_in``. Refused: action 0, the unit exists; 1, the tree
+    (its item: full, or moving); 2, the org (its item, or None); 3, the parent (its item, or None)."""
     request: list[TransactWriteItemTypeDef] = [
         {
             "Put": {
@@ -62,8 +63,9 @@ def put_unit(table: Table, org: Key, tree: Key, unit: Item, limit: int, parent: 
                 "TableName": table.name,
                 "Key": to_dynamo(tree),
                 "UpdateExpression": "ADD #count :one SET #entity = :tree",
-                "ConditionExpression": "attribute_not_exists(#count) OR #count < :limit",
-                "ExpressionAttributeNames": {"#count": UNIT_COUNT, "#entity": "entity"},
+                "ConditionExpression": "(attribute_not_exists(#count) OR #count < :limit)"
+                " AND attribute_not_exists(#move)",
+                "ExpressionAttributeNames": {"#count": UNIT_COUNT, "#entity": "entity", "#move": MOVE},
                 "ExpressionAttributeValues": to_dynamo({":one": 1, ":limit": limit, ":tree": "tree"}),
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
             }
@@ -84,8 +86,9 @@ def put_unit(table: Table, org: Key, tree: Key, unit: Item, limit: int, parent: 
 
 
 def delete_unit(table: Table, unit: Key, tree: Key, version: int | None) -> None:
-    """Delete a unit that a delete has marked (and no move), and uncount it, in one transaction.
-    Refused: action 0, the unit (its item, or None)."""
+    """Delete a unit that a delete has marked (and no move), and uncount it, in one transaction, if
+    no move is under way (one that began after the delete looked could be moving units under it).
+    Refused: action 0, the unit (its item, or None); 1, the tree (moving)."""
     names = {"#pk": PARTITION_KEY, "#moving": MOVING, "#deleting": DELETING}
     condition = "attribute_exists(#pk) AND attribute_exists(#deleting) AND attribute_not_exists(#moving)"
     values: dict[str, Any] = {}
@@ -106,26 +109,30 @@ def delete_unit(table: Table, unit: Key, tree: Key, version: int | None) -> None
             "TableName": table.name,
             "Key": to_dynamo(tree),
             "UpdateExpression": "ADD #count :minus_one",
-            "ExpressionAttributeNames": {"#count": UNIT_COUNT},
+            "ConditionExpression": "attribute_not_exists(#move)",
+            "ExpressionAttributeNames": {"#count": UNIT_COUNT, "#move": MOVE},
             "ExpressionAttributeValues": to_dynamo({":minus_one": -1}),
         }
     }
     _transact(table, [{"Delete": delete}, uncount])
 
 
-def lock_move(table: Table, tree: Key, move: Item) -> None:
-    """Take the org's move lock: set ``move`` and count it in ``moves``, if no move holds the lock.
-    Refused: ``ConditionFailed`` with the tree item."""
-    with translate():
-        table.client.update_item(
-            TableName=table.name,
-            Key=to_dynamo(tree),
-            UpdateExpression="SET #move = :move ADD #moves :one",
-            ConditionExpression="attribute_exists(#pk) AND attribute_not_exists(#move)",
-            ExpressionAttributeNames={"#pk": PARTITION_KEY, "#move": MOVE, "#moves": MOVES},
-            ExpressionAttributeValues=to_dynamo({":move": move, ":one": 1}),
-            ReturnValuesOnConditionCheckFailure="ALL_OLD",
-        )
+def lock_move(table: Table, tree: Key, move: Item, parent: tuple[Key, str] | None) -> None:
+    """Take the org's move lock: set ``move`` and count it in ``moves``, if no move holds the lock,
+    and the new ``parent`` (key and path; None for the root) is ``placed_in``, in one transaction.
+    Refused: action 0, the tree (its item); 1, the parent (its item, or None)."""
+    lock: TransactWriteItemTypeDef = {
+        "Update": {
+            "TableName": table.name,
+            "Key": to_dynamo(tree),
+            "UpdateExpression": "SET #move = :move ADD #moves :one",
+            "ConditionExpression": "attribute_exists(#pk) AND attribute_not_exists(#move)",
+            "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#move": MOVE, "#moves": MOVES},
+            "ExpressionAttributeValues": to_dynamo({":move": move, ":one": 1}),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+    }
+    _transact(table, [lock, *([placed_in(table, *parent)] if parent else [])])
 
 
 def unlock_move(table: Table, tree: Key, move_id: str, last: Item) -> None:

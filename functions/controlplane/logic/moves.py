@@ -79,7 +79,7 @@ def move_unit(
         "actor": caller.subject,
         "queued": queued,
     }
-    _lock(org_id, move)
+    _lock(org_id, move, None if parent_id == ROOT else (keys.unit_key(org_id, parent_id), parent["path"]))
     if queued:
         enqueue(org_id)
         return False
@@ -87,18 +87,20 @@ def move_unit(
     return True
 
 
-def _lock(org_id: str, move: Item) -> None:
-    try:
-        tree.lock_move(api_table(), keys.tree_key(org_id), move)
-    except ConditionFailed as failed:
-        held = (failed.item or {}).get(tree.MOVE)
-        if held is None or not _abandoned(held):
-            raise errors.unit_moving(org_id) from None
-        resume(org_id)  # finish what a request left, then take the lock
+def _lock(org_id: str, move: Item, parent: tuple[dict[str, str], str] | None) -> None:
+    """Take the org's move lock, with the new parent where it was read; a lock a dead request left
+    is finished first."""
+    for attempt in range(2):
         try:
-            tree.lock_move(api_table(), keys.tree_key(org_id), move)
-        except ConditionFailed:
-            raise errors.unit_moving(org_id) from None
+            tree.lock_move(api_table(), keys.tree_key(org_id), move, parent)
+            return
+        except ConditionFailed as failed:
+            if failed.action == 1:
+                raise units.refused_placement(org_id, move["parent_id"], failed.item) from None
+            held = (failed.item or {}).get(tree.MOVE)
+            if attempt or held is None or not _abandoned(held):
+                raise errors.unit_moving(org_id) from None
+        resume(org_id)
 
 
 def _abandoned(move: Item) -> bool:

@@ -96,6 +96,8 @@ def create_unit(org_id: str, body: UnitCreate, caller: Caller) -> Unit:
     try:
         tree.put_unit(api_table(), keys.org_key(org_id), keys.tree_key(org_id), item, MAX_UNITS, check)
     except ConditionFailed as failed:
+        if failed.action == 1 and tree.MOVE in (failed.item or {}):
+            raise errors.unit_moving(org_id) from None
         raise {
             0: AlreadyExists(f"Unit {body.unit_id} already exists in organization {org_id}"),
             1: LimitExceeded(f"An organization has at most {MAX_UNITS} units"),
@@ -140,7 +142,7 @@ def delete_unit(org_id: str, unit_id: str, version: int | None = None) -> None:
         tree.delete_unit(table, key, keys.tree_key(org_id), version)
     except ConditionFailed as failed:
         _unmark(key)
-        if failed.item is not None and tree.MOVING in failed.item:
+        if failed.action == 1 or (failed.item is not None and tree.MOVING in failed.item):
             raise errors.unit_moving(org_id) from None
         raise errors.unit_missing(org_id, unit_id) from None
 
