@@ -129,7 +129,8 @@ def test_no_one_joins_a_unit_while_it_moves(acme, monkeypatch):
     assert create_user("acme", "zoe", unit="db").status == 201
 
 
-@pytest.mark.parametrize("steps", [0, 1, 2, 3])  # platform and db, then cid and dan: 4 steps
+# platform and db, then cid and dan, then the wait for GSI2 to settle: 5 steps
+@pytest.mark.parametrize("steps", [0, 1, 2, 3, 4])
 def test_a_move_interrupted_anywhere_finishes_right_when_run_again(acme, monkeypatch, steps):
     monkeypatch.setattr(moves, "resume", lambda org_id, time_left=None: False)
     call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
@@ -208,3 +209,22 @@ def test_a_move_under_a_unit_being_deleted_is_refused(acme):
     assert (reply.status, reply.error_code) == (404, "not_found")
     assert call("GET", "/orgs/acme/units/web").body["path"] == "/eng/web"
     assert units.read("acme", "root")[1].get("move") is None  # the lock was not taken
+
+
+def test_a_user_gsi2_shows_late_is_moved_by_the_second_pass(acme, monkeypatch):
+    from controlplane.dal import keys, stamps
+    from controlplane.dal.table import api_table
+
+    def gsi2_catches_up(seconds: float) -> None:
+        # A user placed in db just before the move marked it, whom GSI2 showed only now.
+        user = {"org_id": "acme", "user_id": "late", "name": "Late", "email": "l@x.example", "role": "member"}
+        item_keys = keys.user_keys("acme", "late", ("eng", "platform", "db"))
+        api_table().put(stamps.new_item(item_keys, keys.USER, {**user, "unit": "db", "unit_path": "/eng/platform/db"}))
+
+    monkeypatch.setattr(moves.time, "sleep", gsi2_catches_up)
+
+    assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 200
+
+    assert "late" in ids(call("GET", "/orgs/acme/units/db/users"))
+    assert call("GET", "/orgs/acme/units/db/users").body["items"][-1]["unit"] == "db"
+    assert ids(call("GET", "/orgs/acme/units/eng/users")) == ["bea", "dee"]

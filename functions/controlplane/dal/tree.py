@@ -5,9 +5,10 @@ A unit that a move or a delete has marked (``MOVING``, ``DELETING``) takes no ne
 user: ``placed_in`` is the condition every such write carries, so nothing lands on a stale path.
 """
 
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from controlplane.dal.codec import to_dynamo
+from controlplane.dal.codec import from_dynamo, to_dynamo
 from controlplane.dal.conditions import Item
 from controlplane.dal.schema import PARTITION_KEY
 from controlplane.dal.stamps import DELETING
@@ -133,6 +134,22 @@ def lock_move(table: Table, tree: Key, move: Item, parent: tuple[Key, str] | Non
         }
     }
     _transact(table, [lock, *([placed_in(table, *parent)] if parent else [])])
+
+
+def note_marked(table: Table, tree: Key, move_id: str, at: float) -> float:
+    """When the move ``move_id`` had marked every unit of its subtree: ``at``, or the time a first
+    run noted (a job delivered again keeps it)."""
+    with translate():
+        response = table.client.update_item(
+            TableName=table.name,
+            Key=to_dynamo(tree),
+            UpdateExpression="SET #move.#at = if_not_exists(#move.#at, :at)",
+            ConditionExpression="#move.#id = :id",
+            ExpressionAttributeNames={"#move": MOVE, "#at": "marked_at", "#id": "id"},
+            ExpressionAttributeValues=to_dynamo({":at": Decimal(str(at)), ":id": move_id}),
+            ReturnValues="ALL_NEW",
+        )
+    return float(from_dynamo(response["Attributes"])[MOVE]["marked_at"])
 
 
 def unlock_move(table: Table, tree: Key, move_id: str, last: Item) -> None:

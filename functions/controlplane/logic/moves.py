@@ -6,7 +6,8 @@ overlapping or not, is 409 ``move_in_progress`` with ``Retry-After``), then ``re
 
 1. each unit of the subtree gets its new path and is marked ``moving`` (no child or user may join
    it while marked: ``tree.placed_in``);
-2. each user of the subtree gets its new path;
+2. each user of the subtree gets its new path (looked for twice: GSI2 may show a user placed just
+   before the units were marked only a moment later, ``gsi1_settle_seconds``);
 3. the marks go, then the lock, which leaves ``last_move`` behind for the listings' cursors.
 
 Every step is a conditional write on the value it replaces, so the job can stop anywhere and run
@@ -17,6 +18,7 @@ moves from the deletions queue, as an org's delete does.
 
 import json
 import math
+import time
 from collections.abc import Callable
 from contextlib import suppress
 from datetime import UTC, datetime
@@ -135,14 +137,23 @@ def resume(org_id: str, time_left: Callable[[], float] = lambda: math.inf) -> bo
                 changes |= {"parent_id": move["parent_id"], "updated_at": stamps.now()}
                 changes[stamps.UPDATED_BY] = move["actor"]
             _step(tree.rewrite, table, keys.base_key(unit), {"path": unit["path"]}, changes, bump=mine)
-    for page in table.query_all(keys.members_partition(org_id), index=GSI2_NAME, prefix=keys.members_prefix(old)):
-        for user in page:
-            if time_left() < STEP_SECONDS:
+    # Every unit is marked: no user joins the subtree from now. GSI2 is eventually consistent, so the
+    # users are looked for twice: now, and once it has had time to show those placed just before.
+    marked_at = tree.note_marked(table, keys.tree_key(org_id), move_id, time.time())
+    for second_pass in (False, True):
+        if second_pass:
+            wait = marked_at + config.settings().gsi1_settle_seconds - time.time()
+            if time_left() < STEP_SECONDS + max(wait, 0):
                 return False
-            path = moved(user["unit_path"])
-            sort_key = keys.member_keys(org_id, user["user_id"], path)[GSI2_SORT_KEY]
-            changes = {"unit_path": join(path), GSI2_SORT_KEY: sort_key}
-            _step(tree.rewrite, table, keys.base_key(user), {"unit_path": user["unit_path"]}, changes)
+            time.sleep(max(wait, 0))
+        for page in table.query_all(keys.members_partition(org_id), index=GSI2_NAME, prefix=keys.members_prefix(old)):
+            for user in page:
+                if time_left() < STEP_SECONDS:
+                    return False
+                path = moved(user["unit_path"])
+                sort_key = keys.member_keys(org_id, user["user_id"], path)[GSI2_SORT_KEY]
+                changes = {"unit_path": join(path), GSI2_SORT_KEY: sort_key}
+                _step(tree.rewrite, table, keys.base_key(user), {"unit_path": user["unit_path"]}, changes)
     for page in table.query_all(keys.units_partition(org_id), index=GSI1_NAME, prefix=keys.units_prefix(new)):
         for unit in page:
             if unit.get(tree.MOVING) == move_id:
