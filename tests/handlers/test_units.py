@@ -192,3 +192,31 @@ def test_an_org_delete_removes_its_units(acme, table):
     left = config.dynamodb().scan(TableName=table)["Items"]
     assert [item for item in left if "acme" in item["PK"]["S"]] == []
     assert boto3  # the scan above reads every item left in the table
+
+
+@pytest.mark.parametrize(
+    ("path", "query"),
+    [
+        ("/orgs/acme/units", {"under": "en#g"}),
+        ("/orgs/acme/units", {"under": "ENG"}),
+        ("/orgs/acme/units/eng/users", {"direct": "maybe"}),
+        ("/orgs/acme/units/eng%23x/users", {}),
+    ],
+)
+def test_a_malformed_unit_id_or_option_is_422_before_any_dynamodb_request(acme, dynamodb_calls, path, query):
+    dynamodb_calls.clear()
+
+    reply = call("GET", path, query=query)
+
+    assert reply.status == 422, reply.body
+    assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize("body", [{"unit_id": "a#b", "name": "X"}, {"unit_id": "x", "name": "X", "parent_id": "a#b"}])
+def test_a_malformed_id_in_a_body_is_422_and_writes_nothing(acme, dynamodb_calls, body):
+    dynamodb_calls.clear()
+
+    reply = call("POST", "/orgs/acme/units", body)
+
+    assert reply.status == 422
+    assert dynamodb_calls == []
