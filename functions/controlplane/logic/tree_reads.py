@@ -90,5 +90,6 @@ def list_unit_users(org_id: str, unit_id: str, direct: bool, limit: int, token: 
         limit=limit,
         start_key=start,
     )
-    more = _cursor(scope, epoch, [found[-1]["unit_path"], found[-1]["user_id"]]) if last and found else None
+    # A user written with the keys' default place (the root) and no ``unit_path`` is in the root.
+    more = _cursor(scope, epoch, [found[-1].get("unit_path", "/"), found[-1]["user_id"]]) if last and found else None
     return UserPage(items=[User.model_validate(item) for item in found], next_cursor=more)
