@@ -228,3 +228,44 @@ def test_a_user_gsi2_shows_late_is_moved_by_the_second_pass(acme, monkeypatch):
     assert "late" in ids(call("GET", "/orgs/acme/units/db/users"))
     assert call("GET", "/orgs/acme/units/db/users").body["items"][-1]["unit"] == "db"
     assert ids(call("GET", "/orgs/acme/units/eng/users")) == ["bea", "dee"]
+
+
+EVERYONE = ["ann", "bea", "cid", "dan", "dee"]
+
+
+@pytest.mark.parametrize("under", ["root", "eng", "ops", "web"])
+def test_a_listing_paged_through_a_move_step_by_step_never_repeats_nor_misses_anyone(acme, monkeypatch, under):
+    # Given a listing of one user a page, begun before a move of platform (cid, dan) under ops
+    expected = {"root": EVERYONE, "eng": ["bea", "cid", "dan", "dee"], "ops": ["ann"], "web": ["dee"]}[under]
+    path = f"/orgs/acme/units/{under}/users"
+    first = call("GET", path, query={"limit": "1"})
+    seen, cursor = ids(first), first.body["next_cursor"]
+    monkeypatch.setattr(moves, "resume", lambda org_id, time_left=None: False)
+    call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+    monkeypatch.undo()
+
+    # When the move goes one step at a time, and the listing asks for its next page after each
+    refused = None
+    for _ in range(8):
+        budget = iter([60.0])
+        done = moves.resume("acme", time_left=lambda budget=budget: next(budget, 0.0))
+        if cursor and refused is None:
+            page = call("GET", path, query={"limit": "1", "cursor": cursor})
+            if page.status == 409:
+                refused = page.error_code
+            else:
+                seen, cursor = seen + ids(page), page.body["next_cursor"]
+        if done:
+            break
+
+    # Then it either said to wait or to start again, or it listed everyone exactly once
+    while cursor and refused is None:
+        page = call("GET", path, query={"limit": "1", "cursor": cursor})
+        if page.status == 409:
+            refused = page.error_code
+        else:
+            seen, cursor = seen + ids(page), page.body["next_cursor"]
+    if refused:
+        assert under in ("root", "eng", "ops") and refused in ("move_in_progress", "conflict")
+    else:
+        assert len(seen) == len(set(seen)) and sorted(seen) == expected
