@@ -102,3 +102,29 @@ def test_a_user_of_another_org_is_not_listed(acme):
 
     assert "bob" not in ids(call("GET", "/orgs/acme/units/eng/users"))
     assert ids(call("GET", "/orgs/bolt/units/eng/users")) == ["bob"]
+
+
+def test_a_move_with_a_stale_if_match_changes_nothing(acme):
+    call("PATCH", "/orgs/acme/users/dee", {"name": "Dee 2"})
+
+    reply = call("PATCH", "/orgs/acme/users/dee", {"unit": "ops"}, headers={"If-Match": '"1"'})
+
+    assert reply.status == 412
+    assert call("GET", "/orgs/acme/users/dee").body["unit"] == "web"
+
+
+def test_a_move_goes_alone_without_a_role_or_email_change(acme):
+    reply = call("PATCH", "/orgs/acme/users/dee", {"unit": "ops", "role": "admin"})
+
+    assert reply.status == 409
+    assert (
+        call("GET", "/orgs/acme/users/dee").body | {"unit": "web", "role": "member"}
+        == call("GET", "/orgs/acme/users/dee").body
+    )
+
+
+def test_a_move_and_a_rename_go_together(acme):
+    reply = call("PATCH", "/orgs/acme/users/dee", {"unit": "ops", "name": "Dee Ops"}, headers={"If-Match": '"1"'})
+
+    assert reply.status == 200, reply.body
+    assert (reply.body["unit"], reply.body["name"], reply.body["version"]) == ("ops", "Dee Ops", 2)
