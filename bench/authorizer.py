@@ -51,7 +51,7 @@ def jwks_endpoint() -> Iterator[None]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Endpoint)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    saved = {name: os.environ.get(name) for name in ("JWKS_URL", "TOKEN_ISSUER", "TOKEN_AUDIENCE")}
+    saved = {name: os.environ.get(name) for name in ("JWKS_URL", "TOKEN_ISSUER", "TOKEN_AUDIENCES")}
     os.environ.update(tokens.environment(f"http://127.0.0.1:{server.server_port}{tokens.JWKS_PATH}"))
     handler.reset()
     try:

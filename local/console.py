@@ -68,13 +68,16 @@ def sign_in_links(base_url: str, org_id: str | None = None) -> str:
     admin, member = demo_users()
     links = [
         ("an operator", tokens.issue(tokens.OPERATOR)),
-        (f"{admin}, admin of {org_id}", tokens.issue(tokens.ADMIN, org_id, admin)),
-        (f"{member}, member of {org_id}", tokens.issue(tokens.MEMBER, org_id, member)),
+        (f"{admin}, admin of {org_id}", tokens.for_user(org_id, admin)),
+        (f"{member}, member of {org_id}", tokens.for_user(org_id, member)),
     ]
     return "\n\n".join(f"# {who}\n{base_url}{PREFIX}/#id_token={token}" for who, token in links)
 
 
 def main() -> None:
+    from local import tokens
+
+    tokens.use_make_run_dynamodb()  # the demo users' subjects are in make run's table
     port = os.environ.get("PORT", "3000")
     print("Open one of these in a browser while `make run` runs (make seed fills the demo org):\n")
     print(sign_in_links(f"http://127.0.0.1:{port}", os.environ.get("ORG") or None))

@@ -4,6 +4,7 @@ contract, so Swagger UI shows what the route really answers with that status."""
 from typing import Any
 
 from controlplane.http import routes
+from controlplane.models.errors import UNAUTHORIZED_MESSAGE
 from controlplane.models.plans import THROTTLED_MESSAGE
 
 REQUEST_ID = "c6af9ac6-7b61-11e6-9a41-93e8deadbeef"
@@ -23,7 +24,7 @@ _QUOTA = {"quota": "users", "limit": 5, "used": 5, "plan": "free"}
 
 # Every route's examples of a status, whatever its shape.
 _COMMON: dict[int, dict[str, Example]] = {
-    401: _example("No token, or one that expired or is not valid", "unauthorized", "The token expired; sign in again"),
+    401: _example("No token, or one that expired or is not valid", "unauthorized", UNAUTHORIZED_MESSAGE),
     403: _example(
         "The caller may not call this route, or not in this organization",
         "forbidden",

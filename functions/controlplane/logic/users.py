@@ -1,5 +1,6 @@
 """Users: the people of an organization, kept in step with their Cognito sign-in."""
 
+import uuid
 from collections.abc import Callable
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -64,6 +65,9 @@ def _remove(org_id: str, user_id: str, expects: tuple[Expect, ...] = ()) -> None
 
 def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
     attributes = {"org_id": org_id, **body.model_dump()}
+    directory = config.directory()
+    if directory is None:  # make run: no user pool, so a subject of its own, new per creation as Cognito's
+        attributes[stamps.SIGN_IN_SUBJECT] = f"local-{uuid.uuid4()}"
     item = stamps.new_item(keys.user_keys(org_id, body.user_id), keys.USER, attributes, caller.subject)
     transactions.put_counted(
         api_table(),
@@ -75,12 +79,19 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
         parent_unmarked=stamps.DELETING,
         parent_not=("status", SUSPENDED),
     )
-    # The table decides 404/409 first; only then the sign-in. If that fails, the user (and their
-    # seat) goes too.
-    if directory := config.directory():
+    # The table decides 404/409 first; only then the sign-in, whose subject the item then keeps (the
+    # authorizer refuses the user until it does). If either fails, the user (and their seat) goes too.
+    if directory is not None:
         try:
-            directory.create(org_id, body.user_id, body.email, body.role)
+            subject = directory.create(org_id, body.user_id, body.email, body.role)
         except Exception:
+            _remove(org_id, body.user_id)
+            raise
+        try:
+            missing = errors.user_missing(org_id, body.user_id)
+            api_table().mark(keys.user_key(org_id, body.user_id), stamps.SIGN_IN_SUBJECT, subject, missing)
+        except Exception:
+            directory.delete(org_id, body.user_id)
             _remove(org_id, body.user_id)
             raise
     metrics.add_metric(name="UserCreated", unit=MetricUnit.Count, value=1)
@@ -128,8 +139,10 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
     if directory is None:
         item = api_table().update(keys.user_key(org_id, user_id), written, stamps.now(), missing, version_is(version))
         return User.model_validate(item)
-    # The role a token carries is the one that authorizes: change the sign-in first, and put it
-    # back if the table refuses the change (missing user, stale If-Match, throttling).
+    # The table first: a missing user or a stale If-Match is refused before Cognito is touched. Then
+    # the sign-in, put back if the table's write still fails (a race, throttling). (The authorizer
+    # takes the role from the item; the sign-in's copy is for the token's readers.)
+    _existing(org_id, user_id, version)
     stored = directory.attributes(org_id, user_id)
     directory.set_attributes(org_id, user_id, synced)
     try:
@@ -140,13 +153,21 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
     return User.model_validate(item)
 
 
+def _existing(org_id: str, user_id: str, version: int | None) -> None:
+    """Fail closed before anything outside the table changes: the user exists (one consistent read),
+    at the If-Match version when one is given."""
+    user = api_table().get(keys.user_key(org_id, user_id), consistent=True)
+    if user is None:
+        raise errors.user_missing(org_id, user_id)
+    if version is not None:
+        check_version(user, version)
+
+
 def delete_user(org_id: str, user_id: str, version: int | None = None) -> None:
     table = api_table()
-    if version is not None:  # a stale If-Match must fail before the first ticket goes
-        user = table.get(keys.user_key(org_id, user_id))
-        if user is None:
-            raise errors.user_missing(org_id, user_id)
-        check_version(user, version)
+    # A missing user or a stale If-Match fails before the sign-in or the first ticket goes. The item
+    # goes last, so a delete that failed half-way passes this check when it is retried.
+    _existing(org_id, user_id, version)
     cascade.remove_sign_in(org_id, user_id)
     cascade.delete_tickets_of(table, org_id, user_id)
     _remove(org_id, user_id, version_is(version))

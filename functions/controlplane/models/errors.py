@@ -76,6 +76,12 @@ class ServiceUnavailable(ApiError):
         super().__init__(message, headers={"Retry-After": str(retry_after)})
 
 
+# Every 401's message, the functions' and API Gateway's alike: API Gateway answers a TOKEN authorizer's
+# refusal with one static gateway response (UNAUTHORIZED), which cannot tell a missing token from an
+# expired or forged one, so none of them says which.
+UNAUTHORIZED_MESSAGE = "Sign in and send your ID token in the Authorization header"
+
+
 class Unauthorized(ApiError):
     status = 401
     code = "unauthorized"
