@@ -41,6 +41,11 @@ def tenants(table):
         create_user(org_id, user_id, role=role)
     create_user("bolt", "bob", role="admin")
     create_ticket("bolt", "bob", subject="bolt secret")
+    SUSPENDED_TOKENS.update(
+        operator=tokens.issue(tokens.OPERATOR),
+        admin_a=tokens.for_user("acme", "root"),
+        member_a_own=tokens.for_user("acme", "alice"),
+    )
     return {user_id: create_ticket("acme", user_id).body["ticket_id"] for user_id in ("alice", "amy")}
 
 
@@ -219,11 +224,9 @@ def test_unknown_routes_stay_404_and_405_for_every_caller(table, method, path, s
 # The suspended-org column (local.isolation.expected_suspended): through the local gateway, which
 # runs the API's authorizer as API Gateway does, with its cache's clock moved past the TTL.
 
-SUSPENDED_TOKENS = {
-    "operator": tokens.issue(tokens.OPERATOR),
-    "admin_a": tokens.issue(ADMIN, "acme", "root"),
-    "member_a_own": tokens.issue(MEMBER, "acme", "alice"),
-}
+# Each caller's token, minted by ``tenants`` once its users exist: a user's token carries the subject
+# stored on their item.
+SUSPENDED_TOKENS: dict[str, str] = {}
 
 
 def _set_status(table: str, status: str) -> None:

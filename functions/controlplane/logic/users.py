@@ -8,7 +8,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from controlplane import config
 from controlplane.dal import cursor, keys, stamps, transactions
 from controlplane.dal.conditions import Expect, Item, check_version, version_is
-from controlplane.dal.directory import SYNCED
+from controlplane.dal.directory import SYNCED, Directory
 from controlplane.dal.table import api_table
 from controlplane.dal.transactions import Counter
 from controlplane.http.auth import Caller, authorize_fields
@@ -83,7 +83,7 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
     # authorizer refuses the user until it does). If either fails, the user (and their seat) goes too.
     if directory is not None:
         try:
-            subject = directory.create(org_id, body.user_id, body.email, body.role)
+            subject = _new_sign_in(directory, org_id, body)
         except Exception:
             _remove(org_id, body.user_id)
             raise
@@ -96,6 +96,18 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
             raise
     metrics.add_metric(name="UserCreated", unit=MetricUnit.Count, value=1)
     return User.model_validate(item)
+
+
+def _new_sign_in(directory: Directory, org_id: str, body: UserCreate) -> str:
+    """The user's new sign-in, and its subject. A sign-in of that name already there has no user item
+    (the table has just taken this one as new): it is left over from a create or delete that failed
+    half-way, no token of it passes the authorizer (no item holds its subject), and it is replaced."""
+    try:
+        return directory.create(org_id, body.user_id, body.email, body.role)
+    except AlreadyExists:
+        logger.warning("Replacing a left-over sign-in", org_id=org_id, user_id=body.user_id)
+        directory.delete(org_id, body.user_id)
+        return directory.create(org_id, body.user_id, body.email, body.role)
 
 
 def list_users(org_id: str, limit: int, cursor_token: str | None) -> UserPage:
