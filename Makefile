@@ -172,6 +172,12 @@ bench: install ## docs/BENCHMARKS.md, measured on DynamoDB Local (several minute
 migrate-user-counts: install ## one-off: count each org's users: make migrate-user-counts TABLE=...
 	$(BIN)/python -m ops.migrate_user_counts --table $(TABLE)
 
+# One-off, right after deploying the authorizer that checks each caller's item (docs/OPERATIONS.md):
+# store every existing user's Cognito sub on their item. Resumable (AFTER=<org_id>), safe to run again.
+.PHONY: sign-in-subjects
+sign-in-subjects: install ## one-off: store users' sign-in subjects: make sign-in-subjects TABLE=... USER_POOL_ID=...
+	$(BIN)/python -m ops.sign_in_subjects --table $(TABLE) --user-pool-id $(USER_POOL_ID) $(if $(AFTER),--after $(AFTER))
+
 # Tenants' API keys, which the tenant-keys consumer creates outside CloudFormation (docs/LIMITS.md).
 # Backfill: every org's key in its plan (orgs older than the consumer; after the key secret was lost).
 # Cleanup: the keys cdk destroy leaves behind; refused while the stack exists. Safe to run again.
