@@ -55,6 +55,22 @@ def _cognito(pool: str, client_id: str) -> TokenFor:
     return token_for
 
 
+def _local_users(server: ServerProcess) -> TokenFor:
+    """A user's token carries their sign-in's subject, stored on their item in the server's table."""
+    import boto3
+
+    from local.environment import LOCAL
+
+    dynamodb = boto3.client(
+        "dynamodb",
+        endpoint_url=server.dynamodb_endpoint,
+        region_name=LOCAL["AWS_DEFAULT_REGION"],
+        aws_access_key_id=LOCAL["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=LOCAL["AWS_SECRET_ACCESS_KEY"],
+    )
+    return lambda org_id, user_id, role: tokens.for_user(org_id, user_id, dynamodb=dynamodb, table=LOCAL["TABLE_NAME"])
+
+
 @pytest.fixture(scope="session")
 def target(tmp_path_factory) -> Iterator[Target]:
     url = os.environ.get("E2E_API_URL")
@@ -78,7 +94,7 @@ def target(tmp_path_factory) -> Iterator[Target]:
     except RuntimeError as error:
         pytest.fail(str(error))
     try:
-        yield Target(server.url, tokens.issue(tokens.OPERATOR), lambda org, user, role: tokens.issue(role, org, user))
+        yield Target(server.url, tokens.issue(tokens.OPERATOR), _local_users(server))
     finally:
         server.stop()
 

@@ -96,16 +96,19 @@ def issue(
     return jwt.encode({"alg": "RS256", "kid": key.kid}, payload, key)
 
 
-def for_user(org_id: str, user_id: str, lifetime: int = LIFETIME_SECONDS) -> str:
+def for_user(
+    org_id: str, user_id: str, lifetime: int = LIFETIME_SECONDS, *, dynamodb: Any = None, table: str | None = None
+) -> str:
     """The ID token of the user ``user_id`` of ``org_id`` as they exist now: their sign-in's subject
-    and role, read (consistently) from the table the functions' environment names. LookupError if
-    they do not exist."""
+    and role, read (consistently) from the table the functions' environment names (or ``table``
+    through the client ``dynamodb``: another process's server). LookupError if they do not exist."""
     from controlplane import config
     from controlplane.dal import keys, stamps
     from controlplane.dal.codec import item as plain
 
     key = {name: {"S": value} for name, value in keys.user_key(org_id, user_id).items()}
-    found = config.dynamodb().get_item(TableName=config.settings().table_name, Key=key, ConsistentRead=True)
+    client, name = dynamodb or config.dynamodb(), table or config.settings().table_name
+    found = client.get_item(TableName=name, Key=key, ConsistentRead=True)
     user = plain(found.get("Item") or {})
     if not user.get(stamps.SIGN_IN_SUBJECT):
         raise LookupError(f"No user {user_id} in organization {org_id} (create them first, e.g. make seed)")
