@@ -172,6 +172,11 @@ bench: install ## docs/BENCHMARKS.md, measured on DynamoDB Local (several minute
 migrate-user-counts: install ## one-off: count each org's users: make migrate-user-counts TABLE=...
 	$(BIN)/python -m ops.migrate_user_counts --table $(TABLE)
 
+# An operator's sign-in, in the operators group; a username with a dot is refused (docs/OPERATIONS.md).
+.PHONY: operator
+operator: install ## an operator: make operator USERNAME=ops-alice EMAIL=... USER_POOL_ID=...
+	$(BIN)/python -m ops.operators --user-pool-id $(USER_POOL_ID) --username $(USERNAME) --email $(EMAIL)
+
 # One-off, right after deploying the authorizer that checks each caller's item (docs/OPERATIONS.md):
 # store every existing user's Cognito sub on their item. Resumable (AFTER=<org_id>), safe to run again.
 .PHONY: sign-in-subjects

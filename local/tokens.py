@@ -92,6 +92,8 @@ def issue(
         **overrides,
     }
     if role == OPERATOR:
+        if "." in str(payload["cognito:username"]):  # as ops.operators refuses to create one
+            raise ValueError("an operator's username may not contain a dot (reserved for <org_id>.<user_id>)")
         payload["cognito:groups"] = [payload["cognito:groups"]]  # a list in a real ID token
     return jwt.encode({"alg": "RS256", "kid": key.kid}, payload, key)
 
