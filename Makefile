@@ -105,7 +105,8 @@ synth-sam: install ## the template for sam local invoke (never deploy it)
 	node_modules/.bin/cdk synth --no-notices --quiet -c stage=$(STAGE) -c sam_local=true $(CDK_ARGS)
 	@echo "Wrote cdk.out/ControlPlane-$(STAGE).template.json for sam local invoke." >&2
 
-# A local ID token for make run's API: make token (an operator), make token ORG=acme USER=alice ROLE=admin.
+# A local ID token for make run's API: make token (an operator), make token ORG=acme USER=alice (a user who
+# exists in make run's table: their token carries their sign-in's subject and their role is their item's).
 # USER is only taken from the command line: the shell's own $$USER is not an org user.
 ROLE ?= operator
 TOKEN_USER := $(if $(filter command line,$(origin USER)),$(USER))
@@ -120,7 +121,7 @@ endif
 endif
 endif
 .PHONY: token tokens
-token: install ## a local ID token: make token (an operator), make token ORG=acme USER=alice ROLE=admin
+token: install ## a local ID token: make token (an operator), make token ORG=acme USER=alice (an existing user)
 	@$(BIN)/python -m local.tokens --role $(ROLE) $(if $(ORG),--org $(ORG)) $(if $(TOKEN_USER),--user $(TOKEN_USER))
 
 tokens: install ## ready-to-paste tokens for make seed's demo org: OPS, ADMIN, MEMBER

@@ -158,12 +158,15 @@ def main() -> None:
     parser.add_argument("--user", help="user_id (admins and members)")
     parser.add_argument("--demo", action="store_true", help="export lines for the demo org's three roles")
     args = parser.parse_args()
-    if args.role != OPERATOR and not (args.demo or (args.org and args.user)):
+    a_user = bool(args.org and args.user)
+    if args.role != OPERATOR and not (args.demo or a_user):
         parser.error(f"a {args.role} needs --org and --user")
-    if args.demo or args.role != OPERATOR:
-        use_make_run_dynamodb()
+    if not (args.demo or a_user):
+        print(issue(OPERATOR))
+        return
+    use_make_run_dynamodb()
     try:
-        print(demo_exports(args.org) if args.demo else issue(OPERATOR) if args.role == OPERATOR else for_user(args.org, args.user))
+        print(demo_exports(args.org) if args.demo else for_user(args.org, args.user))
     except LookupError as error:
         parser.exit(1, f"{error}\n")
 
