@@ -1,6 +1,6 @@
 """8. The authorizer: a decision on API Gateway's cache miss (verify the token, read the org and the
-caller's item) against the bare BatchGetItem it makes, and its cold start against boto3 and a client alone. Its JWKS is served
-from this process over HTTP, as the local gateway serves it."""
+caller's item) against the bare BatchGetItem it makes, and its cold start against boto3 and a client
+alone. Its JWKS is served from this process over HTTP, as the local gateway serves it."""
 
 import json
 import os

@@ -11,8 +11,8 @@ from constructs import Construct
 
 from authorizer.token_format import IDENTITY_VALIDATION_EXPRESSION
 from controlplane.http.routes import ROUTES
-from controlplane.models.errors import UNAUTHORIZED_MESSAGE
 from controlplane.models import plans
+from controlplane.models.errors import UNAUTHORIZED_MESSAGE
 from infra.config import StageConfig
 from infra.constants import CORS_REQUEST_HEADERS, LOG_RETENTION
 
@@ -23,7 +23,8 @@ _DENIED_CODE, _DENIED_MESSAGE = "$context.authorizer.error_code", "$context.auth
 # (response type, status code or None to keep API Gateway's, error code, message or None for API
 # Gateway's own, Retry-After or None). An unknown path or method is MISSING_AUTHENTICATION_TOKEN,
 # whatever the token. The authorizer (functions/authorizer) raises for a missing, invalid or expired
-# token (one static message: the gateway response cannot tell why): UNAUTHORIZED. Its Deny (a suspended org) is ACCESS_DENIED, with the code and message it puts
+# token (one static message: the gateway response cannot tell why): UNAUTHORIZED. Its Deny (a
+# suspended org, a user who is no longer one) is ACCESS_DENIED, with the code and message it puts
 # in its context ($context.authorizer.<key>). When it cannot decide (JWKS or DynamoDB down) it fails:
 # AUTHORIZER_FAILURE, a 503 to retry, never an Allow. THROTTLED is a tenant's usage plan (or the stage) out of requests
 # per second; QUOTA_EXCEEDED its daily quota (a static Retry-After: the template cannot count the

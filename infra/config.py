@@ -80,7 +80,9 @@ class StageConfig:
                 "deploy with -c snap_start=false"
             )
         if self.waf_rate_limit < WAF_MIN_RATE_LIMIT:
-            raise ValueError(f"waf_rate_limit must be at least {WAF_MIN_RATE_LIMIT} (AWS WAF's least), not {self.waf_rate_limit}")
+            raise ValueError(
+                f"waf_rate_limit must be at least {WAF_MIN_RATE_LIMIT} (AWS WAF's least), not {self.waf_rate_limit}"
+            )
         if self.alarm_email is not None and not _EMAIL_PATTERN.match(self.alarm_email):
             raise ValueError(f"alarm_email {self.alarm_email!r} is not an e-mail address")
 

@@ -39,8 +39,8 @@ from infra.deletions import DeletionsQueue
 from infra.events import LifecycleEvents
 from infra.function import ControlPlaneFunction
 from infra.identity import Identity
-from infra.table import ControlPlaneTable
 from infra.revocations import Revocations
+from infra.table import ControlPlaneTable
 from infra.tenant_keys import TenantKeys
 from infra.usage_plans import UsagePlans
 from infra.waf import RateLimit
@@ -179,9 +179,7 @@ class ControlPlaneStack(Stack):
             removal_policy=removal_policy,
         )
         if config.waf_enabled:
-            RateLimit(
-                self, "Waf", stage=api.api.deployment_stage, name=config.stack_name, limit=config.waf_rate_limit
-            )
+            RateLimit(self, "Waf", stage=api.api.deployment_stage, name=config.stack_name, limit=config.waf_rate_limit)
         # The authorizer names each caller's usage plan key (usageIdentifierKey): the org's, derived
         # from the tenant-key secret, or the operators' (controlplane.http.tenant_keys).
         authorizer.use_keys(tenant_keys.secret, usage_plans.operators_key_secret)

@@ -153,7 +153,9 @@ def demo_exports(org_id: str | None = None) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Print a local ID token.")
-    parser.add_argument("--role", choices=[OPERATOR, ADMIN, MEMBER], default=OPERATOR, help="a user's comes from their item")
+    parser.add_argument(
+        "--role", choices=[OPERATOR, ADMIN, MEMBER], default=OPERATOR, help="a user's comes from their item"
+    )
     parser.add_argument("--org", help="org_id (admins and members)")
     parser.add_argument("--user", help="user_id (admins and members)")
     parser.add_argument("--demo", action="store_true", help="export lines for the demo org's three roles")

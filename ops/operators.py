@@ -17,6 +17,7 @@ import boto3
 from controlplane import config
 from controlplane.dal.directory import subject_of
 from controlplane.http.auth import OPERATORS_GROUP
+
 # Cognito's own username rule, less the dot, which is reserved for <org_id>.<user_id>.
 USERNAME = re.compile(r"^[A-Za-z0-9_+=,@-]{1,128}$")
 

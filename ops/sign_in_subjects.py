@@ -67,7 +67,9 @@ def _one(table: Table, directory: Directory, org_id: str, user: dict, report: Re
         report.no_sign_in.append(name)
         return
     try:  # if_not_exists: what the API stored meanwhile stays
-        table.mark(keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject, errors.user_missing(org_id, user_id))
+        table.mark(
+            keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject, errors.user_missing(org_id, user_id)
+        )
     except errors.NotFound:
         return  # deleted meanwhile
     report.stored.append(name)

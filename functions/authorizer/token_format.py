@@ -11,9 +11,7 @@ Gateway's) and a Python one, with the same meaning in both. API Gateway matches 
 
 import re
 
-IDENTITY_VALIDATION_EXPRESSION = (
-    r"^(?:[Bb][Ee][Aa][Rr][Ee][Rr] +)?[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$"
-)
+IDENTITY_VALIDATION_EXPRESSION = r"^(?:[Bb][Ee][Aa][Rr][Ee][Rr] +)?[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$"
 _PATTERN = re.compile(IDENTITY_VALIDATION_EXPRESSION)
 
 

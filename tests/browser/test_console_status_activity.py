@@ -15,6 +15,8 @@ ADMIN, MEMBER = "alice", "bob"  # make seed's demo admin and member
 def token_of(user_id: str) -> str:
     """Their token, once seeded: it carries the subject stored on their item."""
     return tokens.for_user("demo", user_id)
+
+
 # The stream poller writes the log within a poll; the panel reads it again every 3 seconds.
 ACTIVITY_WAIT_MS = 15_000
 
@@ -127,9 +129,7 @@ def test_a_suspended_orgs_users_see_the_apis_message_and_get_back_in_once_reacti
     page.get_by_role("button", name="Try again").click()
     expect(page.get_by_role("heading", name="Organization demo is suspended")).to_have_count(0)
     expect(page.get_by_role("button", name="Sign out")).to_be_visible()
-    expect(page.get_by_role("heading", level=1)).to_have_text(
-        "Organization demo" if user == ADMIN else "Bob (bob)"
-    )
+    expect(page.get_by_role("heading", level=1)).to_have_text("Organization demo" if user == ADMIN else "Bob (bob)")
 
 
 def test_admin_sees_the_activity_of_what_they_just_did(console, api, page, activity_log):

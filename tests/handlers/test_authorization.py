@@ -6,7 +6,6 @@ import pytest
 
 from controlplane import config
 from controlplane.http import routes
-from controlplane.http.auth import ADMIN, MEMBER
 from controlplane.http.resolver import Resolver
 from controlplane.http.routes import ROUTES
 from controlplane.logic import organizations

@@ -288,7 +288,10 @@ def test_an_org_being_deleted_is_denied(jwks, table):
     subject = signed_up()
     key = {"PK": {"S": "ORG#acme"}, "SK": {"S": "METADATA#acme"}}
     handler.dynamodb().update_item(
-        TableName=table, Key=key, UpdateExpression="SET deleting_since = :t", ExpressionAttributeValues={":t": {"S": "x"}}
+        TableName=table,
+        Key=key,
+        UpdateExpression="SET deleting_since = :t",
+        ExpressionAttributeValues={":t": {"S": "x"}},
     )
 
     assert _denied(authorize(token(sub=subject))) == "Organization acme does not exist"

@@ -99,7 +99,7 @@ def test_the_revocations_consumer_is_paced_and_its_only_grant_on_api_gateway_is_
     grants = [s for s in _statements(dev, consumer) if "apigateway" in json.dumps(s["Action"])]
     [grant] = grants
     assert grant["Action"] == "apigateway:DELETE"
-    separator, parts = grant["Resource"]["Fn::Join"]
+    _, parts = grant["Resource"]["Fn::Join"]
     text = "".join(part if isinstance(part, str) else json.dumps(part) for part in parts)
     assert text.startswith("arn:") and text.endswith("/cache/authorizers")
     variables = consumer["Environment"]["Variables"]

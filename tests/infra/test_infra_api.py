@@ -8,7 +8,6 @@ import aws_cdk as cdk
 import pytest
 
 from authorizer.token_format import IDENTITY_VALIDATION_EXPRESSION
-
 from controlplane.http.routes import ROUTES
 from controlplane.models import plans
 from controlplane.models.errors import UNAUTHORIZED_MESSAGE

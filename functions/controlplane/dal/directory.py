@@ -7,7 +7,7 @@ have no dots, so it is unique across orgs and never ambiguous.
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -28,7 +28,7 @@ def username(org_id: str, user_id: str) -> str:
     return f"{org_id}.{user_id}"
 
 
-def subject_of(attributes: list) -> str:
+def subject_of(attributes: list[Any]) -> str:
     """The ``sub`` among a Cognito user's attributes; a user without one is an error, never a blank."""
     subject = next((a["Value"] for a in attributes if a["Name"] == "sub"), "")
     if not subject:
