@@ -297,3 +297,17 @@ def test_after_reactivation_every_cell_is_as_before_and_no_item_was_lost(tenants
     for who in isolation.SUSPENDED_CALLERS:
         for route in [r for r in EXPECTED if r[0] == "GET"]:
             assert _over_http(gateway, route, who, tenants["alice"])[0] == isolation.expected(route, who), (route, who)
+
+
+# Fail closed on the context itself: a caller who is not an operator names an org, a user and a role
+
+
+@pytest.mark.parametrize("missing", ["user_id", "org_id", "role"])
+def test_a_member_context_without_a_user_id_org_or_role_is_refused_before_any_read(tenants, dynamodb_calls, missing):
+    context = {**member("acme", "alice"), missing: ""}
+    dynamodb_calls.clear()
+
+    reply = call("GET", f"/orgs/acme/tickets/{tenants['alice']}", caller=context)
+
+    assert (reply.status, reply.error_code) == (403, "forbidden")
+    assert dynamodb_calls == []
