@@ -25,7 +25,7 @@ from cpctl.errors import NotFound
 from local import tokens
 from local.process import ServerProcess
 
-LOCAL_TTL = 2  # seconds the local gateway caches an authorizer decision during the suite
+LOCAL_TTL = 60  # the stack's default: changes of access must take effect by the flush, not the TTL
 TokenFor = Callable[[str, str, str], str | None]  # (org_id, user_id, role) -> an ID token, or None
 
 
@@ -88,7 +88,7 @@ def target(tmp_path_factory) -> Iterator[Target]:
     folder = tmp_path_factory.mktemp("e2e-server")
     try:
         # Limits off: the suite's outcome must not depend on the machine's speed (they have their own tests).
-        # A short authorizer cache, so the suspension test waits seconds, not the default minute.
+        # The stack's cache TTL: suspensions and revocations must bite through the flush (seconds), not the TTL.
         env = {"RATE_LIMITS": "off", "AUTHORIZER_TTL_SECONDS": str(LOCAL_TTL)}
         server = ServerProcess(folder / "server.log", folder / "dynamodb", **env)
     except RuntimeError as error:
