@@ -63,7 +63,7 @@ def test_the_stream_position_is_taken_before_the_gateway_serves(table, monkeypat
             super().__post_init__()
 
     monkeypatch.setattr(stream, "StreamReader", SlowToPosition)
-    monkeypatch.setattr(stream, "Sink", lambda log: Sink(tmp_path / "events.jsonl", log=log))
+    monkeypatch.setattr(stream, "Sink", lambda log, **options: Sink(tmp_path / "events.jsonl", log=log, **options))
     lines: list[str] = []
     monkeypatch.setenv("EVENT_BUS_NAME", "controlplane-local")
     handler()  # the events function's cached bus name and table, reset
