@@ -18,7 +18,7 @@ tests' refused tokens; operators, who have no item).
 
     python -m local.tokens --role operator
     python -m local.tokens --org acme --user alice    # alice's token: her subject and role, from make run's table
-    python -m local.tokens --demo           # export lines for make seed's demo org: OPS, ADMIN, MEMBER
+    python -m local.tokens --demo           # export lines: API, and make seed's demo org's OPS, ADMIN, MEMBER
 """
 
 import argparse
@@ -31,9 +31,10 @@ from typing import Any
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
-from controlplane.http.auth import ADMIN, MEMBER
-from local import ROOT
+from controlplane.logic.access import ADMIN, MEMBER
+from local import ROOT, running
 from local.apigw import OPERATOR, claims
+from local.demo import DEMO_ORG, demo_users
 
 ISSUER = "control-plane-local"
 AUDIENCE = "control-plane-local-client"  # the app client id, as Cognito puts it in an ID token's aud
@@ -118,10 +119,14 @@ def for_user(
 
 
 def use_make_run_dynamodb() -> None:
-    """For the command line: the functions' local environment, and make run's DynamoDB Local
-    (DYNAMODB_PORT) unless AWS_ENDPOINT_URL_DYNAMODB names another."""
-    from local import environment
+    """For the command line: the DynamoDB and table of the ``make run`` serving now, as its record says
+    (``local.running``); without one, the functions' local environment and DynamoDB Local on
+    DYNAMODB_PORT, unless AWS_ENDPOINT_URL_DYNAMODB names another."""
+    from local import environment, running
 
+    record = running.running_record() or {}
+    if record.get("dynamodb") and record.get("table"):
+        os.environ |= {"AWS_ENDPOINT_URL_DYNAMODB": record["dynamodb"], "TABLE_NAME": record["table"]}
     environment.use_defaults()
     port = os.environ.get("DYNAMODB_PORT", "8000")
     os.environ.setdefault("AWS_ENDPOINT_URL_DYNAMODB", f"http://127.0.0.1:{port}")
@@ -138,12 +143,12 @@ def environment(jwks_url: str) -> dict[str, str]:
 
 
 def demo_exports(org_id: str | None = None) -> str:
-    """Shell lines that set OPS, ADMIN and MEMBER to tokens for the org ``make seed`` fills."""
-    from local.seed import DEMO_ORG, demo_users  # the seed decides who is who; imported here, as it imports us
-
+    """Shell lines that set API to the running ``make run``'s URL (whatever its PORT; API_URL wins), and
+    OPS, ADMIN and MEMBER to tokens for the org ``make seed`` fills."""
     org_id = org_id or DEMO_ORG
     admin, member = demo_users()
     lines = [
+        (f"export API={running.api_url(os.environ.get('API_URL'))}", "make run's API"),
         (f"export OPS={issue(OPERATOR)}", "an operator"),
         (f"export ADMIN={for_user(org_id, admin)}", f"{admin}, admin of {org_id}"),
         (f"export MEMBER={for_user(org_id, member)}", f"{member}, member of {org_id}"),

@@ -17,15 +17,13 @@ import sys
 from dataclasses import dataclass, field
 
 import boto3
-from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.dal import keys
 from controlplane.dal.codec import to_dynamo
+from controlplane.dal.conditions import ConditionFailed
 from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
 from controlplane.dal.table import Table, translate
-from controlplane.dal.transactions import Counter
-from controlplane.logic.users import SEATS
 from controlplane.models import plans
 
 
@@ -46,7 +44,7 @@ def migrate(table: Table, echo=print) -> Report:
                 continue
             users = count(table, keys.org_partition(org_id), keys.USER_PREFIX)
             limit = int(org.get(plans.USER_LIMIT, plans.limit(org["plan"])))
-            if not start_counter(table, keys.org_key(org_id), SEATS, users, plans.limit(org["plan"])):
+            if not start_counter(table, keys.org_key(org_id), users, plans.limit(org["plan"])):
                 report.already.append(org_id)
                 continue
             report.counted[org_id] = users
@@ -81,8 +79,8 @@ def count(table: Table, partition: str, prefix: str) -> int:
             return total
 
 
-def start_counter(table: Table, key: dict[str, str], counter: Counter, users: int, limit: int) -> bool:
-    """Give an item that has no ``counter`` yet its count, and its limit unless it has one; False
+def start_counter(table: Table, key: dict[str, str], users: int, limit: int) -> bool:
+    """Give an org that has no seat count yet its count, and its limit unless it has one; False
     (nothing written) if the item is gone or already counted, so running it again is safe."""
     try:
         with translate():
@@ -91,13 +89,11 @@ def start_counter(table: Table, key: dict[str, str], counter: Counter, users: in
                 Key=to_dynamo(key),
                 UpdateExpression="SET #count = :count, #limit = if_not_exists(#limit, :limit)",
                 ConditionExpression="attribute_exists(#pk) AND attribute_not_exists(#count)",
-                ExpressionAttributeNames={"#pk": PARTITION_KEY, "#count": counter.count, "#limit": counter.limit},
+                ExpressionAttributeNames={"#pk": PARTITION_KEY, "#count": plans.USER_COUNT, "#limit": plans.USER_LIMIT},
                 ExpressionAttributeValues=to_dynamo({":count": users, ":limit": limit}),
             )
-    except ClientError as error:
-        if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-            return False
-        raise
+    except ConditionFailed:
+        return False
     return True
 
 

@@ -19,9 +19,8 @@ from joserfc import jwt
 from joserfc.jwk import RSAKey
 
 from authorizer import handler
-from controlplane.dal import stamps
+from controlplane.dal import stamps, tenant_keys
 from controlplane.dal.keys import user_key
-from controlplane.http import tenant_keys
 from tests.api import call, create_org, create_user
 
 ISSUER, AUDIENCE, CONSOLE_AUDIENCE = "https://issuer.example/pool", "app-client", "console-client"

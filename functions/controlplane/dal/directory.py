@@ -22,6 +22,11 @@ _THROTTLING = {"TooManyRequestsException", "LimitExceededException"}
 
 # The API's fields that are also sign-in attributes (the invitation and password resets use email).
 SYNCED = {"role": "custom:role", "email": "email"}
+# Set with every address the API writes. The pool recovers accounts by e-mail only, and Cognito sends a
+# reset code only to a verified address, while invited users never verify theirs: the admin who creates
+# or edits the user vouches for it (docs/SECURITY.md). Without it in the same call, Cognito would also
+# mark a changed address unverified.
+VERIFIED_EMAIL = {"email_verified": "true"}
 
 
 def username(org_id: str, user_id: str) -> str:
@@ -59,7 +64,8 @@ class Directory:
         """Create the sign-in; Cognito e-mails the invitation with a temporary password. Returns its
         ``sub``: Cognito makes a new one for every user it creates, so a sign-in re-created under the
         same username has another, and the tokens of the first are told apart from the second's."""
-        attributes = {"email": email, "custom:org_id": org_id, "custom:user_id": user_id, "custom:role": role}
+        attributes = {"email": email, **VERIFIED_EMAIL}
+        attributes |= {"custom:org_id": org_id, "custom:user_id": user_id, "custom:role": role}
         with _translate(exists=AlreadyExists(f"A sign-in {username(org_id, user_id)} is left over; DELETE the user")):
             created = self.client.admin_create_user(
                 UserPoolId=self.pool,
@@ -84,6 +90,8 @@ class Directory:
 
     @tracer.capture_method
     def set_attributes(self, org_id: str, user_id: str, attributes: dict[str, str]) -> None:
+        if "email" in attributes:
+            attributes = {**attributes, **VERIFIED_EMAIL}
         with _translate():
             self.client.admin_update_user_attributes(
                 UserPoolId=self.pool,

@@ -1,7 +1,7 @@
 """The route table: one record per route, the API's one definition.
 
 Everything else is derived from it: each handler registers its routes from these records
-(``api.operation``), the guard authorizes with ``allow``, the CDK stack builds API Gateway from
+(``api.operation``), the entry point authorizes with ``allow``, the CDK stack builds API Gateway from
 it, the local gateway dispatches with it, ``Location`` headers are filled from ``location``, and the
 OpenAPI document takes its summaries, operationIds, statuses and models from it. A route that is not
 here is refused to everyone but operators. Paths use API Gateway's ``{param}`` syntax.
@@ -9,7 +9,7 @@ here is refused to everyone but operators. Paths use API Gateway's ``{param}`` s
 
 from typing import Any, NamedTuple
 
-from controlplane.http.auth import ADMIN, ANYONE, MEMBER, OWNER, SELF
+from controlplane.logic.access import ADMIN, ANYONE, MEMBER, OWNER, SELF
 from controlplane.models.activity import ActivityPage
 from controlplane.models.resources import (
     DeletionAccepted,

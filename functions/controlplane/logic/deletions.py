@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from controlplane.http.auth import Caller
+    from controlplane.logic.access import Caller
 
 # API Gateway gives up on an integration after 29 s.
 REQUEST_SECONDS = 29.0

@@ -5,11 +5,12 @@ from collections.abc import Callable
 from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane.dal import cursor, keys, stamps
-from controlplane.dal.conditions import Expect, Item, version_is
+from controlplane.dal.conditions import Expect, Item
 from controlplane.dal.table import api_table
-from controlplane.http.auth import Caller, authorize_fields
+from controlplane.logic import refusals
+from controlplane.logic.access import Caller, authorize_fields
 from controlplane.models import errors, plans
-from controlplane.models.errors import AlreadyExists, ApiError, QuotaExceeded
+from controlplane.models.errors import ApiError, QuotaExceeded
 from controlplane.models.resources import (
     ACTIVE,
     SUSPENDED,
@@ -47,7 +48,8 @@ def create_org(body: OrgCreate, caller: Caller) -> Org:
     seats = {plans.USER_COUNT: 0, plans.USER_LIMIT: plans.limit(body.plan)}
     attributes = {**body.model_dump(), "status": ACTIVE, **seats}
     item = stamps.new_item(keys.org_keys(body.org_id), keys.ORG, attributes, caller.subject)
-    api_table().put_new(item, exists=AlreadyExists(f"Organization {body.org_id} already exists"))
+    with refusals.refused_as(errors.org_exists(body.org_id)):
+        api_table().put_new(item)
     metrics.add_metric(name="OrganizationCreated", unit=MetricUnit.Count, value=1)
     return Org.from_item(item)
 
@@ -81,21 +83,23 @@ def first_users(org_id: str, limit: int) -> tuple[Item, list[Item], bool]:
     """The org and its first users, in one request: METADATA# sorts before USER# in the partition
     (and after the org's ACTIVITY#, outside the range). Sweep markers of an org being deleted
     (SWEEP#) sort between them and are left out."""
-    partition, missing = keys.org_partition(org_id), errors.org_missing(org_id)
-    org, rest, more = api_table().parent_first(partition, keys.ORG, missing, limit, between=keys.users_range(org_id))
+    found = api_table().parent_first(keys.org_partition(org_id), keys.ORG, limit, between=keys.users_range(org_id))
+    if found is None:
+        raise errors.org_missing(org_id)
+    org, rest, more = found
     return org, [item for item in rest if item["entity"] == keys.USER], more
 
 
 def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None = None) -> Org:
     changes = body.changes()
     authorize_fields(caller, set(changes))
-    expects = version_is(version)
+    rules = refusals.if_match(version)
     if "plan" in changes:
         # The new plan's limit goes on the item, on condition that the org's users fit in it. An org
         # not counted yet takes the limit too; the migration counts its users against it.
         limit = plans.limit(changes["plan"])
         changes[plans.USER_LIMIT] = limit
-        expects += (Expect(plans.USER_COUNT, limit, _downgrade_refused(changes["plan"], limit), at_most=True),)
+        rules += ((Expect(plans.USER_COUNT, limit, at_most=True), _downgrade_refused(changes["plan"], limit)),)
     stamp = stamps.now()
     kept: frozenset[str] = frozenset()
     removed: tuple[str, ...] = ()
@@ -105,15 +109,15 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
         kept = frozenset({SUSPENDED_AT})
     elif changes.get("status") == ACTIVE:
         removed = (SUSPENDED_AT, SUSPENSION_REASON)
-    item = api_table().update(
-        keys.org_key(org_id),
-        stamps.written_by(changes, caller.subject),
-        stamp,
-        errors.org_missing(org_id),
-        expects,
-        kept=kept,
-        removed=removed,
-    )
+    with refusals.refused_as(errors.org_missing(org_id), rules):
+        item = api_table().update(
+            keys.org_key(org_id),
+            stamps.written_by(changes, caller.subject),
+            stamp,
+            refusals.expects(rules),
+            kept=kept,
+            removed=removed,
+        )
     if "status" in changes:
         from controlplane.logic import signins  # the rare path: the users function never loads it
 

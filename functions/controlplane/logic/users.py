@@ -1,24 +1,20 @@
 """Users: the people of an organization, kept in step with their Cognito sign-in."""
 
 import uuid
-from collections.abc import Callable
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane import config
 from controlplane.dal import cursor, keys, stamps, transactions
-from controlplane.dal.conditions import Expect, Item, check_version, version_is
+from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.directory import SYNCED, Directory
 from controlplane.dal.table import api_table
-from controlplane.dal.transactions import Counter
-from controlplane.http.auth import Caller, authorize_fields
-from controlplane.logic import cascade, organizations, tickets
+from controlplane.logic import cascade, organizations, refusals, tickets
+from controlplane.logic.access import Caller, authorize_fields
 from controlplane.models import errors, plans
 from controlplane.models.errors import AlreadyExists, ApiError, OrgSuspended, QuotaExceeded, ServiceUnavailable
 from controlplane.models.resources import SUSPENDED, Ticket, User, UserCreate, UserPage, UserUpdate, UserWithTickets
 from controlplane.observability import logger, metrics
-
-SEATS = Counter(plans.USER_COUNT, plans.USER_LIMIT)
 
 
 def _not_counted(org_id: str) -> ServiceUnavailable:
@@ -28,19 +24,15 @@ def _not_counted(org_id: str) -> ServiceUnavailable:
     return ServiceUnavailable(f"Organization {org_id}'s seats are being counted; retry shortly", retry_after=30)
 
 
-def _seat_refused(org_id: str) -> Callable[[Item | None], ApiError]:
+def _seat_refused(org_id: str, org: Item | None) -> ApiError:
     """Why the org refused a new user, from the org item the failed transaction returned."""
-
-    def refused(org: Item | None) -> ApiError:
-        if org is None or stamps.DELETING in org:  # an org being deleted takes no one new
-            return errors.org_missing(org_id)
-        if org.get("status") == SUSPENDED:
-            return _suspended(org_id)
-        if plans.USER_COUNT not in org:
-            return _not_counted(org_id)
-        return QuotaExceeded("users", int(org[plans.USER_LIMIT]), int(org[plans.USER_COUNT]), org["plan"])
-
-    return refused
+    if org is None or stamps.DELETING in org:  # an org being deleted takes no one new
+        return errors.org_missing(org_id)
+    if org.get("status") == SUSPENDED:
+        return _suspended(org_id)
+    if plans.USER_COUNT not in org:
+        return _not_counted(org_id)
+    return QuotaExceeded("users", int(org[plans.USER_LIMIT]), int(org[plans.USER_COUNT]), org["plan"])
 
 
 def _suspended(org_id: str) -> OrgSuspended:
@@ -49,18 +41,16 @@ def _suspended(org_id: str) -> OrgSuspended:
     return OrgSuspended(f"Organization {org_id} is suspended; reactivate it before adding users")
 
 
-def _remove(org_id: str, user_id: str, expects: tuple[Expect, ...] = ()) -> None:
+def _remove(org_id: str, user_id: str, rules: tuple[refusals.Rule, ...] = ()) -> None:
     """Delete the user's item and give their seat back, in one transaction."""
     missing = errors.user_missing(org_id, user_id)
-    transactions.delete_counted(
-        api_table(),
-        keys.user_key(org_id, user_id),
-        keys.org_key(org_id),
-        SEATS,
-        missing,
-        lambda org: missing if org is None else _not_counted(org_id),
-        expects,
-    )
+    user, org = keys.user_key(org_id, user_id), keys.org_key(org_id)
+    try:
+        transactions.delete_user_giving_back_a_seat(api_table(), user, org, refusals.expects(rules))
+    except ConditionFailed as failed:
+        if failed.action == 0:
+            raise refusals.refusal(failed, missing, rules) from None
+        raise (missing if failed.item is None else _not_counted(org_id)) from None
 
 
 def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
@@ -69,16 +59,11 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
     if directory is None:  # make run: no user pool, so a subject of its own, new per creation as Cognito's
         attributes[stamps.SIGN_IN_SUBJECT] = f"local-{uuid.uuid4()}"
     item = stamps.new_item(keys.user_keys(org_id, body.user_id), keys.USER, attributes, caller.subject)
-    transactions.put_counted(
-        api_table(),
-        keys.org_key(org_id),
-        item,
-        SEATS,
-        exists=AlreadyExists(f"User {body.user_id} already exists in organization {org_id}"),
-        parent_refused=_seat_refused(org_id),
-        parent_unmarked=stamps.DELETING,
-        parent_not=("status", SUSPENDED),
-    )
+    try:
+        transactions.put_user_taking_a_seat(api_table(), keys.org_key(org_id), item)
+    except ConditionFailed as failed:
+        refused = errors.user_exists(org_id, body.user_id) if failed.action == 0 else None
+        raise (refused or _seat_refused(org_id, failed.item)) from None
     # The table decides 404/409 first; only then the sign-in, whose subject the item then keeps (the
     # authorizer refuses the user until it does). If either fails, the user (and their seat) goes too.
     if directory is not None:
@@ -88,8 +73,8 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
             _remove(org_id, body.user_id)
             raise
         try:
-            missing = errors.user_missing(org_id, body.user_id)
-            api_table().mark(keys.user_key(org_id, body.user_id), stamps.SIGN_IN_SUBJECT, subject, missing)
+            with refusals.refused_as(errors.user_missing(org_id, body.user_id), ()):
+                api_table().mark(keys.user_key(org_id, body.user_id), stamps.SIGN_IN_SUBJECT, subject)
         except Exception:
             directory.delete(org_id, body.user_id)
             _remove(org_id, body.user_id)
@@ -144,12 +129,13 @@ def get_user_with_tickets(org_id: str, user_id: str, limit: int) -> UserWithTick
 def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, version: int | None = None) -> User:
     changes = body.changes()
     authorize_fields(caller, set(changes))
-    missing = errors.user_missing(org_id, user_id)
+    missing, rules = errors.user_missing(org_id, user_id), refusals.if_match(version)
     written = stamps.written_by(changes, caller.subject)
     synced = {SYNCED[field]: value for field, value in changes.items() if field in SYNCED}
     directory = config.directory() if synced else None
     if directory is None:
-        item = api_table().update(keys.user_key(org_id, user_id), written, stamps.now(), missing, version_is(version))
+        with refusals.refused_as(missing, rules):
+            item = api_table().update(keys.user_key(org_id, user_id), written, stamps.now(), refusals.expects(rules))
         return User.model_validate(item)
     # The table first: a missing user or a stale If-Match is refused before Cognito is touched. Then
     # the sign-in, put back if the table's write still fails (a race, throttling). (The authorizer
@@ -158,7 +144,8 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
     stored = directory.attributes(org_id, user_id)
     directory.set_attributes(org_id, user_id, synced)
     try:
-        item = api_table().update(keys.user_key(org_id, user_id), written, stamps.now(), missing, version_is(version))
+        with refusals.refused_as(missing, rules):
+            item = api_table().update(keys.user_key(org_id, user_id), written, stamps.now(), refusals.expects(rules))
     except Exception:
         directory.set_attributes(org_id, user_id, {name: stored[name] for name in synced if name in stored})
         raise
@@ -172,7 +159,7 @@ def _existing(org_id: str, user_id: str, version: int | None) -> None:
     if user is None:
         raise errors.user_missing(org_id, user_id)
     if version is not None:
-        check_version(user, version)
+        refusals.check_version(user, version)
 
 
 def delete_user(org_id: str, user_id: str, version: int | None = None) -> None:
@@ -182,4 +169,4 @@ def delete_user(org_id: str, user_id: str, version: int | None = None) -> None:
     _existing(org_id, user_id, version)
     cascade.remove_sign_in(org_id, user_id)
     cascade.delete_tickets_of(table, org_id, user_id)
-    _remove(org_id, user_id, version_is(version))
+    _remove(org_id, user_id, refusals.if_match(version))
