@@ -23,9 +23,9 @@ from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.dal import keys, stamps
+from controlplane.dal.conditions import ConditionFailed
 from controlplane.dal.directory import Directory
 from controlplane.dal.table import Table
-from controlplane.models import errors
 from controlplane.pacing import Throttle
 
 CALLS_PER_SECOND = 10.0  # AdminGetUser shares the UserRead category's quota with every other caller
@@ -67,11 +67,9 @@ def _one(table: Table, directory: Directory, org_id: str, user: dict, report: Re
         report.no_sign_in.append(name)
         return
     try:  # if_not_exists: what the API stored meanwhile stays
-        table.mark(
-            keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject, errors.user_missing(org_id, user_id)
-        )
-    except errors.NotFound:
-        return  # deleted meanwhile
+        table.mark(keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject)
+    except ConditionFailed:
+        return  # deleted meanwhile (a mark needs the item)
     report.stored.append(name)
 
 
