@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.users < 1 or args.tickets < 0:
         parser.error("USERS must be at least 1 and TICKETS at least 0")
     url = running.api_url(args.url or os.environ.get("API_URL"))
-    tokens.use_make_run_dynamodb()  # where the users' sign-in subjects are, for their tokens
+    tokens.use_make_run_dynamodb(url)  # where the users' sign-in subjects are, for their tokens
     api = Api(url, tokens.issue(tokens.OPERATOR))
     try:
         created = seed(api, args.org, args.users, args.tickets)

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
@@ -104,28 +105,34 @@ def for_user(
 ) -> str:
     """The ID token of the user ``user_id`` of ``org_id`` as they exist now: their sign-in's subject
     and role, read (consistently) from the table the functions' environment names (or ``table``
-    through the client ``dynamodb``: another process's server). LookupError if they do not exist."""
+    through the client ``dynamodb``: another process's server). LookupError if they do not exist, or
+    the table cannot be read."""
     from controlplane import config
     from controlplane.dal import keys, stamps
     from controlplane.dal.codec import item as plain
 
     key = {name: {"S": value} for name, value in keys.user_key(org_id, user_id).items()}
     client, name = dynamodb or config.dynamodb(), table or config.settings().table_name
-    found = client.get_item(TableName=name, Key=key, ConsistentRead=True)
+    try:
+        found = client.get_item(TableName=name, Key=key, ConsistentRead=True)
+    except (BotoCoreError, ClientError) as error:  # no DynamoDB there, or no table
+        raise LookupError(
+            f"Cannot read {user_id} of {org_id} from table {name} ({error}): is `make run` running?"
+        ) from None
     user = plain(found.get("Item") or {})
     if not user.get(stamps.SIGN_IN_SUBJECT):
         raise LookupError(f"No user {user_id} in organization {org_id} (create them first, e.g. make seed)")
     return issue(str(user["role"]), org_id, user_id, lifetime, sub=str(user[stamps.SIGN_IN_SUBJECT]))
 
 
-def use_make_run_dynamodb() -> None:
+def use_make_run_dynamodb(url: str | None = None) -> None:
     """For the command line: the DynamoDB and table of the ``make run`` serving now, as its record says
-    (``local.running``); without one, the functions' local environment and DynamoDB Local on
-    DYNAMODB_PORT, unless AWS_ENDPOINT_URL_DYNAMODB names another."""
+    (``local.running``), unless ``url`` names another server; otherwise the functions' local
+    environment and DynamoDB Local on DYNAMODB_PORT, unless AWS_ENDPOINT_URL_DYNAMODB names another."""
     from local import environment, running
 
     record = running.running_record() or {}
-    if record.get("dynamodb") and record.get("table"):
+    if record.get("dynamodb") and record.get("table") and url in (None, record["url"]):
         os.environ |= {"AWS_ENDPOINT_URL_DYNAMODB": record["dynamodb"], "TABLE_NAME": record["table"]}
     environment.use_defaults()
     port = os.environ.get("DYNAMODB_PORT", "8000")

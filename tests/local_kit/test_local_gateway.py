@@ -329,7 +329,9 @@ def test_run_serves_the_api_over_http_and_lists_tickets_newest_first(run):
 
 def _seed(run, *options: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "local.seed", "--url", run.url, *options]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    # its record names its DynamoDB, where the seed reads the users' subjects for their tokens
+    environment = os.environ | {"LOCAL_API_FILE": run.env["LOCAL_API_FILE"]}
+    return subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
 
 
 def _tickets_by_user(run, org_id: str) -> dict[str, list[str]]:
