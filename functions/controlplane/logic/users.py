@@ -13,7 +13,7 @@ from controlplane.logic import cascade, organizations, refusals, tickets
 from controlplane.logic.access import Caller, authorize_fields
 from controlplane.models import errors, plans
 from controlplane.models.errors import AlreadyExists, ApiError, OrgSuspended, QuotaExceeded, ServiceUnavailable
-from controlplane.models.resources import SUSPENDED, Ticket, User, UserCreate, UserPage, UserUpdate, UserWithTickets
+from controlplane.models.resources import SUSPENDED, User, UserCreate, UserPage, UserUpdate, UserWithTickets
 from controlplane.observability import logger, metrics
 
 
@@ -106,8 +106,8 @@ def list_users(org_id: str, limit: int, cursor_token: str | None) -> UserPage:
             keys.org_partition(org_id), prefix=keys.USER_PREFIX, limit=limit, start_key=start
         )
         more = last is not None
-    users = [User.model_validate(item) for item in found]
-    return UserPage(items=users, next_cursor=cursor.next_cursor(scope, found, "user_id", more))
+    next_cursor = cursor.next_cursor(scope, found, "user_id", more)
+    return UserPage.model_validate({"items": found, "next_cursor": next_cursor})  # the page in one validation
 
 
 def get_user(org_id: str, user_id: str) -> User:
@@ -119,11 +119,8 @@ def get_user(org_id: str, user_id: str) -> User:
 
 def get_user_with_tickets(org_id: str, user_id: str, limit: int) -> UserWithTickets:
     user, found, more = tickets.first_tickets(org_id, user_id, limit)
-    return UserWithTickets(
-        user=User.model_validate(user),
-        tickets=[Ticket.model_validate(item) for item in found],
-        next_cursor=cursor.next_cursor(keys.tickets_scope(org_id, user_id), found, "ticket_id", more),
-    )
+    next_cursor = cursor.next_cursor(keys.tickets_scope(org_id, user_id), found, "ticket_id", more)
+    return UserWithTickets.model_validate({"user": user, "tickets": found, "next_cursor": next_cursor})
 
 
 def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, version: int | None = None) -> User:
