@@ -85,6 +85,9 @@ class ControlPlaneStack(Stack):
             "CURSOR_SECRET_ARN": cursor_secret.secret_arn,
             "POWERTOOLS_SERVICE_NAME": SERVICE_NAME,
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+            # The tracer records no return value in X-Ray: a response, an item or a sign-in is a tenant's
+            # data (names, e-mails), which the trace would keep outside the table, and copying it costs.
+            "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
             "LOG_LEVEL": LOG_LEVEL,
         }
         environment["CORS_ALLOW_ORIGINS"] = ",".join([console.origin, *config.cors_allow_origins])

@@ -112,6 +112,7 @@ def test_function_environment_names_the_table_the_cursor_secret_powertools_and_w
         "CURSOR_SECRET_ARN": {"Ref": _id_of(dev, "AWS::SecretsManager::Secret")},
         "POWERTOOLS_SERVICE_NAME": "control-plane",
         "POWERTOOLS_METRICS_NAMESPACE": "ControlPlane",
+        "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",  # no tenant data in X-Ray
         "LOG_LEVEL": "INFO",
         "CORS_ALLOW_ORIGINS": {
             "Fn::Join": ["", ["https://", {"Fn::GetAtt": [_id_of(dev, "AWS::CloudFront::Distribution"), "DomainName"]}]]
