@@ -10,6 +10,9 @@ from typing import Any
 
 CREATED_BY, UPDATED_BY, DELETED_BY = "created_by", "updated_by", "deleted_by"
 DELETING = "deleting_since"  # set on an org whose cascade delete has begun
+# On a user: the ``sub`` of the sign-in made for them (Cognito's, from AdminCreateUser). The authorizer
+# allows a token only if its ``sub`` is this one, so a token outlives neither its user nor its user id.
+SIGN_IN_SUBJECT = "sign_in_sub"
 
 
 def now() -> str:
