@@ -23,7 +23,7 @@ def demo(api):
 
 def test_admin_sees_the_tree_lists_a_units_people_adds_a_unit_and_moves_a_user(console, demo, page):
     # Given the demo org's admin on the org page
-    sign_in(page, console, tokens.issue(tokens.ADMIN, "demo", "alice"))
+    sign_in(page, console, tokens.for_user("demo", "alice"))
     tree = page.get_by_role("list", name="Units")
     expect(tree.get_by_role("button", name="Platform")).to_be_visible()
 
@@ -59,7 +59,7 @@ def test_admin_sees_the_tree_lists_a_units_people_adds_a_unit_and_moves_a_user(c
 
 
 def test_moving_a_missing_user_is_refused_in_the_apis_words(console, demo, page):
-    sign_in(page, console, tokens.issue(tokens.ADMIN, "demo", "alice"))
+    sign_in(page, console, tokens.for_user("demo", "alice"))
     move = page.get_by_role("form", name="Move a user")
     move.get_by_label("User id").fill("nobody")
     move.get_by_label("To unit").select_option("sales")
@@ -69,7 +69,7 @@ def test_moving_a_missing_user_is_refused_in_the_apis_words(console, demo, page)
 
 
 def test_a_member_reads_the_tree_but_is_offered_no_change(console, demo, page):
-    sign_in(page, console, tokens.issue(tokens.MEMBER, "demo", "bob"))
+    sign_in(page, console, tokens.for_user("demo", "bob"))
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Organization").click()
 
     page.get_by_role("list", name="Units").get_by_role("button", name="Platform").click()
