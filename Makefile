@@ -193,6 +193,10 @@ operator: install ## an operator: make operator USERNAME=ops-alice EMAIL=... USE
 sign-in-subjects: install ## one-off: store users' sign-in subjects: make sign-in-subjects TABLE=... USER_POOL_ID=...
 	$(BIN)/python -m ops.sign_in_subjects --table $(TABLE) --user-pool-id $(USER_POOL_ID) $(if $(AFTER),--after $(AFTER))
 
+.PHONY: migrate-user-units
+migrate-user-units: install ## one-off: put users stored before org units in the root: make migrate-user-units TABLE=...
+	$(BIN)/python -m ops.migrate_user_units --table $(TABLE)
+
 # Tenants' API keys, which the tenant-keys consumer creates outside CloudFormation (docs/LIMITS.md).
 # Backfill: every org's key in its plan (orgs older than the consumer; after the key secret was lost).
 # Cleanup: the keys cdk destroy leaves behind; refused while the stack exists. Safe to run again.

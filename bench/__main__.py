@@ -1,4 +1,4 @@
-"""Benchmarks: requests per call, handler overhead, flat pages, cold start, asset size, partition heat, cost.
+"""Benchmarks: requests per call, handler overhead, flat pages, cold start, asset size, partition heat, cost, units.
 
 Runs against an in-memory DynamoDB Local of its own, prints one Markdown table per measure and, for a
 full run, writes them to docs/BENCHMARKS.md.
@@ -24,6 +24,7 @@ from bench import (
     overhead,
     pages,
     profile,
+    units,
 )
 from bench.harness import Section
 from bench.stats import markdown, verdict
@@ -41,6 +42,7 @@ MEASURES = (
     "authorizer",
     "heat",
     "cost",
+    "units",
 )
 QUICK = {"iterations": 40, "sizes": [10, 100, 1000], "cold_runs": 3, "profile_runs": 1, "orgs": [2, 5]}
 REPORT = ROOT / "docs" / "BENCHMARKS.md"
@@ -97,6 +99,7 @@ def measure(args: argparse.Namespace) -> list[Section]:
         # A third of the rounds: each is a lifecycle of 17 calls, at each of 4 memory sizes.
         step("cost", lambda: cost.run(max(3, args.iterations // 3)))
         step("noisy", noisy.run)
+        step("units", lambda: units.run(client, args.iterations))
     return sorted(sections, key=order)
 
 

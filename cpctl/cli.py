@@ -16,7 +16,7 @@ import typer
 from typer.core import TyperOption
 
 from cpctl import endpoints
-from cpctl.commands import login, orgs, tickets, users
+from cpctl.commands import login, orgs, tickets, units, users
 from cpctl.commands.common import Settings
 from cpctl.output import Output
 
@@ -34,11 +34,12 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,  # locals hold the token
-    help="Manage organizations, users and tickets of the control-plane API.",
+    help="Manage organizations, their units, users and tickets of the control-plane API.",
 )
 app.add_typer(orgs.app, name="orgs")
 app.add_typer(users.app, name="users")
 app.add_typer(tickets.app, name="tickets")
+app.add_typer(units.app, name="units")
 app.command("login")(login.login)
 app.command("logout")(login.logout)
 

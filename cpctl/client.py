@@ -37,6 +37,7 @@ from controlplane.models.resources import (
     UserUpdate,
     UserWithTickets,
 )
+from controlplane.models.units import MoveAccepted, Unit, UnitCreate, UnitPage, UnitUpdate
 from cpctl import endpoints
 from cpctl.transport import DEFAULT_URL, ETagLike, Transport, etag, if_match_header
 
@@ -116,9 +117,11 @@ class Client(Transport):
         email: str,
         role: str | None = None,
         *,
+        unit: str | None = None,
         idempotency_key: str | None = None,
     ) -> User:
-        body = UserCreate(user_id=user_id, name=name, email=email, **({"role": role} if role else {}))
+        optional = {"role": role, "unit": unit}
+        body = UserCreate(user_id=user_id, name=name, email=email, **{k: v for k, v in optional.items() if v})
         response = self.request(
             endpoints.POST_USERS, body=body, idempotency_key=self._key(idempotency_key), org_id=org_id
         )
@@ -194,3 +197,53 @@ class Client(Transport):
 
     def delete_ticket(self, org_id: str, ticket_id: str, *, if_match: ETagLike = None) -> None:
         self.request(endpoints.DELETE_TICKET, headers=if_match_header(if_match), org_id=org_id, ticket_id=ticket_id)
+
+    # Units.
+
+    def create_unit(
+        self, org_id: str, unit_id: str, name: str, parent_id: str | None = None, *, idempotency_key: str | None = None
+    ) -> Unit:
+        body = UnitCreate(unit_id=unit_id, name=name, **({"parent_id": parent_id} if parent_id else {}))
+        response = self.request(
+            endpoints.POST_UNITS, body=body, idempotency_key=self._key(idempotency_key), org_id=org_id
+        )
+        return self._model(Unit, response)
+
+    def list_units(
+        self, org_id: str, under: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> UnitPage:
+        """The units depth-first: the whole tree, or ``under`` a unit (it included)."""
+        params = {"under": under, "limit": limit, "cursor": cursor}
+        return self._model(UnitPage, self.request(endpoints.GET_UNITS, params=params, org_id=org_id))
+
+    def unit_pages(self, org_id: str, under: str | None = None, limit: int | None = None) -> Iterator[UnitPage]:
+        return self.pages(lambda cursor: self.list_units(org_id, under, limit, cursor))
+
+    def iter_units(self, org_id: str, under: str | None = None) -> Iterator[Unit]:
+        for page in self.unit_pages(org_id, under):
+            yield from page.items
+
+    def get_unit(self, org_id: str, unit_id: str) -> Unit:
+        return self._model(Unit, self.request(endpoints.GET_UNIT, org_id=org_id, unit_id=unit_id))
+
+    def update_unit(
+        self, org_id: str, unit_id: str, *, if_match: ETagLike = None, **changes: Any
+    ) -> Unit | MoveAccepted:
+        """Rename (``name``) or move (``parent_id``) a unit; ``MoveAccepted`` (202) when the move of a
+        big subtree continues in the background (GET the unit until ``moving`` is false)."""
+        headers = if_match_header(if_match)
+        response = self.request(
+            endpoints.PATCH_UNIT, body=UnitUpdate(**changes), headers=headers, org_id=org_id, unit_id=unit_id
+        )
+        return self._model(MoveAccepted, response) if response.status_code == 202 else self._model(Unit, response)
+
+    def delete_unit(self, org_id: str, unit_id: str, *, if_match: ETagLike = None) -> None:
+        self.request(endpoints.DELETE_UNIT, headers=if_match_header(if_match), org_id=org_id, unit_id=unit_id)
+
+    def list_unit_users(
+        self, org_id: str, unit_id: str, direct: bool = False, limit: int | None = None, cursor: str | None = None
+    ) -> UserPage:
+        """The users of the unit and of every unit below it (``direct``: its own only)."""
+        params = {"direct": "true" if direct else None, "limit": limit, "cursor": cursor}
+        response = self.request(endpoints.GET_UNIT_USERS, params=params, org_id=org_id, unit_id=unit_id)
+        return self._model(UserPage, response)

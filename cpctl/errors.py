@@ -54,7 +54,17 @@ class AlreadyExists(ApiError):
 
 
 class Conflict(ApiError):
-    """A request with the same Idempotency-Key is still in progress."""
+    """A request with the same Idempotency-Key is still in progress; or the change would break the
+    tree of units (a unit under itself, one that still has units or users), or a listing's cursor
+    is from before a move of its units (start again)."""
+
+
+class MoveInProgress(ApiError):
+    """Units of the org are being moved where the request reads or writes; retry after ``Retry-After``."""
+
+
+class LimitExceeded(ApiError):
+    """A fixed limit of the tree of units: 10 levels deep, 1,000 units per organization."""
 
 
 class QuotaExceeded(ApiError):
@@ -108,6 +118,8 @@ ERRORS: dict[str, type[ApiError]] = {
     "already_exists": AlreadyExists,
     "conflict": Conflict,
     "quota_exceeded": QuotaExceeded,
+    "move_in_progress": MoveInProgress,
+    "limit_exceeded": LimitExceeded,
     "org_suspended": OrgSuspended,
     "precondition_failed": PreconditionFailed,
     "payload_too_large": PayloadTooLarge,

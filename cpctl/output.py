@@ -26,11 +26,12 @@ from cpctl.retries import refused
 # The columns of each resource's list table. ``users``: an org's seats used, of its limit.
 ORG_COLUMNS = ("org_id", "name", "plan", "status", "users", "version", "updated_at")
 ACTIVITY_COLUMNS = ("occurred_at", "type", "actor", "resource", "changes")
-USER_COLUMNS = ("user_id", "name", "email", "role", "version")
+USER_COLUMNS = ("user_id", "name", "email", "role", "unit", "version")
+UNIT_COLUMNS = ("unit_id", "name", "path", "version")
 TICKET_COLUMNS = ("ticket_id", "user_id", "status", "priority", "subject", "tags")
 
 
-IDS = ("org_id", "user_id", "ticket_id")  # never cut: the next command takes them
+IDS = ("org_id", "user_id", "ticket_id", "unit_id")  # never cut: the next command takes them
 # Also never cut: who made a change and what it changed (their ids), and timestamps (``*_at``).
 WHOLE = (*IDS, "actor", "resource")
 # The narrowest a wrapping column gets; when the whole columns leave less, each row is listed as a record.

@@ -2,7 +2,8 @@
 
 A ``429`` or ``503`` is retried after ``Retry-After`` seconds (bounded). A create carries an
 ``Idempotency-Key``, so it may be sent again after a ``409 conflict`` (the first request with that
-key is still running) or a lost connection: the API creates once however often it is sent. Other
+key is still running) or a lost connection; a ``409 move_in_progress`` changed nothing, so any request
+is sent again after its ``Retry-After``: the API creates once however often it is sent. Other
 requests are sent again only when they are GETs.
 """
 
@@ -12,7 +13,7 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
-from cpctl.errors import ApiError, Conflict
+from cpctl.errors import ApiError, Conflict, MoveInProgress
 
 MAX_ATTEMPTS = 5
 MAX_WAIT_SECONDS = 30.0
@@ -58,6 +59,8 @@ def retryable(error: ApiError, idempotency_key: str | None) -> bool:
     not: its Retry-After is the hours until midnight UTC, beyond any wait worth making."""
     if error.status == 429 and _quota_spent(error):
         return False
+    if isinstance(error, MoveInProgress):  # refused before anything changed: the same request, once moved
+        return True
     return error.status in RETRY_STATUSES or (isinstance(error, Conflict) and idempotency_key is not None)
 
 

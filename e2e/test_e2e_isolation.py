@@ -5,13 +5,14 @@ amy's; org B's admin; no token. A refused call must change nothing and show noth
 """
 
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 
 import pytest
 
 from controlplane.http.routes import ROUTES
 from cpctl.client import Client
-from cpctl.errors import ApiError, NotFound
+from cpctl.errors import AlreadyExists, ApiError, NotFound
 from e2e.conftest import Tenants, delete_org, new_id
 from local import isolation
 from local.isolation import CALLERS, EXPECTED
@@ -24,6 +25,7 @@ class Cell:
     org_id: str
     user_id: str
     ticket_id: str
+    unit_id: str = "e2e-team"
 
 
 # Each route through its client method. Allowed deletes act on a resource made for the cell; a
@@ -50,6 +52,12 @@ CALLS: dict[tuple[str, str], Callable[[Client, Cell], object]] = {
         c.org_id, c.ticket_id, status="pending"
     ),
     ("DELETE", "/orgs/{org_id}/tickets/{ticket_id}"): lambda api, c: api.delete_ticket(c.org_id, c.ticket_id),
+    ("POST", "/orgs/{org_id}/units"): lambda api, c: api.create_unit(c.org_id, new_id("t"), "New team"),
+    ("GET", "/orgs/{org_id}/units"): lambda api, c: api.list_units(c.org_id),
+    ("GET", "/orgs/{org_id}/units/{unit_id}"): lambda api, c: api.get_unit(c.org_id, c.unit_id),
+    ("PATCH", "/orgs/{org_id}/units/{unit_id}"): lambda api, c: api.update_unit(c.org_id, c.unit_id, name="Renamed"),
+    ("DELETE", "/orgs/{org_id}/units/{unit_id}"): lambda api, c: api.delete_unit(c.org_id, c.unit_id),
+    ("GET", "/orgs/{org_id}/units/{unit_id}/users"): lambda api, c: api.list_unit_users(c.org_id, c.unit_id),
 }
 
 
@@ -62,8 +70,13 @@ def test_the_matrix_and_the_calls_cover_every_route():
 def _cell(route: tuple[str, str], who: str, allowed: bool, tenants: Tenants, operator: Client) -> Cell:
     user_id = "amy" if who == "member_a_on_amy" else "alice"
     cell = Cell(tenants.a, user_id, tenants.tickets[user_id])
+    if "{unit_id}" in route[1]:
+        with suppress(AlreadyExists):  # made by the first cell that needs it
+            operator.create_unit(tenants.a, cell.unit_id, "E2E team")
     if allowed and route[0] == "DELETE":
-        if route[1] == "/orgs/{org_id}":
+        if route[1] == "/orgs/{org_id}/units/{unit_id}":
+            cell.unit_id = operator.create_unit(tenants.a, new_id("t"), "Doomed").unit_id
+        elif route[1] == "/orgs/{org_id}":
             cell.org_id = operator.create_org(new_id(), name="E2E doomed").org_id
         elif route[1] == "/orgs/{org_id}/users/{user_id}":
             cell.user_id = operator.create_user(tenants.a, new_id("u"), name="Doomed", email="d@e2e.example").user_id
@@ -79,6 +92,7 @@ def _snapshot(operator: Client, cell: Cell) -> tuple:
         operator.get_ticket(cell.org_id, cell.ticket_id),
         operator.list_users(cell.org_id, limit=100).items,
         operator.list_tickets(cell.org_id, cell.user_id, limit=100).items,
+        operator.list_units(cell.org_id, limit=100).items,
     )
 
 

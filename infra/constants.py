@@ -172,8 +172,16 @@ def powertools_layer_parameter() -> str:
 # inside it. Never Scan. tests/infra/test_infra_permissions.py records what the handlers really send.
 _READ_WRITE = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 DYNAMODB_ACTIONS: dict[str, tuple[str, ...]] = {
-    ORGANIZATIONS: (*_READ_WRITE, "dynamodb:BatchWriteItem"),  # cascade delete: mark, sweep markers, batches
-    USERS: (*_READ_WRITE, "dynamodb:BatchWriteItem"),  # delete tickets; creates and deletes count seats (Update)
+    # cascade delete: mark, sweep markers, batches; units (issue 27): the org, tree and unit read together
+    # (BatchGetItem), created in a transaction with their parent checked (ConditionCheckItem)
+    ORGANIZATIONS: (
+        *_READ_WRITE,
+        "dynamodb:BatchWriteItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:ConditionCheckItem",
+    ),
+    # delete tickets; creates and deletes count seats (Update); a user's unit is checked (ConditionCheckItem)
+    USERS: (*_READ_WRITE, "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem"),
     TICKETS: (*_READ_WRITE, "dynamodb:ConditionCheckItem"),  # create only if the user exists
     # Is the org of a removed user or ticket being deleted? And the orgs' activity logs, in batches.
     EVENTS_FUNCTION: ("dynamodb:GetItem", "dynamodb:BatchWriteItem"),

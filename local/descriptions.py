@@ -63,6 +63,43 @@ OPERATIONS = {
         "the org, a user or a ticket, and when (the events of docs/EVENTS.md).",
         ("Query",),
     ),
+    "createUnit": Operation(
+        "Creates a unit under `parent_id` (the org's implicit `root` unless it says otherwise). Units nest at "
+        "most 10 deep and an org has at most 1,000: past either, `409 limit_exceeded`. A parent being moved is "
+        "`409 move_in_progress` with `Retry-After`.",
+        ("BatchGetItem", "TransactWriteItems"),
+    ),
+    "listUnits": Operation(
+        "Lists the units depth-first (each before its children, siblings by id), a page at a time: the whole "
+        "tree, or with `under` that unit and everything below it. One Query of the org's units by path. While "
+        "a move changes that subtree, `409 move_in_progress` with `Retry-After`; a `cursor` from before such a "
+        "move is `409 conflict`: start again.",
+        ("BatchGetItem", "Query"),
+    ),
+    "getUnit": Operation(
+        "Returns the unit with its `path` of ids from the root and its `depth`; `root` is the org's implicit root.",
+        ("BatchGetItem",),
+    ),
+    "updateUnit": Operation(
+        "Renames the unit (`name`), or moves it with everything below it under `parent_id`: under itself or a "
+        "unit below it is `409 conflict`, deeper than 10 levels `409 limit_exceeded`, while another move of the "
+        "org runs `409 move_in_progress` with `Retry-After`. A move of up to 100 units and users is done when "
+        'this answers `200`; a bigger one answers `202` `{"status": "moving"}` and finishes from a queue: GET '
+        "the unit until `moving` is false. A rename is one UpdateItem; a move rewrites one item per unit and "
+        "user below it.",
+        None,
+    ),
+    "deleteUnit": Operation(
+        "Deletes a unit that has no units and no users below it; one that has is `409 conflict`. `root` cannot "
+        "be deleted. With `If-Match`, only the version you read.",
+        ("BatchGetItem", "UpdateItem", "Query", "Query", "TransactWriteItems"),
+    ),
+    "listUnitUsers": Operation(
+        "Lists the users of the unit and of every unit below it (`direct=true`: the unit's own only), a page at a "
+        "time: one Query of the org's users by unit path, every item read returned. Refused during a move as "
+        "`GET /orgs/{org_id}/units` is.",
+        ("BatchGetItem", "Query"),
+    ),
     "listPlans": Operation(
         "The plan catalogue: the seats (users per org) and the request limits of each plan.",
         (),
@@ -70,7 +107,7 @@ OPERATIONS = {
     "createUser": Operation(
         "Adds a user to the organization and creates their sign-in; takes one of the plan's seats. A full org "
         "is `409 quota_exceeded` (`details` say its limit), a suspended one `409 org_suspended`, and nothing "
-        "is written.",
+        "is written. The user goes in `unit` (the root unless it says otherwise; another unit adds a GetItem).",
         ("TransactWriteItems",),
     ),
     "listUsers": Operation(
@@ -84,7 +121,8 @@ OPERATIONS = {
     ),
     "updateUser": Operation(
         "Changes a user's name, email or role, only the fields sent; a new email or role reaches their "
-        "sign-in too. With `If-Match`, only the version you read is changed.",
+        "sign-in too. `unit` moves the user to another unit (a GetItem, a TransactWriteItems and a GetItem), "
+        "not together with `email` or `role`. With `If-Match`, only the version you read is changed.",
         ("UpdateItem",),
         field_rules=True,
     ),

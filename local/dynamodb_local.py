@@ -116,7 +116,8 @@ def create_table(dynamodb, name: str) -> None:
 
 def ensure_table(dynamodb, name: str) -> bool:
     """Create the table if it is missing; True if it was created. A table made before the lifecycle
-    events (in an older .local/dynamodb) gets its stream turned on."""
+    events (in an older .local/dynamodb) gets its stream turned on, and one made before an index of
+    the schema (GSI2, org units) gets the index, as a deploy adds it to the cloud's table."""
     try:
         table = dynamodb.describe_table(TableName=name)["Table"]
     except dynamodb.exceptions.ResourceNotFoundException:
@@ -124,6 +125,14 @@ def ensure_table(dynamodb, name: str) -> bool:
         return True
     if not table.get("StreamSpecification", {}).get("StreamEnabled"):
         dynamodb.update_table(TableName=name, StreamSpecification=TABLE_SCHEMA["StreamSpecification"])
+    present = {index["IndexName"] for index in table.get("GlobalSecondaryIndexes", [])}
+    for index in TABLE_SCHEMA["GlobalSecondaryIndexes"]:
+        if index["IndexName"] not in present:
+            dynamodb.update_table(
+                TableName=name,
+                AttributeDefinitions=TABLE_SCHEMA["AttributeDefinitions"],
+                GlobalSecondaryIndexUpdates=[{"Create": index}],
+            )
     return False
 
 

@@ -26,6 +26,12 @@ EXPECTED = {
     ("GET", "/orgs/{org_id}/tickets/{ticket_id}"):     (200, 200, 200, 403, 403, 401),
     ("PATCH", "/orgs/{org_id}/tickets/{ticket_id}"):   (200, 200, 200, 403, 403, 401),
     ("DELETE", "/orgs/{org_id}/tickets/{ticket_id}"):  (204, 204, 204, 403, 403, 401),
+    ("POST", "/orgs/{org_id}/units"):                  (201, 201, 403, 403, 403, 401),
+    ("GET", "/orgs/{org_id}/units"):                   (200, 200, 200, 200, 403, 401),
+    ("GET", "/orgs/{org_id}/units/{unit_id}"):         (200, 200, 200, 200, 403, 401),
+    ("PATCH", "/orgs/{org_id}/units/{unit_id}"):       (200, 200, 403, 403, 403, 401),
+    ("DELETE", "/orgs/{org_id}/units/{unit_id}"):      (204, 204, 403, 403, 403, 401),
+    ("GET", "/orgs/{org_id}/units/{unit_id}/users"):   (200, 200, 200, 200, 403, 401),
 }  # fmt: skip
 
 

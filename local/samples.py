@@ -1,5 +1,5 @@
 """A valid request body for each route that takes one, naming nothing a fixture creates
-(org ``newco``, user ``carol``); the tests, the benchmarks and the events/ files send these."""
+(org ``newco``, user ``carol``, unit ``sales``); the tests, the benchmarks and the events/ files send these."""
 
 BODIES: dict[tuple[str, str], dict] = {
     ("POST", "/orgs"): {"org_id": "newco", "name": "NewCo"},
@@ -8,4 +8,6 @@ BODIES: dict[tuple[str, str], dict] = {
     ("PATCH", "/orgs/{org_id}"): {"name": "Renamed"},
     ("PATCH", "/orgs/{org_id}/users/{user_id}"): {"name": "Renamed"},
     ("PATCH", "/orgs/{org_id}/tickets/{ticket_id}"): {"status": "solved"},
+    ("POST", "/orgs/{org_id}/units"): {"unit_id": "sales", "name": "Sales"},
+    ("PATCH", "/orgs/{org_id}/units/{unit_id}"): {"name": "Renamed"},
 }

@@ -1,4 +1,5 @@
-"""Fill the running local API with a demo organization: users and a few hundred tickets.
+"""Fill the running local API with a demo organization: a small tree of units, users in them and a
+few hundred tickets.
 
 ``make seed`` (``python -m local.seed``) talks HTTP to ``make run``'s server, as any client would,
 so everything it writes went through API Gateway's event shape, the handlers and validation. It
@@ -17,7 +18,7 @@ from typing import Any
 
 from controlplane.models.plans import CATALOGUE
 from local import running, tokens
-from local.demo import DEMO_ORG, USERS
+from local.demo import DEMO_ORG, UNITS, USERS, unit_of
 
 SUBJECTS = [
     "Cannot log in",
@@ -144,12 +145,16 @@ def seed(api: Api, org_id: str, users: int, tickets: int) -> dict[str, int]:
     names = user_ids(users)
     plan = planned_tickets(org_id, names, tickets)
     progress = Progress(1 + len(names) + tickets)
-    created = {"orgs": 0, "users": 0, "tickets": 0}
+    created = {"orgs": 0, "users": 0, "tickets": 0, "units": 0}
     roles = {user_id: tokens.ADMIN if i == 0 else tokens.MEMBER for i, user_id in enumerate(names)}
     created["orgs"] += api.create("/orgs", {"org_id": org_id, "name": f"{org_id.title()} Corp", "plan": "pro"})
     progress.step()
+    for unit_id, name, parent_id in UNITS:  # parents first
+        body = {"unit_id": unit_id, "name": name, **({"parent_id": parent_id} if parent_id else {})}
+        created["units"] += api.create(f"/orgs/{org_id}/units", body)
     for user_id, role in roles.items():
         body = {"user_id": user_id, "name": user_id.title(), "email": f"{user_id}@{org_id}.example"}
+        body["unit"] = unit_of(user_id)
         try:
             created["users"] += api.create(f"/orgs/{org_id}/users", {**body, "role": role})
         except QuotaFull as full:
@@ -193,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     make_tokens = "make tokens" if args.org == DEMO_ORG else f"make tokens ORG={args.org}"
     print(
-        f"{args.org}: {args.users} users and {args.tickets} tickets ({created['users']} users and "
+        f"{args.org}: {len(UNITS)} units, {args.users} users and {args.tickets} tickets ({created['users']} users and "
         f"{created['tickets']} tickets new{', and the org' if created['orgs'] else ''}). "
         f"Tokens for it: {make_tokens}; then GET {url}/orgs/{args.org}/users/{USERS[0]}/tickets",
         file=sys.stderr,

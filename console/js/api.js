@@ -65,6 +65,10 @@ export const createUser = (org, user) => call("POST", `/orgs/${seg(org)}/users`,
 export const getUser = (org, user) => call("GET", `/orgs/${seg(org)}/users/${seg(user)}`);
 export const updateUser = (org, user, changes, version) =>
   call("PATCH", `/orgs/${seg(org)}/users/${seg(user)}`, { body: changes, version });
+export const listUnits = (org, cursor) => call("GET", `/orgs/${seg(org)}/units`, { query: { limit: 100, cursor } });
+export const createUnit = (org, unit) => call("POST", `/orgs/${seg(org)}/units`, { body: unit });
+export const listUnitUsers = (org, unit, cursor) =>
+  call("GET", `/orgs/${seg(org)}/units/${seg(unit)}/users`, { query: { limit: PAGE, cursor } });
 export const listTickets = (org, user, cursor) =>
   call("GET", `/orgs/${seg(org)}/users/${seg(user)}/tickets`, { query: { limit: PAGE, cursor } });
 export const openTicket = (org, user, ticket) => call("POST", `/orgs/${seg(org)}/users/${seg(user)}/tickets`, { body: ticket });

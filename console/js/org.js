@@ -1,10 +1,12 @@
-// Organization: name and plan, the seats bar, status, users (paginated, add one) and activity (activity.js).
+// Organization: name and plan, the seats bar, status, users (paginated, add one), its units
+// (units.js) and activity (activity.js).
 
 import { activityPanel } from "./activity.js";
 import * as api from "./api.js";
 import { alert, confirm, field, form, h, link, loading, pagedList, replace, scrolling, select, when } from "./dom.js";
 import { seatsText, statusOf } from "./orgs.js";
 import { refresh } from "./router.js";
+import { unitsPanel } from "./units.js";
 
 const ROLES = ["member", "admin"];
 // What a suspension does, and how soon: the gateway's bound (docs/SECURITY.md).
@@ -23,7 +25,7 @@ export async function orgScreen(screen, who, orgId) {
     return;
   }
   const admin = who.operator || who.role === "admin";
-  replace(screen, heading, summary(org, who), seats(org), status(org, who), users(org, who, admin));
+  replace(screen, heading, summary(org, who), seats(org), status(org, who), users(org, who, admin), unitsPanel(org, admin));
   if (admin) screen.append(activityPanel(org, who));
 }
 

@@ -85,6 +85,7 @@ def pages(every: bool, cursor: str | None, fetch: Callable[[str | None], Page]) 
 
 OrgArgument = Annotated[str, typer.Argument(metavar="ORG", help="The organization's id, e.g. acme.")]
 UserArgument = Annotated[str, typer.Argument(metavar="USER", help="The user's id in the organization, e.g. alice.")]
+UnitArgument = Annotated[str, typer.Argument(metavar="UNIT", help="The unit's id in the organization, e.g. eng.")]
 TicketArgument = Annotated[
     str, typer.Argument(metavar="TICKET", help="The ticket's id, as listed, e.g. 01JD3Q0Z6V7S3M8E2K9XWQY4PB.")
 ]

@@ -63,11 +63,12 @@ def users_create(
     name: Annotated[str, typer.Option()],
     email: Annotated[str, typer.Option()],
     role: RoleOption = None,
+    unit: Annotated[str | None, typer.Option(help="Their unit; default: the organization's root.")] = None,
     idempotency_key: IdempotencyKey = None,
 ) -> None:
     """Create a user (in the cloud, Cognito e-mails them an invitation)."""
     with api(ctx) as client:
-        user = client.create_user(org_id, user_id, name, email, role, idempotency_key=idempotency_key)
+        user = client.create_user(org_id, user_id, name, email, role, unit=unit, idempotency_key=idempotency_key)
         show(ctx, client, user)
 
 
@@ -79,11 +80,14 @@ def users_update(
     name: Annotated[str | None, typer.Option()] = None,
     email: Annotated[str | None, typer.Option()] = None,
     role: RoleOption = None,  # admins and operators only
+    unit: Annotated[
+        str | None, typer.Option(help="Move them to this unit (admins); not with --email or --role.")
+    ] = None,
     if_match: IfMatch = None,
 ) -> None:
-    """Change a user's name, e-mail or role."""
+    """Change a user's name, e-mail or role, or move them to another unit."""
     with api(ctx) as client:
-        changes = changed(name=name, email=email, role=role)
+        changes = changed(name=name, email=email, role=role, unit=unit)
         show(ctx, client, client.update_user(org_id, user_id, if_match=if_match, **changes))
 
 

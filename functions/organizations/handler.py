@@ -4,7 +4,7 @@ from aws_lambda_powertools.event_handler import Response
 
 from controlplane.http import params, responses
 from controlplane.http.resolver import Resolver
-from controlplane.logic import activity, deletions, organizations
+from controlplane.logic import activity, deletions, moves, organizations, tree_reads, units
 from controlplane.models.activity import ActivityPage
 from controlplane.models.resources import (
     DeletionAccepted,
@@ -14,7 +14,9 @@ from controlplane.models.resources import (
     OrgUpdate,
     OrgWithUsers,
     PlanList,
+    UserPage,
 )
+from controlplane.models.units import ROOT, MoveAccepted, Unit, UnitCreate, UnitPage, UnitUpdate
 
 app = Resolver()
 
@@ -58,6 +60,58 @@ def list_activity(
     org_id: params.OrgIdPath, limit: params.Limit = params.DEFAULT_LIMIT, cursor: params.Cursor = None
 ) -> ActivityPage:
     return activity.list_activity(org_id, limit, cursor, app.caller)
+
+
+@app.operation("createUnit")
+def create_unit(
+    org_id: params.OrgIdPath, body: UnitCreate, idempotency_key: params.IdempotencyKey = None
+) -> Response[Unit]:
+    return app.create_once(idempotency_key, body, lambda: units.create_unit(org_id, body, app.caller))
+
+
+@app.operation("listUnits")
+def list_units(
+    org_id: params.OrgIdPath,
+    under: params.Under = ROOT,
+    limit: params.Limit = params.DEFAULT_LIMIT,
+    cursor: params.Cursor = None,
+) -> UnitPage:
+    return tree_reads.list_units(org_id, under, limit, cursor)
+
+
+@app.operation("getUnit")
+def get_unit(org_id: params.OrgIdPath, unit_id: params.UnitIdPath) -> Response[Unit]:
+    return responses.with_etag(units.get_unit(org_id, unit_id))
+
+
+@app.operation("updateUnit")
+def update_unit(
+    org_id: params.OrgIdPath, unit_id: params.UnitIdPath, body: UnitUpdate, if_match: params.IfMatch = None
+) -> Response[Unit | MoveAccepted]:
+    version = responses.expected_version(if_match)
+    unit = moves.update_unit(org_id, unit_id, body, app.caller, version)
+    if unit is None:
+        return responses.accepted(MoveAccepted(org_id=org_id, unit_id=unit_id))
+    return responses.with_etag(unit)
+
+
+@app.operation("deleteUnit")
+def delete_unit(
+    org_id: params.OrgIdPath, unit_id: params.UnitIdPath, if_match: params.IfMatch = None
+) -> Response[None]:
+    units.delete_unit(org_id, unit_id, responses.expected_version(if_match))
+    return responses.no_content()
+
+
+@app.operation("listUnitUsers")
+def list_unit_users(
+    org_id: params.OrgIdPath,
+    unit_id: params.UnitIdPath,
+    direct: params.Direct = False,
+    limit: params.Limit = params.DEFAULT_LIMIT,
+    cursor: params.Cursor = None,
+) -> UserPage:
+    return tree_reads.list_unit_users(org_id, unit_id, direct, limit, cursor)
 
 
 @app.operation("listPlans")

@@ -45,6 +45,9 @@ def tenants(table):
         admin_a=tokens.for_user("acme", "root"),
         member_a_own=tokens.for_user("acme", "alice"),
     )
+    for org_id in ("acme", "bolt"):  # each org has a unit "eng"; bolt's holds its secret-named user
+        call("POST", f"/orgs/{org_id}/units", {"unit_id": "eng", "name": f"{org_id} eng"})
+    create_user("bolt", "bolt-secret-keeper", unit="eng")
     return {user_id: create_ticket("acme", user_id).body["ticket_id"] for user_id in ("alice", "amy")}
 
 
@@ -58,7 +61,7 @@ def test_matrix_covers_every_route_and_caller():
 def test_route_answers_each_caller_as_the_policy_says(tenants, dynamodb_calls, route, who):
     caller, subject = CALLERS[who]
     expected = isolation.expected(route, who)
-    path = route[1].format(org_id="acme", user_id=subject, ticket_id=tenants[subject])
+    path = route[1].format(org_id="acme", user_id=subject, ticket_id=tenants[subject], unit_id="eng")
     ticket_before = call("GET", f"/orgs/acme/tickets/{tenants[subject]}").body
     dynamodb_calls.clear()
 
@@ -250,7 +253,7 @@ def _items(table: str) -> list[dict]:
 
 
 def _over_http(gateway: str, route: tuple[str, str], who: str, ticket_id: str):
-    path = route[1].format(org_id="acme", user_id="alice", ticket_id=ticket_id)
+    path = route[1].format(org_id="acme", user_id="alice", ticket_id=ticket_id, unit_id="eng")
     headers = {"Authorization": f"Bearer {SUSPENDED_TOKENS[who]}"}
     return fetch(f"{gateway}{path}", route[0], BODIES.get(route), headers)
 

@@ -18,7 +18,7 @@ from local.apigw import build_event, invoke
 from local.samples import BODIES
 from tests.api import OPERATOR, call, create_org, create_ticket, create_user
 
-GOOD = {"org_id": "acme", "user_id": "alice", "ticket_id": "01JD3Q0Z6V7S3M8E2K9XWQY4PB"}
+GOOD = {"org_id": "acme", "user_id": "alice", "ticket_id": "01JD3Q0Z6V7S3M8E2K9XWQY4PB", "unit_id": "eng"}
 DOCUMENT = openapi.document()
 
 

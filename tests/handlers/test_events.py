@@ -14,10 +14,13 @@ def _event_files():
     return sorted(events.EVENTS_DIR.glob("*/*.json"))
 
 
-def _replay_order(route: Route) -> tuple[int, int]:
-    """Parents are created first and deleted last: organizations, users, tickets and back."""
-    depth = FUNCTIONS.index(route.function)
-    return ORDER.index(route.method), -depth if route.method == "DELETE" else depth
+def _replay_order(route: Route) -> tuple[int, int, int]:
+    """Parents are created first and deleted last: organizations, users, tickets and back; within a
+    function, by path (an org's units before the org)."""
+    depth, segments = FUNCTIONS.index(route.function), route.path.count("/")
+    if route.method == "DELETE":
+        return ORDER.index(route.method), -depth, -segments
+    return ORDER.index(route.method), depth, segments
 
 
 def test_every_route_has_exactly_one_event_file_in_its_functions_folder():

@@ -8,7 +8,8 @@ from controlplane.http.routes import ROUTES
 from local.samples import BODIES
 from tests.api import call, create_org, create_ticket, create_user
 
-GOOD = {"org_id": "acme", "user_id": "alice", "ticket_id": "01JD3Q0Z6V7S3M8E2K9XWQY4PB"}  # fixed: stable test ids
+# Fixed: stable test ids.
+GOOD = {"org_id": "acme", "user_id": "alice", "ticket_id": "01JD3Q0Z6V7S3M8E2K9XWQY4PB", "unit_id": "eng"}
 BAD_IDS = {
     "hash": "ac#me",
     "slash": "ac/me",

@@ -113,7 +113,7 @@ def test_only_the_resources_records_reach_the_events_function_never_the_activity
 
     patterns = [json.loads(f["Pattern"]) for f in mapping["Properties"]["FilterCriteria"]["Filters"]]
 
-    resources = {"S": ["org", "user", "ticket"]}
+    resources = {"S": ["org", "user", "ticket", "unit"]}
     assert patterns == [
         {"dynamodb": {"NewImage": {"entity": resources}}},
         {"dynamodb": {"OldImage": {"entity": resources}}},

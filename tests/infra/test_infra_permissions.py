@@ -69,6 +69,7 @@ REQUESTS = {
         ("/orgs/acme/users", {"user_id": "dave", "name": "Dave", "email": "dave@example.com"}, _key("user-1"), 201),
         ("/orgs/acme/users", {"user_id": "dave", "name": "Dave", "email": "dave@example.com"}, _key("user-1"), 201),
         ("/orgs/ghost/users", {"user_id": "erin", "name": "Erin", "email": "erin@example.com"}, _key("user-2"), 404),
+        ("/orgs/acme/users", {"user_id": "fay", "name": "Fay", "email": "fay@example.com", "unit": "eng"}, {}, 201),
     ],
     ("GET", "/orgs/{org_id}/activity"): [("/orgs/acme/activity", None, {}, 200)],
     ("GET", "/orgs/{org_id}/users"): [("/orgs/acme/users", None, {}, 200)],
@@ -79,6 +80,8 @@ REQUESTS = {
     ("PATCH", "/orgs/{org_id}/users/{user_id}"): [
         ("/orgs/acme/users/alice", {"role": "admin"}, {}, 200),  # the sign-in first
         ("/orgs/acme/users/alice", {"role": "member"}, _if_match(1), 412),  # and its role put back
+        ("/orgs/acme/users/alice", {"unit": "ops"}, {}, 200),  # a move, checked against its unit
+        ("/orgs/acme/users/alice", {"unit": "root"}, {}, 200),
     ],
     ("DELETE", "/orgs/{org_id}/users/{user_id}"): [("/orgs/acme/users/alice", None, _if_match(1), 204)],
     ("POST", "/orgs/{org_id}/users/{user_id}/tickets"): [
@@ -93,6 +96,24 @@ REQUESTS = {
         ("/orgs/acme/tickets/{ticket_id}", {"status": "pending"}, _if_match(1), 200)
     ],
     ("DELETE", "/orgs/{org_id}/tickets/{ticket_id}"): [("/orgs/acme/tickets/{ticket_id}", None, _if_match(1), 204)],
+    ("POST", "/orgs/{org_id}/units"): [
+        ("/orgs/acme/units", {"unit_id": "web", "name": "Web", "parent_id": "eng"}, {}, 201),
+        ("/orgs/acme/units", {"unit_id": "db", "name": "DB"}, _key("unit-1"), 201),
+    ],
+    ("GET", "/orgs/{org_id}/units"): [
+        ("/orgs/acme/units", None, {}, 200),
+        ("/orgs/acme/units", None, {"query": {"under": "eng"}}, 200),
+    ],
+    ("GET", "/orgs/{org_id}/units/{unit_id}"): [("/orgs/acme/units/eng", None, {}, 200)],
+    ("PATCH", "/orgs/{org_id}/units/{unit_id}"): [
+        ("/orgs/acme/units/eng", {"name": "Engineering"}, _if_match(1), 200),
+        ("/orgs/acme/units/eng", {"parent_id": "ops"}, {}, 200),  # a move, within the request
+    ],
+    ("DELETE", "/orgs/{org_id}/units/{unit_id}"): [
+        ("/orgs/acme/units/eng", None, {}, 409),  # bob is in it
+        ("/orgs/acme/units/ops", None, _if_match(1), 204),
+    ],
+    ("GET", "/orgs/{org_id}/units/{unit_id}/users"): [("/orgs/acme/units/eng/users", None, {}, 200)],
 }
 
 
@@ -124,10 +145,14 @@ def aws_requests(table, monkeypatch) -> list[str]:
 
 @pytest.fixture
 def seeded(aws_requests) -> dict:
-    """An org with two users (one with an idempotency record) and tickets, then a clean record."""
+    """An org with two units (eng, ops), two users (one with an idempotency record, in eng) and
+    tickets, then a clean record."""
     create_org("acme")
+    for unit_id in ("eng", "ops"):
+        call("POST", "/orgs/acme/units", {"unit_id": unit_id, "name": unit_id.title()})
     create_user("acme", "alice")
-    call("POST", "/orgs/acme/users", {"user_id": "bob", "name": "Bob", "email": "bob@example.com"}, **_key("seed"))
+    bob = {"user_id": "bob", "name": "Bob", "email": "bob@example.com", "unit": "eng"}
+    call("POST", "/orgs/acme/users", bob, **_key("seed"))
     ticket_id = create_ticket("acme", "alice").body["ticket_id"]
     create_ticket("acme", "bob")
     aws_requests.clear()

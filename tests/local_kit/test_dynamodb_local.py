@@ -53,8 +53,8 @@ def test_ensure_table_creates_the_schema_with_ttl_once(dynamodb_local_server):
 
     table = client.describe_table(TableName=name)["Table"]
     assert table["KeySchema"] == TABLE_SCHEMA["KeySchema"]
-    indexes = [index["IndexName"] for index in table["GlobalSecondaryIndexes"]]
-    assert indexes == [index["IndexName"] for index in TABLE_SCHEMA["GlobalSecondaryIndexes"]]
+    indexes = sorted(index["IndexName"] for index in table["GlobalSecondaryIndexes"])
+    assert indexes == sorted(index["IndexName"] for index in TABLE_SCHEMA["GlobalSecondaryIndexes"])
     ttl = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
     assert (ttl["TimeToLiveStatus"], ttl["AttributeName"]) == ("ENABLED", TTL_ATTRIBUTE)
 
@@ -79,3 +79,22 @@ def test_without_javac_dynamodb_local_still_starts_and_says_it_listens_everywher
         assert server.client.list_tables()["TableNames"] == []
         assert not server.loopback_only
         assert listening_addresses(server.port) & {"0.0.0.0", "::"}
+
+
+@pytest.mark.dynamodb_local
+def test_ensure_table_adds_an_index_a_table_made_before_it_lacks(dynamodb_local_server):
+    # Given a table as make run made it before org units: GSI1 only
+    client = dynamodb_local_server.client
+    name = f"before-units-{uuid.uuid4().hex}"
+    gsi1 = TABLE_SCHEMA["GlobalSecondaryIndexes"][:1]
+    named = {"PK", "SK", "GSI1PK", "GSI1SK"}
+    definitions = [d for d in TABLE_SCHEMA["AttributeDefinitions"] if d["AttributeName"] in named]
+    older = {**TABLE_SCHEMA, "GlobalSecondaryIndexes": gsi1, "AttributeDefinitions": definitions}
+    client.create_table(TableName=name, **older)
+
+    # When make run starts on it
+    assert ensure_table(client, name) is False
+
+    # Then it has every index of the schema
+    table = client.describe_table(TableName=name)["Table"]
+    assert {index["IndexName"] for index in table["GlobalSecondaryIndexes"]} == {"GSI1", "GSI2"}

@@ -354,6 +354,17 @@ def test_seed_fills_a_demo_org_through_the_api_and_a_second_run_changes_nothing(
     assert first.returncode == 0, first.stderr
     seeded = _tickets_by_user(run, "seeded")
     assert len(seeded) == 3 and sum(len(tickets) for tickets in seeded.values()) == 25
+    # in a small tree of units, its users in them
+    tree = fetch(f"{run.url}/orgs/seeded/units", headers=OPERATOR)[2]["items"]
+    assert [unit["path"] for unit in tree] == [
+        "/engineering",
+        "/engineering/platform",
+        "/engineering/web",
+        "/sales",
+        "/support",
+    ]
+    people = fetch(f"{run.url}/orgs/seeded/units/engineering/users", headers=OPERATOR)[2]["items"]
+    assert [user["user_id"] for user in people] == ["bob", "carol"]  # both in platform
 
     # When it is seeded again with the same options
     second = _seed(run, "--org", "seeded", "--users", "3", "--tickets", "25")

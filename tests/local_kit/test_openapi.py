@@ -118,6 +118,7 @@ RULED_BODIES = {
     "status": {"status": "suspended", "suspension_reason": "Unpaid"},
     "suspension_reason": {"status": "suspended", "suspension_reason": "Unpaid"},
     "role": {"role": "admin"},
+    "unit": {"unit": "root"},
 }
 
 
@@ -134,7 +135,8 @@ def seeded(table):
     create_user("acme", "root", role="admin")
     create_user("acme", "alice")
     ticket = create_ticket("acme", "alice").body["ticket_id"]
-    return {"org_id": "acme", "user_id": "alice", "ticket_id": ticket}
+    assert call("POST", "/orgs/acme/units", {"unit_id": "eng", "name": "Engineering"}).status == 201
+    return {"org_id": "acme", "user_id": "alice", "ticket_id": ticket, "unit_id": "eng"}
 
 
 @pytest.mark.parametrize("table", ["moto"], indirect=True)

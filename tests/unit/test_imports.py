@@ -83,6 +83,7 @@ _EVERY_API_FUNCTION = {
     "models.ids",
     "models.plans",
     "models.resources",
+    "models.units",  # the unit routes' bodies, named by their route records (issue 27)
 }
 OURS = {
     # The deletions queue also carries the sign-ins jobs of a status change (logic.signins), paced by
@@ -96,6 +97,12 @@ OURS = {
         "logic.organizations",
         "logic.signins",
         "pacing",
+        # The unit routes (issue 27); a big move runs from the deletions queue too.
+        "dal.transactions",
+        "dal.tree",
+        "logic.moves",
+        "logic.tree_reads",
+        "logic.units",
     },
     USERS: _EVERY_API_FUNCTION
     | {
@@ -106,6 +113,8 @@ OURS = {
         "logic.organizations",
         "logic.tickets",
         "logic.users",
+        "dal.tree",  # a user's unit (issue 27)
+        "logic.units",
     },
     TICKETS: _EVERY_API_FUNCTION | {"dal.transactions", "logic.tickets"},
     # The events function also writes each org's activity log, in batches (lifecycle.activity).
@@ -122,11 +131,13 @@ OURS = {
         "lifecycle.activity",
         "lifecycle.contract",
         "lifecycle.publisher",
+        "lifecycle.timing",  # occurred_at, out of lifecycle.contract to make room for units (issue 27)
         "models.errors",
         "models.ids",
         "models.plans",
         "models.resources",
         "models.text",
+        "models.units",  # the unit events' resource (issue 27)
     },
 }
 LAYERS = {"dal", "http", "lifecycle", "logic", "models"}  # the packages, whose __init__.py are empty

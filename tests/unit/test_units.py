@@ -19,6 +19,15 @@ def test_keys_follow_the_documented_design():
         "SK": "USER#alice",
         "GSI1PK": "ORG#acme#USER#alice",
         "GSI1SK": "USER#alice",
+        "GSI2PK": "ORG#acme#MEMBERS",
+        "GSI2SK": "USER#!alice",
+    }
+    assert keys.user_keys("acme", "alice", ("eng", "platform"))["GSI2SK"] == "USER#eng#platform#!alice"
+    assert keys.unit_keys("acme", ("eng", "platform")) == {
+        "PK": "ORG#acme#UNITS",
+        "SK": "UNIT#platform",
+        "GSI1PK": "ORG#acme#UNITS",
+        "GSI1SK": "UNIT#eng#platform#",
     }
     assert keys.ticket_keys("acme", "alice", "01T") == {
         "PK": "ORG#acme#TICKET#01T",

@@ -133,13 +133,14 @@ def test_units_follow_the_larger_image_and_each_index_entry_its_own_size():
 
 
 def test_the_indexes_come_from_the_one_table_schema():
-    table, gsi1 = capacity.indexes()
+    table, gsi1, gsi2 = capacity.indexes()
 
     assert table == capacity.Index("table", "PK", "SK", "ALL")
     assert gsi1 == capacity.Index("GSI1", "GSI1PK", "GSI1SK", "ALL")
+    assert gsi2 == capacity.Index("GSI2", "GSI2PK", "GSI2SK", "ALL")
 
 
-def test_a_user_of_todays_layout_writes_its_org_partition_and_its_own_collection():
+def test_a_user_of_todays_layout_writes_its_org_partition_its_own_collection_and_its_orgs_members():
     user = {name: s(value) for name, value in keys.user_keys("acme", "alice").items()}
 
     found = writes(record(None, {**user, "name": s("Alice")}))
@@ -147,6 +148,7 @@ def test_a_user_of_todays_layout_writes_its_org_partition_and_its_own_collection
     assert [(write.index, write.partition) for write in found] == [
         ("table", "ORG#acme"),
         ("GSI1", "ORG#acme#USER#alice"),
+        ("GSI2", "ORG#acme#MEMBERS"),
     ]
 
 
@@ -156,6 +158,8 @@ def test_a_user_of_todays_layout_writes_its_org_partition_and_its_own_collection
         ("ORG#acme", "acme"),
         ("ORG#acme#TICKET#01T", "acme"),
         ("ORG#acme#USER#alice", "acme"),
+        ("ORG#acme#MEMBERS", "acme"),
+        ("ORG#acme#UNITS", "acme"),
         ("ORG#acme-2", "acme-2"),  # not acme's: a prefix must end at a separator
         ("IDEMPOTENCY#acme", "acme"),
         ("ORGS", None),

@@ -6,6 +6,14 @@
 | user         | ORG#<org_id>               | USER#<user_id>      | ORG#<org_id>#USER#<user_id> | USER#<user_id>     |
 | ticket       | ORG#<org_id>#TICKET#<id>   | TICKET#<id>         | ORG#<org_id>#USER#<user_id> | TICKET#<id>        |
 | activity     | ORG#<org_id>               | ACTIVITY#<position> |                            |                     |
+| unit         | ORG#<org_id>#UNITS         | UNIT#<unit_id>      | ORG#<org_id>#UNITS         | UNIT<tree path>     |
+| unit tree    | ORG#<org_id>#UNITS         | TREE                |                            |                     |
+
+Users also carry ``GSI2PK = ORG#<org_id>#MEMBERS`` and ``GSI2SK = USER<tree path of their unit>!<user_id>``.
+A *tree path* is ``#`` then each unit id from the root down, each followed by ``#``: the root is ``#``,
+Engineering/Platform is ``#eng#platform#``. ``#`` sorts before every character of an id, so
+``begins_with`` on a unit's tree path is exactly its subtree, in depth-first order, and ``!`` (before
+``#``) puts a unit's own users ahead of its children's.
 
 An org's partition sorts ``ACTIVITY#`` < ``METADATA#`` < ``SWEEP#`` < ``USER#``: the org item sits
 between its activity and its users, so one Query reads it with either (``users_range``, and
@@ -16,10 +24,18 @@ Callers pass validated ids only (see ``ids``); a ``#`` in an id would let one ke
 
 from typing import Any, TypedDict
 
-from controlplane.dal.schema import GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
+from controlplane.dal.schema import (
+    GSI1_PARTITION_KEY,
+    GSI1_SORT_KEY,
+    GSI2_PARTITION_KEY,
+    GSI2_SORT_KEY,
+    PARTITION_KEY,
+    SORT_KEY,
+    TTL_ATTRIBUTE,
+)
 
 # The ``entity`` attribute of each item.
-ORG, USER, TICKET, SWEEP, ACTIVITY = "org", "user", "ticket", "sweep", "activity"
+ORG, USER, TICKET, SWEEP, ACTIVITY, UNIT, TREE = "org", "user", "ticket", "sweep", "activity", "unit", "tree"
 
 ORGS_LISTING = "ORGS"
 USER_PREFIX = "USER#"
@@ -57,12 +73,60 @@ def org_keys(org_id: str) -> dict[str, str]:
     return {**org_key(org_id), GSI1_PARTITION_KEY: ORGS_LISTING, GSI1_SORT_KEY: f"ORG#{org_id}"}
 
 
-def user_keys(org_id: str, user_id: str) -> dict[str, str]:
+def user_keys(org_id: str, user_id: str, unit_path: tuple[str, ...] = ()) -> dict[str, str]:
     return {
         **user_key(org_id, user_id),
         GSI1_PARTITION_KEY: user_collection(org_id, user_id),
         GSI1_SORT_KEY: f"{USER_PREFIX}{user_id}",
+        **member_keys(org_id, user_id, unit_path),
     }
+
+
+def tree_path(unit_path: tuple[str, ...]) -> str:
+    """The sort-key form of a unit's path (its ids from the root down; the root's is empty)."""
+    return "#" + "".join(f"{unit_id}#" for unit_id in unit_path)
+
+
+def units_partition(org_id: str) -> str:
+    """An org's units and its tree item (in the table), and its units by path (in GSI1)."""
+    return f"{org_partition(org_id)}#UNITS"
+
+
+def members_partition(org_id: str) -> str:
+    """GSI2: an org's users by unit path. One per org: no partition is shared between tenants."""
+    return f"{org_partition(org_id)}#MEMBERS"
+
+
+def member_keys(org_id: str, user_id: str, unit_path: tuple[str, ...]) -> dict[str, str]:
+    return {GSI2_PARTITION_KEY: members_partition(org_id), GSI2_SORT_KEY: members_prefix(unit_path) + f"!{user_id}"}
+
+
+def members_prefix(unit_path: tuple[str, ...], direct: bool = False) -> str:
+    """GSI2 sort-key prefix of the users of a unit and everything below it (or, ``direct``, its own)."""
+    return f"{USER_PREFIX[:-1]}{tree_path(unit_path)}" + ("!" if direct else "")
+
+
+def unit_key(org_id: str, unit_id: str) -> dict[str, str]:
+    return {PARTITION_KEY: units_partition(org_id), SORT_KEY: f"UNIT#{unit_id}"}
+
+
+def unit_keys(org_id: str, unit_path: tuple[str, ...]) -> dict[str, str]:
+    """All key attributes of a unit at ``unit_path`` (its own id last)."""
+    return {
+        **unit_key(org_id, unit_path[-1]),
+        GSI1_PARTITION_KEY: units_partition(org_id),
+        GSI1_SORT_KEY: units_prefix(unit_path),
+    }
+
+
+def units_prefix(unit_path: tuple[str, ...]) -> str:
+    """GSI1 sort-key prefix of a unit and its subtree (the whole tree for the root's empty path)."""
+    return f"UNIT{tree_path(unit_path)}"
+
+
+def tree_key(org_id: str) -> dict[str, str]:
+    """The org's tree item: its unit count, its move in progress, and its move counter."""
+    return {PARTITION_KEY: units_partition(org_id), SORT_KEY: "TREE"}
 
 
 def ticket_keys(org_id: str, user_id: str, ticket_id: str) -> dict[str, str]:
@@ -147,3 +211,11 @@ def activity_scope(org_id: str) -> str:
 
 def tickets_scope(org_id: str, user_id: str) -> str:
     return f"tickets:{org_id}:{user_id}"
+
+
+def units_scope(org_id: str, under: str) -> str:
+    return f"units:{org_id}:{under}"
+
+
+def unit_users_scope(org_id: str, unit_id: str, direct: bool) -> str:
+    return f"unit-users:{org_id}:{unit_id}:{direct}"

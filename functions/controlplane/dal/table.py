@@ -19,7 +19,16 @@ from botocore.exceptions import ClientError
 from controlplane import config
 from controlplane.dal.codec import from_dynamo, to_dynamo
 from controlplane.dal.conditions import ConditionFailed, Expect, Item, Params, condition
-from controlplane.dal.schema import GSI1_NAME, GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY
+from controlplane.dal.schema import (
+    GSI1_NAME,
+    GSI1_PARTITION_KEY,
+    GSI1_SORT_KEY,
+    GSI2_NAME,
+    GSI2_PARTITION_KEY,
+    GSI2_SORT_KEY,
+    PARTITION_KEY,
+    SORT_KEY,
+)
 from controlplane.models.errors import ServiceUnavailable
 
 if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
@@ -31,6 +40,7 @@ THROTTLING = {"ProvisionedThroughputExceededException", "ThrottlingException", "
 BUSY = "The database is busy; retry later"
 
 Key = dict[str, str]
+_INDEX_KEYS = {GSI1_NAME: (GSI1_PARTITION_KEY, GSI1_SORT_KEY), GSI2_NAME: (GSI2_PARTITION_KEY, GSI2_SORT_KEY)}
 
 
 def serialized(request: Params) -> Params:
@@ -74,6 +84,21 @@ class Table:
         with translate():
             response = self.client.get_item(TableName=self.name, Key=to_dynamo(key), ConsistentRead=consistent)
         return from_dynamo(response["Item"]) if "Item" in response else None
+
+    def get_many(self, keys: list[Key]) -> list[Item | None]:
+        """Items by key, strongly consistent, in one BatchGetItem (at most 100 keys of a few items:
+        nothing is left unprocessed in practice; what is, is read again). None for a missing one."""
+        wanted = [to_dynamo(key) for key in keys]
+        found: dict[tuple[str, str], Item] = {}
+        pending: Any = {self.name: {"Keys": wanted, "ConsistentRead": True}}
+        while pending:
+            with translate():
+                response = self.client.batch_get_item(RequestItems=pending)
+            for raw in response["Responses"].get(self.name, []):
+                item = from_dynamo(raw)
+                found[(item[PARTITION_KEY], item[SORT_KEY])] = item
+            pending = response.get("UnprocessedKeys")
+        return [found.get((key[PARTITION_KEY], key[SORT_KEY])) for key in keys]
 
     def put_new(self, item: Item) -> None:
         """Write ``item`` only if there is none at its key (else ``ConditionFailed``)."""
@@ -167,10 +192,13 @@ class Table:
         on_index: bool = False,
         newest_first: bool = False,
         between: tuple[str, str] | None = None,
+        index: str | None = None,
     ) -> tuple[list[Item], Key | None]:
-        """One page of one partition, of the table or of GSI1, optionally narrowed to a sort-key
-        prefix or to the sort keys ``between`` two bounds (both included)."""
-        pk, sk = (GSI1_PARTITION_KEY, GSI1_SORT_KEY) if on_index else (PARTITION_KEY, SORT_KEY)
+        """One page of one partition, of the table or of an index (``on_index``: GSI1; or ``index``
+        by name), optionally narrowed to a sort-key prefix or to the sort keys ``between`` two
+        bounds (both included)."""
+        index = index or (GSI1_NAME if on_index else None)
+        pk, sk = _INDEX_KEYS[index] if index else (PARTITION_KEY, SORT_KEY)
         key_condition = "#pk = :pk"
         names = {"#pk": pk}
         values = {":pk": partition}
@@ -190,8 +218,8 @@ class Table:
             "Limit": limit,
             "ScanIndexForward": not newest_first,
         }
-        if on_index:
-            request["IndexName"] = GSI1_NAME
+        if index:
+            request["IndexName"] = index
         if start_key:
             request["ExclusiveStartKey"] = to_dynamo(start_key)
         with translate():

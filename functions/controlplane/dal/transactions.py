@@ -61,11 +61,14 @@ def put_child(table: Table, parent: Key, item: Item) -> None:
 
 
 @tracer.capture_method
-def put_user_taking_a_seat(table: Table, org: Key, user: Item) -> None:
+def put_user_taking_a_seat(
+    table: Table, org: Key, user: Item, checks: "tuple[TransactWriteItemTypeDef, ...]" = ()
+) -> None:
     """Create ``user`` and add 1 to the ``org``'s seat count, in one transaction, only if the user
     does not exist yet and the org has a seat free (see ``_SEAT_FREE``; an org without a count was
-    never counted, and has none). Refused: action 0, the user exists; action 1, the org (its item,
-    or None if it is missing)."""
+    never counted, and has none), and the ``checks`` hold (the user's unit: ``tree.placed_in``).
+    Refused: action 0, the user exists; action 1, the org (its item, or None if it is missing);
+    action 2 on, the check's."""
     request: list[TransactWriteItemTypeDef] = [
         {  # first: an existing user is reported, whatever the org's count
             "Put": {
@@ -86,8 +89,37 @@ def put_user_taking_a_seat(table: Table, org: Key, user: Item) -> None:
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
             }
         },
+        *checks,
     ]
     _transact(table, request)
+
+
+@tracer.capture_method
+def update_with_check(
+    table: Table, key: Key, changes: Item, now: str, check: "TransactWriteItemTypeDef", expects: tuple[Expect, ...] = ()
+) -> None:
+    """Set ``changes`` on an existing item that meets ``expects``, stamp it and bump its version,
+    only if ``check`` holds, in one transaction (a user moved into a unit: ``tree.placed_in``).
+    Refused: action 0, the item (its item, if returned); action 1, the check's."""
+    expected = serialized(condition(expects))
+    names = {**expected["ExpressionAttributeNames"], "#updated_at": "updated_at", "#version": "version"}
+    values: dict[str, Any] = {":now": now, ":one": 1}
+    assignments = ["#updated_at = :now", "#version = #version + :one"]
+    for i, (field, value) in enumerate(changes.items()):
+        names[f"#f{i}"], values[f":f{i}"] = field, value
+        assignments.append(f"#f{i} = :f{i}")
+    update: TransactWriteItemTypeDef = {
+        "Update": {
+            "TableName": table.name,
+            "Key": to_dynamo(key),
+            "UpdateExpression": "SET " + ", ".join(assignments),
+            "ConditionExpression": expected["ConditionExpression"],
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": {**expected.get("ExpressionAttributeValues", {}), **to_dynamo(values)},
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+    }
+    _transact(table, [update, check])
 
 
 @tracer.capture_method

@@ -27,6 +27,7 @@ LambdaHandler = Callable[[dict[str, Any], LambdaContext], Mapping[str, Any]]
 _ID_FORMATS = {
     "org_id": re.compile(SLUG_PATTERN),
     "user_id": re.compile(SLUG_PATTERN),
+    "unit_id": re.compile(SLUG_PATTERN),
     "ticket_id": re.compile(ULID_PATTERN),
 }
 _NOTHING = re.compile(r"(?!)")

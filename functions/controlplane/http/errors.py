@@ -12,6 +12,7 @@ from typing import Any
 from controlplane.models.errors import (
     ApiError,
     MethodNotAllowed,
+    MoveInProgress,
     PayloadTooLarge,
     ServiceUnavailable,
     UnsupportedMediaType,
@@ -28,6 +29,8 @@ STATUS = {
     "conflict": 409,
     "org_suspended": 409,
     "quota_exceeded": 409,
+    "move_in_progress": 409,
+    "limit_exceeded": 409,
     "precondition_failed": 412,
     "payload_too_large": 413,
     "unsupported_media_type": 415,
@@ -64,7 +67,7 @@ def status_of(error: ApiError) -> int:
 
 def headers_of(error: ApiError) -> dict[str, str]:
     """The headers an error's data becomes: when to retry, which methods the path has."""
-    if isinstance(error, ServiceUnavailable):
+    if isinstance(error, ServiceUnavailable | MoveInProgress):
         return {"Retry-After": str(error.retry_after)}
     if isinstance(error, MethodNotAllowed):
         return {"Allow": ", ".join(error.allowed)}

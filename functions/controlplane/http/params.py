@@ -11,6 +11,12 @@ DEFAULT_LIMIT = 20
 
 OrgIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="Organization slug")]
 UserIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="User slug")]
+UnitIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="Unit slug, or `root`")]
+Under = Annotated[
+    str,
+    Query(pattern=SLUG_PATTERN, description="A unit's id: list it and the units below it (default: the whole tree)"),
+]
+Direct = Annotated[bool, Query(description="`true`: only the unit's own users, not those of the units below it")]
 TicketIdPath = Annotated[str, Path(pattern=ULID_PATTERN, description="Ticket ULID")]
 Limit = Annotated[int, Query(ge=1, le=100, description="Page size")]
 Cursor = Annotated[str | None, Query(max_length=2048, description="`next_cursor` of the previous page")]

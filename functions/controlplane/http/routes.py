@@ -23,6 +23,7 @@ from controlplane.models.resources import (
     UserPage,
     UserWithTickets,
 )
+from controlplane.models.units import MoveAccepted, Unit, UnitPage
 
 ORGANIZATIONS = "organizations"
 USERS = "users"
@@ -59,6 +60,7 @@ class Route(NamedTuple):
 _ORG = "/orgs/{org_id}"
 _USER = "/orgs/{org_id}/users/{user_id}"
 _TICKET = "/orgs/{org_id}/tickets/{ticket_id}"
+_UNIT = "/orgs/{org_id}/units/{unit_id}"
 _ANY_MEMBER = frozenset({ADMIN, MEMBER})
 _ADMIN = frozenset({ADMIN})
 _ADMIN_OR_SELF = frozenset({ADMIN, SELF})
@@ -79,6 +81,18 @@ ROUTES: tuple[Route, ...] = (
           "Delete an organization with all its users and tickets", 204, None, ((202, DeletionAccepted),)),
     Route("GET", f"{_ORG}/activity", ORGANIZATIONS, _ADMIN, "listActivity",
           "List an organization's activity, newest first: who changed what, and when", 200, ActivityPage),
+    Route("POST", f"{_ORG}/units", ORGANIZATIONS, _ADMIN, "createUnit",
+          "Create a unit under a parent (default: the root)", 201, Unit, location=_UNIT),
+    Route("GET", f"{_ORG}/units", ORGANIZATIONS, _ANY_MEMBER, "listUnits",
+          "List the units depth-first: the whole tree, or the subtree `under` a unit", 200, UnitPage),
+    Route("GET", _UNIT, ORGANIZATIONS, _ANY_MEMBER, "getUnit", "Get a unit with its path from the root", 200, Unit),
+    Route("PATCH", _UNIT, ORGANIZATIONS, _ADMIN, "updateUnit",
+          "Rename a unit, or move it with everything below it under another parent", 200, Unit,
+          ((202, MoveAccepted),)),
+    Route("DELETE", _UNIT, ORGANIZATIONS, _ADMIN, "deleteUnit", "Delete a unit that has no units and no users", 204,
+          None),
+    Route("GET", f"{_UNIT}/users", ORGANIZATIONS, _ANY_MEMBER, "listUnitUsers",
+          "List the users of a unit and of every unit below it", 200, UserPage),
     Route("GET", "/plans", ORGANIZATIONS, _ANYONE, "listPlans", "List the plans and what each allows", 200, PlanList),
     Route("POST", f"{_ORG}/users", USERS, _ADMIN, "createUser", "Create a user; takes one of the org's seats", 201,
           User, location=_USER, seats=True),

@@ -26,6 +26,7 @@ from controlplane.dal.conditions import Item
 from controlplane.dal.schema import TTL_ATTRIBUTE
 from controlplane.lifecycle.contract import DELETION_STARTED, KINDS, Event
 from controlplane.models.resources import Org, Ticket, User
+from controlplane.models.units import Unit
 
 DEFAULT_RETENTION_DAYS = 90
 _DAY_SECONDS = 24 * 60 * 60
@@ -34,6 +35,7 @@ _RESOURCES: dict[type, tuple[str, str]] = {
     Org: ("organization", "org_id"),
     User: ("user", "user_id"),
     Ticket: ("ticket", "ticket_id"),
+    Unit: ("unit", "unit_id"),
 }
 
 # The resource class of each detail-type.

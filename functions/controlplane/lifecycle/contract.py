@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from controlplane.dal import codec, keys, stamps
 from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
+from controlplane.lifecycle import timing
 from controlplane.models.resources import (
     ACTIVE,
     SUSPENDED,
@@ -45,21 +46,23 @@ from controlplane.models.resources import (
     Status,
     Ticket,
     Timestamp,
+    UnitId,
     User,
 )
+from controlplane.models.units import Unit
 
 SOURCE = "controlplane"
 DELETION_STARTED = "Organization Deletion Started"
 ORG_DELETED_CAUSE = "organization_deleted"
 
-# Fields of a resource whose change alone is bookkeeping, not news: the stamps every write moves, the
-# delete mark (it has its own event) and the org's seat usage and limit (a usage counter and its
-# plan's limit, kept by the server). A write that changes only these sends no ``Updated`` event.
-# What changes without being a change of its own: timestamps, the version, the deletion mark (it has
-# its own event), the seat counter and the seat limit (and their API form, ``usage`` and ``limits``:
-# a plan change is reported as the ``plan`` it is).
+# Fields of a resource whose change alone is bookkeeping, not news; a write that changes only these
+# sends no ``Updated`` event: the stamps every write moves, the version, the delete mark (it has its
+# own event), the seat counter and limit (and their API form, ``usage`` and ``limits``: a plan change
+# is reported as the ``plan`` it is); a unit's ``path`` and ``depth``, which follow its parent (a move
+# is its ``parent_id``), and ``moving``, the mark of a move under way.
 BOOKKEEPING = frozenset(
     {"created_at", "updated_at", "version", stamps.DELETING, "user_count", "user_limit", "usage", "limits"}
+    | {"path", "depth", "moving"}
 )
 
 T = TypeVar("T")
@@ -87,12 +90,12 @@ class Detail(BaseModel):
 
 @dataclass(frozen=True)
 class Transition:
-    """A detail-type sent, as ``changed`` is, beside ``updated`` when ``field`` changes to ``value``;
-    its ``changes`` hold that field only."""
+    """A detail-type sent, as ``changed`` is, beside ``updated`` when ``field`` changes to ``value``
+    (None: to any value); its ``changes`` hold that field only."""
 
     field: str
     field_type: Any
-    value: str
+    value: str | None
     detail_type: str
 
 
@@ -141,6 +144,7 @@ KINDS = (
         Role,
         "User Role Changed",
         cascaded=True,
+        transitions=(Transition("unit", UnitId, None, "User Moved"),),
     ),
     Kind(
         keys.TICKET,
@@ -152,6 +156,18 @@ KINDS = (
         Status,
         "Ticket Status Changed",
         cascaded=True,
+    ),
+    Kind(
+        keys.UNIT,
+        Unit,
+        "Unit Created",
+        "Unit Updated",
+        "Unit Deleted",
+        "parent_id",
+        UnitId | None,
+        "Unit Moved",
+        cascaded=True,
+        transitions=(Transition("name", str, None, "Unit Renamed"),),
     ),
 )
 _BY_ENTITY = {kind.entity: kind for kind in KINDS}
@@ -237,7 +253,7 @@ def events_for(
     if kind is None:
         return []
     recorded_at = datetime.fromtimestamp(float(change["ApproximateCreationDateTime"]), UTC)
-    occurred_at = _occurred_at(old, new, recorded_at)
+    occurred_at = timing.occurred_at(old, new, recorded_at)
     if not new and earlier and old["org_id"] in earlier:
         occurred_at = max(occurred_at, earlier[old["org_id"]])
     key = codec.item(change["Keys"])
@@ -271,28 +287,9 @@ def events_for(
         found.append(event(kind.updated, new, actor, changes=changes))
         if kind.watched in changes:
             found.append(event(kind.changed, new, actor, changes={kind.watched: changes[kind.watched]}))
-        for moved in (t for t in kind.transitions if t.field in changes and changes[t.field]["new"] == t.value):
+        for moved in (t for t in kind.transitions if t.field in changes and t.value in (None, changes[t.field]["new"])):
             found.append(event(moved.detail_type, new, actor, changes={moved.field: changes[moved.field]}))
     return found
-
-
-def _occurred_at(old: dict[str, Any], new: dict[str, Any], recorded_at: datetime) -> datetime:
-    """When the change was made (see the module's docstring): the write's own stamp, exact; for a
-    delete, the later of the record's rounded time and the item's last stamp."""
-    if not new:
-        last = [_instant(old[name]) for name in ("updated_at", stamps.DELETING) if isinstance(old.get(name), str)]
-        return max([recorded_at, *last])
-    if not old:
-        stamp = new.get("created_at")
-    elif stamps.DELETING in new and stamps.DELETING not in old:
-        stamp = new[stamps.DELETING]
-    else:  # a write that moved no stamp sends no event; the record's time all the same
-        stamp = new.get("updated_at") if new.get("updated_at") != old.get("updated_at") else None
-    return _instant(stamp) if isinstance(stamp, str) else recorded_at
-
-
-def _instant(stamp: str) -> datetime:
-    return datetime.fromisoformat(stamp).astimezone(UTC)
 
 
 def schemas() -> dict[str, dict[str, Any]]:

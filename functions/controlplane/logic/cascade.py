@@ -29,7 +29,7 @@ def delete_org(
        from then on), then the tickets GSI1 shows.
     3. Per marker, once GSI1 has had ``gsi1_settle_seconds`` (GSI1 is updated asynchronously) to show
        every ticket written before the user went: delete the tickets it shows now, then the marker.
-    4. Delete the org's idempotency records, then the org.
+    4. Delete the org's units (no user is left in them), its idempotency records, then the org.
     """
     table = api_table()
     rules = refusals.if_match(version)
@@ -60,6 +60,8 @@ def delete_org(
             if not delete_tickets_of(table, org_id, sweep["user_id"], time_left):
                 return False
             batches.delete_all(table, [sweep])
+    for units in table.query_all(keys.units_partition(org_id)):  # its units and their tree item
+        batches.delete_all(table, units)
     for records in table.query_all(keys.idempotency_partition(org_id)):
         batches.delete_all(table, records)
     batches.delete_all(table, [keys.org_key(org_id)])

@@ -1,6 +1,7 @@
 """Users: the people of an organization, kept in step with their Cognito sign-in."""
 
 import uuid
+from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -9,11 +10,19 @@ from controlplane.dal import cursor, keys, stamps, transactions
 from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.directory import SYNCED, Directory
 from controlplane.dal.table import api_table
-from controlplane.logic import cascade, organizations, refusals, tickets
+from controlplane.logic import cascade, organizations, refusals, tickets, units
 from controlplane.logic.access import Caller, authorize_fields
 from controlplane.models import errors, plans
-from controlplane.models.errors import AlreadyExists, ApiError, OrgSuspended, QuotaExceeded, ServiceUnavailable
+from controlplane.models.errors import (
+    AlreadyExists,
+    ApiError,
+    Conflict,
+    OrgSuspended,
+    QuotaExceeded,
+    ServiceUnavailable,
+)
 from controlplane.models.resources import SUSPENDED, User, UserCreate, UserPage, UserUpdate, UserWithTickets
+from controlplane.models.units import join
 from controlplane.observability import logger, metrics
 
 
@@ -54,14 +63,17 @@ def _remove(org_id: str, user_id: str, rules: tuple[refusals.Rule, ...] = ()) ->
 
 
 def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
-    attributes = {"org_id": org_id, **body.model_dump()}
+    path, check = units.placement(org_id, body.unit)
+    attributes = {"org_id": org_id, **body.model_dump(), "unit_path": join(path)}
     directory = config.directory()
     if directory is None:  # make run: no user pool, so a subject of its own, new per creation as Cognito's
         attributes[stamps.SIGN_IN_SUBJECT] = f"local-{uuid.uuid4()}"
-    item = stamps.new_item(keys.user_keys(org_id, body.user_id), keys.USER, attributes, caller.subject)
+    item = stamps.new_item(keys.user_keys(org_id, body.user_id, path), keys.USER, attributes, caller.subject)
     try:
-        transactions.put_user_taking_a_seat(api_table(), keys.org_key(org_id), item)
+        transactions.put_user_taking_a_seat(api_table(), keys.org_key(org_id), item, (check,) if check else ())
     except ConditionFailed as failed:
+        if failed.action == 2:
+            raise units.refused_placement(org_id, body.unit, failed.item) from None
         refused = errors.user_exists(org_id, body.user_id) if failed.action == 0 else None
         raise (refused or _seat_refused(org_id, failed.item)) from None
     # The table decides 404/409 first; only then the sign-in, whose subject the item then keeps (the
@@ -127,6 +139,8 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
     changes = body.changes()
     authorize_fields(caller, set(changes))
     missing, rules = errors.user_missing(org_id, user_id), refusals.if_match(version)
+    if "unit" in changes:  # a move, in a transaction with its new unit: no role or e-mail comes with it
+        return _move_user(org_id, user_id, changes, caller, rules)
     written = stamps.written_by(changes, caller.subject)
     synced = {SYNCED[field]: value for field, value in changes.items() if field in SYNCED}
     directory = config.directory() if synced else None
@@ -147,6 +161,28 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
         directory.set_attributes(org_id, user_id, {name: stored[name] for name in synced if name in stored})
         raise
     return User.model_validate(item)
+
+
+def _move_user(
+    org_id: str, user_id: str, changes: dict[str, Any], caller: Caller, rules: tuple[refusals.Rule, ...]
+) -> User:
+    """Put the user in another unit (with their other changes, if they need no sign-in change)."""
+    if set(changes) & set(SYNCED):
+        raise Conflict("Move a user to another unit in a change of its own, without role or email")
+    path, check = units.placement(org_id, changes["unit"])
+    unit_id, table, key = changes["unit"], api_table(), keys.user_key(org_id, user_id)
+    written = stamps.written_by({**changes, "unit_path": join(path)}, caller.subject)
+    written |= keys.member_keys(org_id, user_id, path)
+    try:
+        if check is None:  # into the root: no unit to check
+            item = table.update(key, written, stamps.now(), refusals.expects(rules))
+            return User.model_validate(item)
+        transactions.update_with_check(table, key, written, stamps.now(), check, refusals.expects(rules))
+    except ConditionFailed as failed:
+        if failed.action == 1:
+            raise units.refused_placement(org_id, unit_id, failed.item) from None
+        raise refusals.refusal(failed, errors.user_missing(org_id, user_id), rules) from None
+    return User.model_validate(table.get(key, consistent=True))
 
 
 def _existing(org_id: str, user_id: str, version: int | None) -> None:

@@ -8,8 +8,8 @@ from controlplane.models.resources import Page, Timestamp
 
 
 class ActivityResource(BaseModel):
-    kind: Literal["organization", "user", "ticket"]
-    id: str = Field(description="Its org_id, user_id or ticket_id", examples=["alice"])
+    kind: Literal["organization", "user", "ticket", "unit"]
+    id: str = Field(description="Its org_id, user_id, ticket_id or unit_id", examples=["alice"])
     subject: str | None = Field(
         None, description="A ticket's subject as the change left it (as it was, for a delete); null for others"
     )

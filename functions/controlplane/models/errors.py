@@ -44,6 +44,14 @@ def ticket_missing(org_id: str, ticket_id: str) -> NotFound:
     return NotFound(f"Ticket {ticket_id} not found in organization {org_id}")
 
 
+def unit_missing(org_id: str, unit_id: str) -> NotFound:
+    return NotFound(f"Unit {unit_id} not found in organization {org_id}")
+
+
+def unit_moving(org_id: str) -> "MoveInProgress":
+    return MoveInProgress(f"Units of organization {org_id} are being moved; retry shortly")
+
+
 def org_exists(org_id: str) -> "AlreadyExists":
     return AlreadyExists(f"Organization {org_id} already exists")
 
@@ -100,6 +108,22 @@ class Forbidden(ApiError):
 
 class Conflict(ApiError):
     code = "conflict"
+
+
+class MoveInProgress(ApiError):
+    """A move of units is under way where the request would read or write (issue 27): retry after it."""
+
+    code = "move_in_progress"
+
+    def __init__(self, message: str, retry_after: int = 5):
+        super().__init__(message)
+        self.retry_after = retry_after  # seconds
+
+
+class LimitExceeded(ApiError):
+    """A fixed limit of the product (not of a plan): a tree's depth, its number of units."""
+
+    code = "limit_exceeded"
 
 
 class OrgSuspended(ApiError):

@@ -6,6 +6,8 @@ import time
 
 # Client-chosen ids: lower-case DNS-label-like slugs, so they can never contain a key separator.
 SLUG_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
+# The implicit root of every org's tree of units (issue 27): a unit id no one can create.
+ROOT_UNIT = "root"
 # A canonical ULID in Crockford base32; the first character is at most 7 (128-bit limit).
 ULID_PATTERN = r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$"
 # email-validator is not in the Powertools layer, so EmailStr is out; this is the pragmatic

@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from controlplane.models import plans
-from controlplane.models.ids import EMAIL_PATTERN, SLUG_PATTERN, ULID_PATTERN
+from controlplane.models.ids import EMAIL_PATTERN, ROOT_UNIT, SLUG_PATTERN, ULID_PATTERN
 from controlplane.models.text import LINES, ONE_LINE
 
 OrgId = Annotated[str, Field(pattern=SLUG_PATTERN, examples=["acme"])]
 UserId = Annotated[str, Field(pattern=SLUG_PATTERN, examples=["alice"])]
+UnitId = Annotated[str, Field(pattern=SLUG_PATTERN, examples=["platform"])]
+UserUnit = Annotated[UnitId, Field(description="The user's unit (`root`: the org's root)", examples=["platform"])]
 TicketId = Annotated[str, Field(pattern=ULID_PATTERN, examples=["01JD3Q0Z6V7S3M8E2K9XWQY4PB"])]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128, pattern=ONE_LINE)]
 Email = Annotated[str, Field(pattern=EMAIL_PATTERN, max_length=254)]
@@ -98,12 +100,14 @@ class UserCreate(Request):
     name: Name
     email: Email
     role: Role = "member"
+    unit: UserUnit = ROOT_UNIT
 
 
 class UserUpdate(Patch):
     name: Name | None = None
     email: Email | None = None
     role: Role | None = None
+    unit: UserUnit | None = None
 
 
 class TicketCreate(Request):
@@ -199,6 +203,7 @@ class User(Resource):
     name: str
     email: str
     role: Role
+    unit: UnitId = ROOT_UNIT  # users stored before units were in the root
 
 
 class Ticket(Resource):

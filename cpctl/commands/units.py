@@ -1,0 +1,129 @@
+"""``cpctl units``: an organization's tree of units, and the people in each."""
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.tree import Tree
+
+from controlplane.models.units import ROOT, Unit
+from cpctl.commands.common import (
+    All,
+    CursorOption,
+    IdempotencyKey,
+    IfMatch,
+    Limit,
+    OrgArgument,
+    UnitArgument,
+    Yes,
+    api,
+    changed,
+    confirm,
+    pages,
+)
+from cpctl.output import UNIT_COLUMNS, USER_COLUMNS, Output, show, show_pages
+
+app = typer.Typer(no_args_is_help=True, help="An organization's tree of units (teams), and their people.")
+
+Under = Annotated[str | None, typer.Option(help="Only this unit and the units below it.")]
+Parent = Annotated[str | None, typer.Option("--parent", help="The parent unit's id; default: the root.")]
+
+
+@app.command("tree")
+def units_tree(ctx: typer.Context, org_id: OrgArgument, under: Under = None) -> None:
+    """Show the units as a tree (every page)."""
+    with api(ctx) as client:
+        found = list(client.iter_units(org_id, under))
+        if ctx.obj.output is Output.json:
+            typer.echo("\n".join(unit.model_dump_json() for unit in found))
+            return
+        Console().print(tree_of(under or org_id, found))
+
+
+def tree_of(label: str, units: list[Unit]) -> Tree:
+    """The units, depth-first as the API lists them, as a rich tree: each under its parent."""
+    top = Tree(label)
+    nodes: dict[str, Tree] = {}
+    for unit in units:
+        parent = nodes.get(unit.parent_id or ROOT, top)
+        moving = " (moving)" if unit.moving else ""
+        nodes[unit.unit_id] = parent.add(f"{unit.unit_id}  [dim]{unit.name}{moving}[/dim]")
+    return top
+
+
+@app.command("list")
+def units_list(
+    ctx: typer.Context,
+    org_id: OrgArgument,
+    under: Under = None,
+    limit: Limit = None,
+    cursor: CursorOption = None,
+    every: All = False,
+) -> None:
+    """List the units depth-first, with their paths."""
+    with api(ctx) as client:
+        found = pages(every, cursor, lambda c: client.list_units(org_id, under, limit, c))
+        show_pages(ctx, client, found, UNIT_COLUMNS, every)
+
+
+@app.command("get")
+def units_get(ctx: typer.Context, org_id: OrgArgument, unit_id: UnitArgument) -> None:
+    """Show a unit with its path from the root (`root` is the organization's)."""
+    with api(ctx) as client:
+        show(ctx, client, client.get_unit(org_id, unit_id))
+
+
+@app.command("create")
+def units_create(
+    ctx: typer.Context,
+    org_id: OrgArgument,
+    unit_id: UnitArgument,
+    name: Annotated[str, typer.Option()],
+    parent: Parent = None,
+    idempotency_key: IdempotencyKey = None,
+) -> None:
+    """Create a unit (admins, operators)."""
+    with api(ctx) as client:
+        show(ctx, client, client.create_unit(org_id, unit_id, name, parent, idempotency_key=idempotency_key))
+
+
+@app.command("update")
+def units_update(
+    ctx: typer.Context,
+    org_id: OrgArgument,
+    unit_id: UnitArgument,
+    name: Annotated[str | None, typer.Option(help="Rename it.")] = None,
+    parent: Annotated[str | None, typer.Option("--parent", help="Move it, with all below it, under this unit.")] = None,
+    if_match: IfMatch = None,
+) -> None:
+    """Rename a unit, or move it with everything below it (admins, operators)."""
+    with api(ctx) as client:
+        found = client.update_unit(org_id, unit_id, if_match=if_match, **changed(name=name, parent_id=parent))
+        show(ctx, client, found)
+
+
+@app.command("delete")
+def units_delete(
+    ctx: typer.Context, org_id: OrgArgument, unit_id: UnitArgument, if_match: IfMatch = None, yes: Yes = False
+) -> None:
+    """Delete a unit that has no units and no users (admins, operators)."""
+    confirm(yes, f"Delete unit {unit_id} of {org_id}?")
+    with api(ctx) as client:
+        client.delete_unit(org_id, unit_id, if_match=if_match)
+        show(ctx, client, None, done=f"Deleted {org_id}/{unit_id}")
+
+
+@app.command("users")
+def units_users(
+    ctx: typer.Context,
+    org_id: OrgArgument,
+    unit_id: UnitArgument,
+    direct: Annotated[bool, typer.Option("--direct", help="Only the unit's own, not those of units below it.")] = False,
+    limit: Limit = None,
+    cursor: CursorOption = None,
+    every: All = False,
+) -> None:
+    """List the people of a unit and of every unit below it."""
+    with api(ctx) as client:
+        found = pages(every, cursor, lambda c: client.list_unit_users(org_id, unit_id, direct, limit, c))
+        show_pages(ctx, client, found, USER_COLUMNS, every)

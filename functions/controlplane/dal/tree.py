@@ -1,0 +1,202 @@
+"""The data layer's writes on an org's tree of units (issue 27): a unit created or deleted with the
+tree's unit count, the move lock, and the rewrite of a stored path that a move makes.
+
+A unit that a move or a delete has marked (``MOVING``, ``DELETING``) takes no new child and no new
+user: ``placed_in`` is the condition every such write carries, so nothing lands on a stale path.
+"""
+
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from controlplane.dal.codec import from_dynamo, to_dynamo
+from controlplane.dal.conditions import Item
+from controlplane.dal.schema import PARTITION_KEY
+from controlplane.dal.stamps import DELETING
+from controlplane.dal.table import Key, Table, translate
+from controlplane.dal.transactions import _transact
+
+if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
+    from types_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
+
+MOVING = "moving"  # on a unit: the id of the move rewriting its path
+MOVE = "move"  # on the tree item: the move under way, the lock
+UNIT_COUNT, MOVES, LAST_MOVE = "unit_count", "moves", "last_move"
+
+
+def placed_in(table: Table, unit: Key, path: str) -> "TransactWriteItemTypeDef":
+    """A condition check: the unit exists at ``path``, and no move or delete has marked it.
+    Refused, DynamoDB returns the unit (None if it is missing)."""
+    return {
+        "ConditionCheck": {
+            "TableName": table.name,
+            "Key": to_dynamo(unit),
+            "ConditionExpression": "attribute_exists(#pk) AND #path = :path"
+            " AND attribute_not_exists(#moving) AND attribute_not_exists(#deleting)",
+            "ExpressionAttributeNames": {
+                "#pk": PARTITION_KEY,
+                "#path": "path",
+                "#moving": MOVING,
+                "#deleting": DELETING,
+            },
+            "ExpressionAttributeValues": to_dynamo({":path": path}),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+    }
+
+
+def put_unit(table: Table, org: Key, tree: Key, unit: Item, limit: int, parent: tuple[Key, str] | None) -> None:
+    """Create ``unit`` and count it on the org's ``tree`` item, in one transaction, if the org exists
+    and is not being deleted, the tree has fewer than ``limit`` units and no move under way (a move
+    reads its subtree once: a unit added behind it would keep a stale path), and the ``parent`` (key
+    and path; None for the root) is ``placed_in``. Refused: action 0, the unit exists; 1, the tree
+    (its item: full, or moving); 2, the org (its item, or None); 3, the parent (its item, or None)."""
+    request: list[TransactWriteItemTypeDef] = [
+        {
+            "Put": {
+                "TableName": table.name,
+                "Item": to_dynamo(unit),
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": PARTITION_KEY},
+            }
+        },
+        {
+            "Update": {
+                "TableName": table.name,
+                "Key": to_dynamo(tree),
+                "UpdateExpression": "ADD #count :one SET #entity = :tree",
+                "ConditionExpression": "(attribute_not_exists(#count) OR #count < :limit)"
+                " AND attribute_not_exists(#move)",
+                "ExpressionAttributeNames": {"#count": UNIT_COUNT, "#entity": "entity", "#move": MOVE},
+                "ExpressionAttributeValues": to_dynamo({":one": 1, ":limit": limit, ":tree": "tree"}),
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        },
+        {
+            "ConditionCheck": {
+                "TableName": table.name,
+                "Key": to_dynamo(org),
+                "ConditionExpression": "attribute_exists(#pk) AND attribute_not_exists(#deleting)",
+                "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#deleting": DELETING},
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        },
+    ]
+    if parent:
+        request.append(placed_in(table, *parent))
+    _transact(table, request)
+
+
+def delete_unit(table: Table, unit: Key, tree: Key, version: int | None) -> None:
+    """Delete a unit that a delete has marked (and no move), and uncount it, in one transaction, if
+    no move is under way (one that began after the delete looked could be moving units under it).
+    Refused: action 0, the unit (its item, or None); 1, the tree (moving)."""
+    names = {"#pk": PARTITION_KEY, "#moving": MOVING, "#deleting": DELETING}
+    condition = "attribute_exists(#pk) AND attribute_exists(#deleting) AND attribute_not_exists(#moving)"
+    values: dict[str, Any] = {}
+    if version is not None:
+        condition += " AND #version = :version"
+        names["#version"], values[":version"] = "version", version
+    delete: Any = {
+        "TableName": table.name,
+        "Key": to_dynamo(unit),
+        "ConditionExpression": condition,
+        "ExpressionAttributeNames": names,
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }
+    if values:
+        delete["ExpressionAttributeValues"] = to_dynamo(values)
+    uncount: TransactWriteItemTypeDef = {
+        "Update": {
+            "TableName": table.name,
+            "Key": to_dynamo(tree),
+            "UpdateExpression": "ADD #count :minus_one",
+            "ConditionExpression": "attribute_not_exists(#move)",
+            "ExpressionAttributeNames": {"#count": UNIT_COUNT, "#move": MOVE},
+            "ExpressionAttributeValues": to_dynamo({":minus_one": -1}),
+        }
+    }
+    _transact(table, [{"Delete": delete}, uncount])
+
+
+def lock_move(table: Table, tree: Key, move: Item, parent: tuple[Key, str] | None) -> None:
+    """Take the org's move lock: set ``move`` and count it in ``moves``, if no move holds the lock,
+    and the new ``parent`` (key and path; None for the root) is ``placed_in``, in one transaction.
+    Refused: action 0, the tree (its item); 1, the parent (its item, or None)."""
+    lock: TransactWriteItemTypeDef = {
+        "Update": {
+            "TableName": table.name,
+            "Key": to_dynamo(tree),
+            "UpdateExpression": "SET #move = :move ADD #moves :one",
+            "ConditionExpression": "attribute_exists(#pk) AND attribute_not_exists(#move)",
+            "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#move": MOVE, "#moves": MOVES},
+            "ExpressionAttributeValues": to_dynamo({":move": move, ":one": 1}),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+    }
+    _transact(table, [lock, *([placed_in(table, *parent)] if parent else [])])
+
+
+def note_marked(table: Table, tree: Key, move_id: str, at: float) -> float:
+    """When the move ``move_id`` had marked every unit of its subtree: ``at``, or the time a first
+    run noted (a job delivered again keeps it)."""
+    with translate():
+        response = table.client.update_item(
+            TableName=table.name,
+            Key=to_dynamo(tree),
+            UpdateExpression="SET #move.#at = if_not_exists(#move.#at, :at)",
+            ConditionExpression="#move.#id = :id",
+            ExpressionAttributeNames={"#move": MOVE, "#at": "marked_at", "#id": "id"},
+            ExpressionAttributeValues=to_dynamo({":at": Decimal(str(at)), ":id": move_id}),
+            ReturnValues="ALL_NEW",
+        )
+    return float(from_dynamo(response["Attributes"])[MOVE]["marked_at"])
+
+
+def unlock_move(table: Table, tree: Key, move_id: str, last: Item) -> None:
+    """Release the lock of move ``move_id`` and remember what it moved (``LAST_MOVE``); a lock
+    already released (a job delivered again) is left alone."""
+    with translate():
+        table.client.update_item(
+            TableName=table.name,
+            Key=to_dynamo(tree),
+            UpdateExpression="REMOVE #move SET #last = :last",
+            ConditionExpression="#move.#id = :id",
+            ExpressionAttributeNames={"#move": MOVE, "#id": "id", "#last": LAST_MOVE},
+            ExpressionAttributeValues=to_dynamo({":id": move_id, ":last": last}),
+        )
+
+
+def rewrite(
+    table: Table, key: Key, expected: Item, changes: Item, removed: tuple[str, ...] = (), bump: bool = False
+) -> None:
+    """Set ``changes`` (and remove ``removed``; ``bump``: add 1 to ``version``) if the stored item
+    still holds ``expected``: a move's step, which a redelivered job may repeat (else
+    ``ConditionFailed``, and the step is done)."""
+    names: dict[str, str] = {"#pk": PARTITION_KEY}
+    values: dict[str, Any] = {}
+    clauses = ["attribute_exists(#pk)"]
+    for i, (name, value) in enumerate(expected.items()):
+        names[f"#e{i}"], values[f":e{i}"] = name, value
+        clauses.append(f"#e{i} = :e{i}")
+    assignments = []
+    for i, (name, value) in enumerate(changes.items()):
+        names[f"#c{i}"], values[f":c{i}"] = name, value
+        assignments.append(f"#c{i} = :c{i}")
+    if bump:
+        names["#version"], values[":one"] = "version", 1
+        assignments.append("#version = #version + :one")
+    names |= {f"#r{i}": name for i, name in enumerate(removed)}
+    expression = ("SET " + ", ".join(assignments)) if assignments else ""
+    if removed:
+        expression += " REMOVE " + ", ".join(f"#r{i}" for i in range(len(removed)))
+    request: Any = {
+        "TableName": table.name,
+        "Key": to_dynamo(key),
+        "UpdateExpression": expression.strip(),
+        "ConditionExpression": " AND ".join(clauses),
+        "ExpressionAttributeNames": names,
+    }
+    if values:
+        request["ExpressionAttributeValues"] = to_dynamo(values)
+    with translate():
+        table.client.update_item(**request)

@@ -1,0 +1,203 @@
+"""Moving a unit, with everything below it (issue 27): the price of a materialized path is that a
+move rewrites the stored path of every unit and user of the subtree (docs/DATA_MODEL.md).
+
+A move takes the org's move lock (the tree item's ``move``: one move per org at a time, so a second,
+overlapping or not, is 409 ``move_in_progress`` with ``Retry-After``), then ``resume`` runs it:
+
+1. each unit of the subtree gets its new path and is marked ``moving`` (no child or user may join
+   it while marked: ``tree.placed_in``);
+2. each user of the subtree gets its new path (looked for twice: GSI2 may show a user placed just
+   before the units were marked only a moment later, ``gsi1_settle_seconds``);
+3. the marks go, then the lock, which leaves ``last_move`` behind for the listings' cursors.
+
+Every step is a conditional write on the value it replaces, so the job can stop anywhere and run
+again (a redelivered message, a job out of time) and finish with every path right. A subtree of at
+most ``MOVE_IN_REQUEST`` units and users moves within its request; a larger one answers 202 and
+moves from the deletions queue, as an org's delete does.
+"""
+
+import json
+import math
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from datetime import UTC, datetime
+from typing import Any
+
+from controlplane import config
+from controlplane.dal import keys, stamps, tree
+from controlplane.dal.conditions import ConditionFailed, Item
+from controlplane.dal.schema import GSI1_NAME, GSI1_SORT_KEY, GSI2_NAME, GSI2_SORT_KEY
+from controlplane.dal.table import api_table
+from controlplane.logic import refusals, units
+from controlplane.logic.access import Caller
+from controlplane.models import errors
+from controlplane.models.errors import Conflict, LimitExceeded
+from controlplane.models.ids import new_ulid
+from controlplane.models.units import MAX_DEPTH, MOVE_IN_REQUEST, ROOT, Unit, UnitUpdate, join, split
+
+KIND = "unit-move"
+STEP_SECONDS = 5.0  # stop starting steps when less time is left, and queue the rest
+# A lock older than this whose move ran within a request (so no message will finish it) was left
+# by a request that died: the next move finishes it first.
+STALE_SECONDS = 120
+
+
+def move_unit(
+    org_id: str,
+    unit_id: str,
+    parent_id: str,
+    caller: Caller,
+    version: int | None = None,
+) -> bool:
+    """Move the unit under ``parent_id``. True when done; False when it continues from the queue."""
+    if unit_id == ROOT:
+        raise Conflict("The root cannot move")
+    unit, _ = units.read(org_id, unit_id)
+    refusals.check_version(unit, version)
+    parent, _ = units.read(org_id, parent_id)
+    old, base = split(unit["path"]), split(parent["path"])
+    if base[: len(old)] == old:
+        raise Conflict(f"Unit {unit_id} cannot move under itself or its own descendants")
+    if unit["parent_id"] == parent_id:
+        return True
+    table = api_table()
+    pages = table.query_all(keys.units_partition(org_id), index=GSI1_NAME, prefix=keys.units_prefix(old))
+    subtree = [u for page in pages for u in page]
+    deepest = max(int(u["depth"]) for u in subtree) - len(old) + len(base) + 1
+    if deepest > MAX_DEPTH:
+        raise LimitExceeded(f"Units nest at most {MAX_DEPTH} deep; under {parent_id} this subtree reaches {deepest}")
+    users, _ = table.query(
+        keys.members_partition(org_id), index=GSI2_NAME, prefix=keys.members_prefix(old), limit=MOVE_IN_REQUEST + 1
+    )
+    queued = len(subtree) + len(users) > MOVE_IN_REQUEST and bool(config.settings().deletions_queue_url)
+    move = {
+        "id": new_ulid(),
+        "unit_id": unit_id,
+        "parent_id": parent_id,
+        "from": unit["path"],
+        "to": join((*base, unit_id)),
+        "started_at": stamps.now(),
+        "actor": caller.subject,
+        "queued": queued,
+    }
+    _lock(org_id, move, None if parent_id == ROOT else (keys.unit_key(org_id, parent_id), parent["path"]))
+    if queued:
+        enqueue(org_id)
+        return False
+    resume(org_id)
+    return True
+
+
+def _lock(org_id: str, move: Item, parent: tuple[dict[str, str], str] | None) -> None:
+    """Take the org's move lock, with the new parent where it was read; a lock a dead request left
+    is finished first."""
+    for attempt in range(2):
+        try:
+            tree.lock_move(api_table(), keys.tree_key(org_id), move, parent)
+            return
+        except ConditionFailed as failed:
+            if failed.action == 1:
+                raise units.refused_placement(org_id, move["parent_id"], failed.item) from None
+            held = (failed.item or {}).get(tree.MOVE)
+            if attempt or held is None or not _abandoned(held):
+                raise errors.unit_moving(org_id) from None
+        resume(org_id)
+
+
+def _abandoned(move: Item) -> bool:
+    started = datetime.fromisoformat(move["started_at"].replace("Z", "+00:00"))
+    return not move.get("queued") and (datetime.now(UTC) - started).total_seconds() > STALE_SECONDS
+
+
+def resume(org_id: str, time_left: Callable[[], float] = lambda: math.inf) -> bool:
+    """Run the org's move under way, if any, from wherever it stopped; False if time ran short."""
+    table = api_table()
+    move = (table.get(keys.tree_key(org_id), consistent=True) or {}).get(tree.MOVE)
+    if move is None:
+        return True
+    old, new, move_id = split(move["from"]), split(move["to"]), move["id"]
+
+    def moved(path: str) -> tuple[str, ...]:
+        return (*new, *split(path)[len(old) :])
+
+    for page in table.query_all(keys.units_partition(org_id), index=GSI1_NAME, prefix=keys.units_prefix(old)):
+        for unit in page:
+            if time_left() < STEP_SECONDS:
+                return False
+            path = moved(unit["path"])
+            changes = {
+                GSI1_SORT_KEY: keys.units_prefix(path),
+                "path": join(path),
+                "depth": len(path),
+                tree.MOVING: move_id,
+            }
+            mine = unit["unit_id"] == move["unit_id"]
+            if mine:  # the move is the moved unit's change: its parent, stamp and version
+                changes |= {"parent_id": move["parent_id"], "updated_at": stamps.now()}
+                changes[stamps.UPDATED_BY] = move["actor"]
+            _step(tree.rewrite, table, keys.base_key(unit), {"path": unit["path"]}, changes, bump=mine)
+    # Every unit is marked: no user joins the subtree from now. GSI2 is eventually consistent, so the
+    # users are looked for twice: now, and once it has had time to show those placed just before.
+    marked_at = tree.note_marked(table, keys.tree_key(org_id), move_id, time.time())
+    for second_pass in (False, True):
+        if second_pass:
+            wait = marked_at + config.settings().gsi1_settle_seconds - time.time()
+            if time_left() < STEP_SECONDS + max(wait, 0):
+                return False
+            time.sleep(max(wait, 0))
+        for page in table.query_all(keys.members_partition(org_id), index=GSI2_NAME, prefix=keys.members_prefix(old)):
+            for user in page:
+                if time_left() < STEP_SECONDS:
+                    return False
+                path = moved(user["unit_path"])
+                sort_key = keys.member_keys(org_id, user["user_id"], path)[GSI2_SORT_KEY]
+                changes = {"unit_path": join(path), GSI2_SORT_KEY: sort_key}
+                _step(tree.rewrite, table, keys.base_key(user), {"unit_path": user["unit_path"]}, changes)
+    for page in table.query_all(keys.units_partition(org_id), index=GSI1_NAME, prefix=keys.units_prefix(new)):
+        for unit in page:
+            if unit.get(tree.MOVING) == move_id:
+                _step(tree.rewrite, table, keys.base_key(unit), {tree.MOVING: move_id}, {}, (tree.MOVING,))
+    _step(tree.unlock_move, table, keys.tree_key(org_id), move_id, {"from": move["from"], "to": move["to"]})
+    return True
+
+
+def _step(write: Callable[..., None], *args: Any, **options: Any) -> None:
+    """A step of a move; refused, it was done before (a job delivered again)."""
+    with suppress(ConditionFailed):
+        write(*args, **options)
+
+
+def enqueue(org_id: str) -> None:
+    queue_url = config.settings().deletions_queue_url
+    if not queue_url:  # unreachable: only a move that has a queue is queued
+        raise RuntimeError("DELETIONS_QUEUE_URL is not set")
+    config.sqs().send_message(QueueUrl=queue_url, MessageBody=json.dumps({"kind": KIND, "org_id": org_id}))
+
+
+def continue_job(message: dict[str, object], time_left: Callable[[], float]) -> None:
+    """A message of the queue: the move goes on; out of time, the rest is queued again."""
+    org_id = str(message["org_id"])
+    if not resume(org_id, time_left):
+        enqueue(org_id)
+
+
+def update_unit(
+    org_id: str,
+    unit_id: str,
+    body: UnitUpdate,
+    caller: Caller,
+    version: int | None = None,
+) -> Unit | None:
+    """Rename and/or move a unit: the move first (a refused one renames nothing), then the name.
+    None when the move continues from the queue."""
+    changes = body.changes()
+    done = True
+    if "parent_id" in changes:
+        done = move_unit(org_id, unit_id, changes["parent_id"], caller, version)
+        version = None  # checked by the move, which changed it
+    if "name" in changes:
+        renamed = units.rename(org_id, unit_id, changes["name"], caller, version)
+        if done:
+            return renamed
+    return units.get_unit(org_id, unit_id) if done else None

@@ -1,0 +1,95 @@
+"""Listings of an org's tree (issue 27): its units depth-first, and the users of a unit's subtree.
+Each page is one Query of one index partition, all of whose items are returned, beside one
+consistent BatchGetItem of the org, its tree item and the unit (which says where the unit is now).
+
+A move rewrites stored paths one item at a time, so a listing it overlaps could show an item twice
+(read at its old place, then at its new one) or never (moved behind the listing's cursor). So a
+listing does not read through a move: while one overlaps it, it is 409 ``move_in_progress`` with
+``Retry-After``; a cursor taken before a move that overlaps its listing is 409 ``conflict`` (start
+again), because its position is a path the move changed. The tree item's move counter, in the
+cursor, tells the two apart from unrelated moves.
+"""
+
+from controlplane import config
+from controlplane.dal import cursor, keys, tree
+from controlplane.dal.conditions import Item
+from controlplane.dal.schema import GSI1_NAME, GSI2_NAME
+from controlplane.dal.table import api_table
+from controlplane.logic import units
+from controlplane.models import errors
+from controlplane.models.errors import Conflict
+from controlplane.models.resources import User, UserPage
+from controlplane.models.units import Unit, UnitPage, split
+
+RESTART = "Units were moved since this listing began; start again from the first page"
+
+
+def overlaps(path: tuple[str, ...], move: Item) -> bool:
+    """Whether a move (its unit's old and new path) changes the subtree at ``path``."""
+    ends = (split(move["from"]), split(move["to"]))
+    return any(end[: len(path)] == path or path[: len(end)] == end for end in ends)
+
+
+def _guard(org_id: str, tree_item: Item, path: tuple[str, ...], epoch: int | None) -> int:
+    """The move count a listing's cursor carries, once no move stands in its way."""
+    move = tree_item.get(tree.MOVE)
+    if move and overlaps(path, move):
+        raise errors.unit_moving(org_id)
+    moves = int(tree_item.get(tree.MOVES, 0))
+    if epoch is None:
+        return moves
+    if moves != epoch:
+        latest = move or tree_item.get(tree.LAST_MOVE)  # the one move since the cursor, if just one
+        if moves != epoch + 1 or latest is None or overlaps(path, latest):
+            raise Conflict(RESTART)
+    return epoch
+
+
+def _resume(scope: str, token: str | None) -> tuple[int | None, list[str]]:
+    after = cursor.resume_after(scope, token)
+    if after is None:
+        return None, []
+    epoch, *position = after.split("|")
+    if not epoch.isdigit():  # signed by us, so only a cursor of another version of this list
+        raise Conflict(RESTART)
+    return int(epoch), position
+
+
+def _cursor(scope: str, epoch: int, position: list[str]) -> str | None:
+    return cursor.encode(scope, "|".join([str(epoch), *position]), config.settings().cursor_secret)
+
+
+def list_units(org_id: str, under: str, limit: int, token: str | None) -> UnitPage:
+    scope = keys.units_scope(org_id, under)
+    epoch, position = _resume(scope, token)
+    unit, tree_item = units.read(org_id, under)
+    path = split(unit["path"])
+    epoch = _guard(org_id, tree_item, path, epoch)
+    start = keys.unit_keys(org_id, split(position[0])) if position else None
+    found, last = api_table().query(
+        keys.units_partition(org_id), index=GSI1_NAME, prefix=keys.units_prefix(path), limit=limit, start_key=start
+    )
+    more = _cursor(scope, epoch, [found[-1]["path"]]) if last and found else None
+    return UnitPage(items=[Unit.from_item(item) for item in found], next_cursor=more)
+
+
+def list_unit_users(org_id: str, unit_id: str, direct: bool, limit: int, token: str | None) -> UserPage:
+    scope = keys.unit_users_scope(org_id, unit_id, direct)
+    epoch, position = _resume(scope, token)
+    unit, tree_item = units.read(org_id, unit_id)
+    path = split(unit["path"])
+    epoch = _guard(org_id, tree_item, path, epoch)
+    start = None
+    if len(position) == 2:
+        unit_path, user_id = position
+        start = {**keys.user_key(org_id, user_id), **keys.member_keys(org_id, user_id, split(unit_path))}
+    found, last = api_table().query(
+        keys.members_partition(org_id),
+        index=GSI2_NAME,
+        prefix=keys.members_prefix(path, direct),
+        limit=limit,
+        start_key=start,
+    )
+    # A user written with the keys' default place (the root) and no ``unit_path`` is in the root.
+    more = _cursor(scope, epoch, [found[-1].get("unit_path", "/"), found[-1]["user_id"]]) if last and found else None
+    return UserPage(items=[User.model_validate(item) for item in found], next_cursor=more)

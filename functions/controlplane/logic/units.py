@@ -1,0 +1,152 @@
+"""Org units (issue 27): each org's teams as a tree under an implicit root, kept as materialized
+paths (docs/DATA_MODEL.md, "Org units"). Creating, reading, renaming and deleting a unit; moves are
+``moves``', listings ``tree_reads``'.
+
+Every write that puts something under a unit (a child, a user) carries the condition that the unit
+is still at the path read and is not being moved or deleted (``tree.placed_in``), so nothing lands
+on a stale path.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from typing import TYPE_CHECKING
+
+from controlplane.dal import keys, stamps, tree
+from controlplane.dal.conditions import ConditionFailed, Item
+from controlplane.dal.schema import GSI1_NAME, GSI2_NAME
+from controlplane.dal.table import api_table
+from controlplane.logic import refusals
+from controlplane.logic.access import Caller
+from controlplane.models import errors
+from controlplane.models.errors import AlreadyExists, ApiError, Conflict, LimitExceeded
+from controlplane.models.units import MAX_DEPTH, MAX_UNITS, ROOT, Unit, UnitCreate, join, split
+
+if TYPE_CHECKING:
+    from types_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
+
+
+def root_of(org: Item) -> Item:
+    """The implicit root, as a unit: it has the org's name and lives as long as the org."""
+    return {
+        "org_id": org["org_id"],
+        "unit_id": ROOT,
+        "name": org["name"],
+        "parent_id": None,
+        "path": "/",
+        "depth": 0,
+        "created_at": org["created_at"],
+        "updated_at": org["created_at"],
+        "version": 1,
+    }
+
+
+def read(org_id: str, unit_id: str) -> tuple[Item, Item]:
+    """The unit (the root, made from its org) and the org's tree item (empty before its first unit),
+    in one consistent BatchGetItem; 404 for a missing org or unit."""
+    wanted = [keys.org_key(org_id), keys.tree_key(org_id)]
+    if unit_id != ROOT:
+        wanted.append(keys.unit_key(org_id, unit_id))
+    org, tree_item, *unit = api_table().get_many(wanted)
+    if org is None or stamps.DELETING in org:
+        raise errors.org_missing(org_id)
+    found = root_of(org) if unit_id == ROOT else unit[0]
+    if found is None:
+        raise errors.unit_missing(org_id, unit_id)
+    return found, tree_item or {}
+
+
+def placement(org_id: str, unit_id: str) -> tuple[tuple[str, ...], TransactWriteItemTypeDef | None]:
+    """Where a user in ``unit_id`` goes: the unit's path, and the check their write must carry
+    (None for the root, which never moves)."""
+    if unit_id == ROOT:
+        return (), None
+    unit = api_table().get(keys.unit_key(org_id, unit_id), consistent=True)
+    if unit is None:
+        raise errors.unit_missing(org_id, unit_id)
+    return split(unit["path"]), tree.placed_in(api_table(), keys.unit_key(org_id, unit_id), unit["path"])
+
+
+def refused_placement(org_id: str, unit_id: str, unit: Item | None) -> ApiError:
+    """Why a unit refused something placed in it (``tree.placed_in`` failed on ``unit``)."""
+    if unit is None or stamps.DELETING in unit:
+        return errors.unit_missing(org_id, unit_id)
+    return errors.unit_moving(org_id)  # being moved, or moved since it was read: retry
+
+
+def get_unit(org_id: str, unit_id: str) -> Unit:
+    return Unit.from_item(read(org_id, unit_id)[0])
+
+
+def create_unit(org_id: str, body: UnitCreate, caller: Caller) -> Unit:
+    parent, _ = read(org_id, body.parent_id)
+    if parent["depth"] >= MAX_DEPTH:
+        raise LimitExceeded(f"Units nest at most {MAX_DEPTH} deep; {body.parent_id} is at depth {parent['depth']}")
+    path = (*split(parent["path"]), body.unit_id)
+    attributes = {
+        "org_id": org_id,
+        "unit_id": body.unit_id,
+        "name": body.name,
+        "parent_id": body.parent_id,
+        "path": join(path),
+        "depth": len(path),
+    }
+    item = stamps.new_item(keys.unit_keys(org_id, path), keys.UNIT, attributes, caller.subject)
+    check = None if body.parent_id == ROOT else (keys.unit_key(org_id, body.parent_id), parent["path"])
+    try:
+        tree.put_unit(api_table(), keys.org_key(org_id), keys.tree_key(org_id), item, MAX_UNITS, check)
+    except ConditionFailed as failed:
+        if failed.action == 1 and tree.MOVE in (failed.item or {}):
+            raise errors.unit_moving(org_id) from None
+        raise {
+            0: AlreadyExists(f"Unit {body.unit_id} already exists in organization {org_id}"),
+            1: LimitExceeded(f"An organization has at most {MAX_UNITS} units"),
+            2: errors.org_missing(org_id),
+        }.get(failed.action) or refused_placement(org_id, body.parent_id, failed.item) from None
+    return Unit.from_item(item)
+
+
+def rename(org_id: str, unit_id: str, name: str, caller: Caller, version: int | None) -> Unit:
+    if unit_id == ROOT:
+        raise Conflict("The root takes its organization's name; rename the organization")
+    rules = refusals.if_match(version)
+    with refusals.refused_as(errors.unit_missing(org_id, unit_id), rules):
+        item = api_table().update(
+            keys.unit_key(org_id, unit_id),
+            stamps.written_by({"name": name}, caller.subject),
+            stamps.now(),
+            refusals.expects(rules),
+        )
+    return Unit.from_item(item)
+
+
+def delete_unit(org_id: str, unit_id: str, version: int | None = None) -> None:
+    """Mark the unit (no child or user may join it from then on), make sure it has none, delete it."""
+    if unit_id == ROOT:
+        raise Conflict("The root cannot be deleted; it goes with its organization")
+    unit, tree_item = read(org_id, unit_id)
+    refusals.check_version(unit, version)
+    if tree.MOVE in tree_item:
+        raise errors.unit_moving(org_id)
+    table, key = api_table(), keys.unit_key(org_id, unit_id)
+    with refusals.refused_as(errors.unit_missing(org_id, unit_id)):
+        table.mark(key, stamps.DELETING, stamps.now())
+    path = split(unit["path"])
+    children, _ = table.query(keys.units_partition(org_id), index=GSI1_NAME, prefix=keys.units_prefix(path), limit=2)
+    users, _ = table.query(keys.members_partition(org_id), index=GSI2_NAME, prefix=keys.members_prefix(path), limit=1)
+    if len(children) > 1 or users:
+        _unmark(key)
+        what = "units" if len(children) > 1 else "users"
+        raise Conflict(f"Unit {unit_id} still has {what}; move or delete them first")
+    try:
+        tree.delete_unit(table, key, keys.tree_key(org_id), version)
+    except ConditionFailed as failed:
+        _unmark(key)
+        if failed.action == 1 or (failed.item is not None and tree.MOVING in failed.item):
+            raise errors.unit_moving(org_id) from None
+        raise errors.unit_missing(org_id, unit_id) from None
+
+
+def _unmark(key: dict[str, str]) -> None:
+    with suppress(ConditionFailed):  # gone meanwhile
+        tree.rewrite(api_table(), key, {}, {}, removed=(stamps.DELETING,))

@@ -1,0 +1,130 @@
+"""Users belong to a unit (issue 27): created in one, moved between them, listed by subtree."""
+
+import pytest
+
+from tests.api import admin, call, create_org, create_user, member
+from tests.handlers.test_units import create_unit, ids
+
+
+@pytest.fixture
+def acme(table):
+    """eng (platform, web) and ops; ann in the root, bea in eng, cid in platform, dee in web, eve in ops."""
+    create_org("acme", plan="pro")
+    for unit_id, parent_id in [("eng", None), ("platform", "eng"), ("web", "eng"), ("ops", None)]:
+        create_unit(unit_id, parent_id)
+    for user_id, unit in [("ann", None), ("bea", "eng"), ("cid", "platform"), ("dee", "web"), ("eve", "ops")]:
+        assert create_user("acme", user_id, **({"unit": unit} if unit else {})).status == 201
+
+
+def test_a_user_is_in_the_root_unless_created_in_a_unit(acme):
+    assert call("GET", "/orgs/acme/users/ann").body["unit"] == "root"
+    assert call("GET", "/orgs/acme/users/cid").body["unit"] == "platform"
+
+
+def test_a_unit_lists_its_users_and_those_below_it_in_one_query(acme, dynamodb_calls):
+    dynamodb_calls.clear()
+
+    reply = call("GET", "/orgs/acme/units/eng/users", caller=member("acme", "eve"))
+
+    assert sorted(ids(reply)) == ["bea", "cid", "dee"]
+    assert dynamodb_calls == ["BatchGetItem", "Query"]
+
+
+def test_direct_lists_the_units_own_users(acme):
+    assert ids(call("GET", "/orgs/acme/units/eng/users", query={"direct": "true"})) == ["bea"]
+    assert ids(call("GET", "/orgs/acme/units/root/users", query={"direct": "true"})) == ["ann"]
+
+
+def test_the_root_lists_everyone(acme):
+    assert sorted(ids(call("GET", "/orgs/acme/units/root/users"))) == ["ann", "bea", "cid", "dee", "eve"]
+
+
+def test_pages_read_what_they_return(acme, dynamodb_calls):
+    seen = []
+    cursor = None
+    while True:
+        dynamodb_calls.clear()
+        query = {"limit": "2", **({"cursor": cursor} if cursor else {})}
+        reply = call("GET", "/orgs/acme/units/eng/users", query=query)
+        seen += ids(reply)
+        assert dynamodb_calls == ["BatchGetItem", "Query"]
+        cursor = reply.body["next_cursor"]
+        if cursor is None:
+            break
+
+    assert sorted(seen) == ["bea", "cid", "dee"]
+
+
+def test_a_user_in_a_missing_unit_is_404_and_takes_no_seat(acme):
+    before = call("GET", "/orgs/acme").body["usage"]["users"]
+
+    reply = create_user("acme", "zed", unit="nope")
+
+    assert reply.status == 404
+    assert call("GET", "/orgs/acme/users/zed").status == 404
+    assert call("GET", "/orgs/acme").body["usage"]["users"] == before
+
+
+def test_an_admin_moves_a_user(acme):
+    reply = call("PATCH", "/orgs/acme/users/dee", {"unit": "ops"}, caller=admin("acme", "ann"))
+
+    assert reply.status == 200, reply.body
+    assert reply.body["unit"] == "ops"
+    assert sorted(ids(call("GET", "/orgs/acme/units/ops/users"))) == ["dee", "eve"]
+    assert sorted(ids(call("GET", "/orgs/acme/units/eng/users"))) == ["bea", "cid"]
+
+
+def test_a_user_moves_back_to_the_root(acme):
+    assert call("PATCH", "/orgs/acme/users/cid", {"unit": "root"}).status == 200
+
+    assert ids(call("GET", "/orgs/acme/units/root/users", query={"direct": "true"})) == ["ann", "cid"]
+
+
+def test_a_member_cannot_move_themselves(acme):
+    reply = call("PATCH", "/orgs/acme/users/dee", {"unit": "ops"}, caller=member("acme", "dee"))
+
+    assert reply.status == 403
+    assert call("GET", "/orgs/acme/users/dee").body["unit"] == "web"
+
+
+def test_a_move_to_a_missing_unit_changes_nothing(acme):
+    reply = call("PATCH", "/orgs/acme/users/dee", {"unit": "nope"})
+
+    assert reply.status == 404
+    assert call("GET", "/orgs/acme/users/dee").body["unit"] == "web"
+    assert ids(call("GET", "/orgs/acme/units/web/users")) == ["dee"]
+
+
+def test_a_user_of_another_org_is_not_listed(acme):
+    create_org("bolt")
+    create_unit("eng", org_id="bolt")
+    create_user("bolt", "bob", unit="eng")
+
+    assert "bob" not in ids(call("GET", "/orgs/acme/units/eng/users"))
+    assert ids(call("GET", "/orgs/bolt/units/eng/users")) == ["bob"]
+
+
+def test_a_move_with_a_stale_if_match_changes_nothing(acme):
+    call("PATCH", "/orgs/acme/users/dee", {"name": "Dee 2"})
+
+    reply = call("PATCH", "/orgs/acme/users/dee", {"unit": "ops"}, headers={"If-Match": '"1"'})
+
+    assert reply.status == 412
+    assert call("GET", "/orgs/acme/users/dee").body["unit"] == "web"
+
+
+def test_a_move_goes_alone_without_a_role_or_email_change(acme):
+    reply = call("PATCH", "/orgs/acme/users/dee", {"unit": "ops", "role": "admin"})
+
+    assert reply.status == 409
+    assert (
+        call("GET", "/orgs/acme/users/dee").body | {"unit": "web", "role": "member"}
+        == call("GET", "/orgs/acme/users/dee").body
+    )
+
+
+def test_a_move_and_a_rename_go_together(acme):
+    reply = call("PATCH", "/orgs/acme/users/dee", {"unit": "ops", "name": "Dee Ops"}, headers={"If-Match": '"1"'})
+
+    assert reply.status == 200, reply.body
+    assert (reply.body["unit"], reply.body["name"], reply.body["version"]) == ("ops", "Dee Ops", 2)

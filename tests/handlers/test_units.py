@@ -1,0 +1,222 @@
+"""Org units (issue 27): the tree's routes, end to end on moto and DynamoDB Local."""
+
+import pytest
+
+from tests.api import OPERATOR, admin, call, create_org, create_user, member
+
+
+def create_unit(unit_id: str, parent_id: str | None = None, org_id: str = "acme", caller: dict = OPERATOR):
+    body = {"unit_id": unit_id, "name": unit_id.title(), **({"parent_id": parent_id} if parent_id else {})}
+    return call("POST", f"/orgs/{org_id}/units", body, caller=caller)
+
+
+def ids(reply) -> list[str]:
+    assert reply.status == 200, reply.body
+    return [item.get("unit_id") or item.get("user_id") for item in reply.body["items"]]
+
+
+@pytest.fixture
+def acme(table):
+    """acme's tree: eng (platform (db), web), eng-x, ops; admin root, member alice."""
+    create_org("acme")
+    create_user("acme", "root", role="admin")
+    create_user("acme", "alice")
+    for unit_id, parent_id in [("eng", None), ("platform", "eng"), ("db", "platform"), ("web", "eng"), ("eng-x", None)]:
+        assert create_unit(unit_id, parent_id).status == 201
+    assert create_unit("ops").status == 201
+
+
+def test_a_created_unit_has_its_path_and_a_location(table):
+    create_org("acme")
+    create_unit("eng")
+
+    reply = create_unit("platform", "eng", caller=admin())
+
+    assert reply.status == 201, reply.body
+    assert reply.headers["Location"].endswith("/orgs/acme/units/platform")
+    assert reply.body | {"path": "/eng/platform", "depth": 2, "parent_id": "eng"} == reply.body
+    assert call("GET", "/orgs/acme/units/platform").body["path"] == "/eng/platform"
+
+
+def test_the_tree_lists_depth_first_in_pages(acme):
+    first = call("GET", "/orgs/acme/units", query={"limit": "4"})
+    rest = call("GET", "/orgs/acme/units", query={"limit": "4", "cursor": first.body["next_cursor"]})
+
+    assert ids(first) + ids(rest) == ["eng", "platform", "db", "web", "eng-x", "ops"]
+    assert rest.body["next_cursor"] is None
+
+
+def test_a_subtree_lists_the_unit_and_everything_below_it_and_nothing_beside_it(acme, dynamodb_calls):
+    dynamodb_calls.clear()
+
+    reply = call("GET", "/orgs/acme/units", query={"under": "eng"}, caller=member())
+
+    assert ids(reply) == ["eng", "platform", "db", "web"]
+    assert dynamodb_calls == ["BatchGetItem", "Query"]
+
+
+def test_a_cursor_does_not_continue_another_subtree(acme):
+    first = call("GET", "/orgs/acme/units", query={"under": "eng", "limit": "1"})
+
+    reply = call("GET", "/orgs/acme/units", query={"under": "ops", "cursor": first.body["next_cursor"]})
+
+    assert reply.status == 400
+    assert reply.error_code == "invalid_cursor"
+
+
+def test_the_root_is_the_orgs_and_cannot_be_changed(acme):
+    assert (
+        call("GET", "/orgs/acme/units/root").body | {"path": "/", "depth": 0, "name": "Acme"}
+        == call("GET", "/orgs/acme/units/root").body
+    )
+    assert call("DELETE", "/orgs/acme/units/root").status == 409
+    assert call("PATCH", "/orgs/acme/units/root", {"parent_id": "eng"}).status == 409
+    assert create_unit("root").status == 422
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [("/orgs/acme/units/nope", 404), ("/orgs/nope/units/eng", 404), ("/orgs/acme/units/Bad_Id", 422)],
+)
+def test_a_missing_or_malformed_unit_is_refused(acme, path, status):
+    assert call("GET", path).status == status
+
+
+def test_a_unit_under_a_missing_parent_is_404_and_writes_nothing(acme):
+    reply = create_unit("x", "nope")
+
+    assert reply.status == 404
+    assert call("GET", "/orgs/acme/units/x").status == 404
+
+
+def test_a_unit_id_taken_is_409(acme):
+    reply = create_unit("web", "ops")
+
+    assert reply.status == 409
+    assert reply.error_code == "already_exists"
+    assert call("GET", "/orgs/acme/units/web").body["path"] == "/eng/web"
+
+
+def test_depth_stops_at_10(table):
+    create_org("acme")
+    parent = None
+    for depth in range(1, 11):
+        assert create_unit(f"u{depth}", parent).status == 201
+        parent = f"u{depth}"
+
+    reply = create_unit("u11", parent)
+
+    assert reply.status == 409
+    assert reply.error_code == "limit_exceeded"
+    assert call("GET", "/orgs/acme/units/u10").body["depth"] == 10
+
+
+def test_an_org_has_at_most_1000_units(table, monkeypatch):
+    from controlplane.logic import units
+
+    monkeypatch.setattr(units, "MAX_UNITS", 2)
+    create_org("acme")
+    create_unit("a")
+    create_unit("b")
+
+    reply = create_unit("c")
+
+    assert reply.status == 409
+    assert reply.error_code == "limit_exceeded"
+    assert "2 units" in reply.body["error"]["message"]
+    assert call("GET", "/orgs/acme/units/c").status == 404
+
+
+def test_rename_keeps_the_place(acme):
+    reply = call("PATCH", "/orgs/acme/units/platform", {"name": "Platform team"}, caller=admin())
+
+    assert reply.status == 200, reply.body
+    assert (reply.body["name"], reply.body["path"], reply.body["version"]) == ("Platform team", "/eng/platform", 2)
+
+
+def test_members_read_but_do_not_write_units(acme):
+    assert call("GET", "/orgs/acme/units/eng", caller=member()).status == 200
+    assert create_unit("x", caller=member()).status == 403
+    assert call("PATCH", "/orgs/acme/units/eng", {"name": "X"}, caller=member()).status == 403
+    assert call("DELETE", "/orgs/acme/units/ops", caller=member()).status == 403
+
+
+def test_another_orgs_admin_sees_nothing(acme):
+    create_org("bolt")
+
+    assert call("GET", "/orgs/acme/units", caller=admin("bolt", "bob")).status == 403
+    assert call("GET", "/orgs/bolt/units").body["items"] == []
+
+
+def test_delete_removes_an_empty_unit(acme):
+    assert call("DELETE", "/orgs/acme/units/db", caller=admin()).status == 204
+
+    assert call("GET", "/orgs/acme/units/db").status == 404
+    assert create_unit("db", "web").status == 201  # its id is free again
+
+
+def test_a_unit_with_children_is_not_deleted(acme):
+    reply = call("DELETE", "/orgs/acme/units/platform")
+
+    assert reply.status == 409
+    assert call("GET", "/orgs/acme/units/platform").body["version"] == 1
+    assert create_unit("cache", "platform").status == 201  # the refused delete left no mark
+
+
+def test_a_unit_with_users_is_not_deleted(acme):
+    create_user("acme", "dora", unit="ops")
+
+    reply = call("DELETE", "/orgs/acme/units/ops")
+
+    assert reply.status == 409
+    assert "users" in reply.body["error"]["message"]
+    assert call("GET", "/orgs/acme/units/ops").status == 200
+
+
+def test_a_stale_if_match_deletes_nothing(acme):
+    call("PATCH", "/orgs/acme/units/ops", {"name": "Operations"})
+
+    reply = call("DELETE", "/orgs/acme/units/ops", headers={"If-Match": '"1"'})
+
+    assert reply.status == 412
+    assert call("GET", "/orgs/acme/units/ops").status == 200
+
+
+def test_an_org_delete_removes_its_units(acme, table):
+    import boto3
+
+    assert call("DELETE", "/orgs/acme").status == 204
+
+    from controlplane import config
+
+    left = config.dynamodb().scan(TableName=table)["Items"]
+    assert [item for item in left if "acme" in item["PK"]["S"]] == []
+    assert boto3  # the scan above reads every item left in the table
+
+
+@pytest.mark.parametrize(
+    ("path", "query"),
+    [
+        ("/orgs/acme/units", {"under": "en#g"}),
+        ("/orgs/acme/units", {"under": "ENG"}),
+        ("/orgs/acme/units/eng/users", {"direct": "maybe"}),
+        ("/orgs/acme/units/eng%23x/users", {}),
+    ],
+)
+def test_a_malformed_unit_id_or_option_is_422_before_any_dynamodb_request(acme, dynamodb_calls, path, query):
+    dynamodb_calls.clear()
+
+    reply = call("GET", path, query=query)
+
+    assert reply.status == 422, reply.body
+    assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize("body", [{"unit_id": "a#b", "name": "X"}, {"unit_id": "x", "name": "X", "parent_id": "a#b"}])
+def test_a_malformed_id_in_a_body_is_422_and_writes_nothing(acme, dynamodb_calls, body):
+    dynamodb_calls.clear()
+
+    reply = call("POST", "/orgs/acme/units", body)
+
+    assert reply.status == 422
+    assert dynamodb_calls == []

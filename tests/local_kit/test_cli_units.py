@@ -1,0 +1,107 @@
+"""cpctl units, and the typed client's unit methods, against the local gateway on DynamoDB Local."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from controlplane.models.units import MoveAccepted, Unit
+from cpctl.cli import app
+from cpctl.client import Client
+from cpctl.errors import Conflict, LimitExceeded
+from local import tokens
+
+pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def config_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("CPCTL_CONFIG_DIR", str(tmp_path / "cpctl"))
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    monkeypatch.delenv("CONTROLPLANE_TOKEN", raising=False)
+    monkeypatch.delenv("CONTROLPLANE_URL", raising=False)
+
+
+@pytest.fixture
+def cpctl(gateway):
+    runner = CliRunner()
+
+    def run(*args: str):
+        return runner.invoke(app, ["--url", gateway, "--token", tokens.issue(tokens.OPERATOR), *args])
+
+    return run
+
+
+@pytest.fixture
+def acme(table, gateway):
+    with Client(gateway, tokens.issue(tokens.OPERATOR)) as api:
+        api.create_org("acme", "Acme", "pro")
+        api.create_unit("acme", "eng", "Engineering")
+        api.create_unit("acme", "platform", "Platform", "eng")
+        api.create_unit("acme", "ops", "Operations")
+        api.create_user("acme", "cid", "Cid", "cid@example.com", unit="platform")
+        yield api
+
+
+def test_the_client_lists_moves_and_refuses_in_the_apis_models(acme):
+    assert [unit.path for unit in acme.iter_units("acme")] == ["/eng", "/eng/platform", "/ops"]
+
+    moved = acme.update_unit("acme", "platform", parent_id="ops")
+
+    assert isinstance(moved, Unit) and not isinstance(moved, MoveAccepted)
+    assert moved.path == "/ops/platform"
+    assert [user.user_id for user in acme.list_unit_users("acme", "ops").items] == ["cid"]
+    assert acme.list_unit_users("acme", "ops", direct=True).items == []
+    with pytest.raises(Conflict):
+        acme.update_unit("acme", "ops", parent_id="platform")
+    with pytest.raises(Conflict):
+        acme.delete_unit("acme", "platform")
+
+
+def test_tree_shows_each_unit_under_its_parent(acme, cpctl):
+    shown = cpctl("units", "tree", "acme")
+
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    assert lines[0] == "acme"
+    assert [line.split()[-2:] for line in lines[1:]] == [
+        ["eng", "Engineering"],
+        ["platform", "Platform"],
+        ["ops", "Operations"],
+    ]
+    indent = {line.split()[-2]: len(line) - len(line.lstrip("│├└─ ")) for line in lines[1:]}
+    assert indent["platform"] > indent["eng"] == indent["ops"]
+
+
+def test_units_commands_create_move_list_people_and_delete(acme, cpctl):
+    assert cpctl("units", "create", "acme", "db", "--name", "DB", "--parent", "platform").exit_code == 0
+    assert cpctl("units", "update", "acme", "platform", "--parent", "ops").exit_code == 0
+
+    listed = cpctl("--output", "json", "units", "list", "acme", "--under", "ops")
+    people = cpctl("units", "users", "acme", "ops")
+    deleted = cpctl("units", "delete", "acme", "db", "--yes")
+
+    assert [unit["path"] for unit in json.loads(listed.stdout)["items"]] == [
+        "/ops",
+        "/ops/platform",
+        "/ops/platform/db",
+    ]
+    assert "cid" in people.stdout
+    assert deleted.exit_code == 0
+    assert cpctl("units", "get", "acme", "db").exit_code == 1
+
+
+def test_a_user_moves_with_cpctl_users_update(acme, cpctl):
+    assert cpctl("users", "update", "acme", "cid", "--unit", "eng").exit_code == 0
+
+    assert acme.get_user("acme", "cid").unit == "eng"
+
+
+def test_the_limit_is_its_own_error_class(acme):
+    parent = "platform"
+    for depth in range(3, 11):
+        acme.create_unit("acme", f"d{depth}", f"D{depth}", parent)
+        parent = f"d{depth}"
+
+    with pytest.raises(LimitExceeded):
+        acme.create_unit("acme", "d11", "D11", parent)
