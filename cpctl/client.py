@@ -24,6 +24,7 @@ from controlplane.models.resources import (
     Org,
     OrgCreate,
     OrgPage,
+    OrgSummary,
     OrgUpdate,
     OrgWithUsers,
     PlanList,
@@ -59,7 +60,7 @@ class Client(Transport):
     def org_pages(self, limit: int | None = None) -> Iterator[OrgPage]:
         return self.pages(lambda cursor: self.list_orgs(limit, cursor))
 
-    def iter_orgs(self, limit: int | None = None) -> Iterator[Org]:
+    def iter_orgs(self, limit: int | None = None) -> Iterator[OrgSummary]:
         for page in self.org_pages(limit):
             yield from page.items
 

@@ -6,7 +6,8 @@ runs it with your AWS credentials against any table; locally, point it at Dynamo
 ``AWS_ENDPOINT_URL_DYNAMODB``. Run it right after deploying the code that counts seats: until an org
 is counted its user creates and deletes answer 503 (a count that started wrong would stay wrong), so
 its users cannot change while they are counted. It is safe to run again and to interrupt: an org that
-has a count is left alone, whatever this run or the API wrote first.
+has a count is left alone, whatever this run or the API wrote first. The count goes on the org item,
+as it did then; ``ops.migrate_seats`` (or the org's first seat write) then moves it to its own item.
 
 Per org (GSI1 ``ORGS``, every page): one Query ``Select=COUNT`` of its ``USER#`` items (every page,
 strongly consistent), then one UpdateItem on condition ``attribute_not_exists(user_count)``.
@@ -24,8 +25,6 @@ from controlplane.dal import keys
 from controlplane.dal.codec import to_dynamo
 from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
 from controlplane.dal.table import Table, translate
-from controlplane.dal.transactions import Counter
-from controlplane.logic.users import SEATS
 from controlplane.models import plans
 
 
@@ -41,12 +40,12 @@ def migrate(table: Table, echo=print) -> Report:
     for orgs in table.query_all(keys.ORGS_LISTING, on_index=True):
         for org in orgs:
             org_id = org["org_id"]
-            if plans.USER_COUNT in org:
+            if plans.USER_COUNT in org or table.get(keys.seats_key(org_id)) is not None:
                 report.already.append(org_id)
                 continue
             users = count(table, keys.org_partition(org_id), keys.USER_PREFIX)
             limit = int(org.get(plans.USER_LIMIT, plans.limit(org["plan"])))
-            if not start_counter(table, keys.org_key(org_id), SEATS, users, plans.limit(org["plan"])):
+            if not start_counter(table, keys.org_key(org_id), users, plans.limit(org["plan"])):
                 report.already.append(org_id)
                 continue
             report.counted[org_id] = users
@@ -81,7 +80,7 @@ def count(table: Table, partition: str, prefix: str) -> int:
             return total
 
 
-def start_counter(table: Table, key: dict[str, str], counter: Counter, users: int, limit: int) -> bool:
+def start_counter(table: Table, key: dict[str, str], users: int, limit: int) -> bool:
     """Give an item that has no ``counter`` yet its count, and its limit unless it has one; False
     (nothing written) if the item is gone or already counted, so running it again is safe."""
     try:
@@ -91,7 +90,7 @@ def start_counter(table: Table, key: dict[str, str], counter: Counter, users: in
                 Key=to_dynamo(key),
                 UpdateExpression="SET #count = :count, #limit = if_not_exists(#limit, :limit)",
                 ConditionExpression="attribute_exists(#pk) AND attribute_not_exists(#count)",
-                ExpressionAttributeNames={"#pk": PARTITION_KEY, "#count": counter.count, "#limit": counter.limit},
+                ExpressionAttributeNames={"#pk": PARTITION_KEY, "#count": plans.USER_COUNT, "#limit": plans.USER_LIMIT},
                 ExpressionAttributeValues=to_dynamo({":count": users, ":limit": limit}),
             )
     except ClientError as error:

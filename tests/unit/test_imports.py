@@ -81,9 +81,12 @@ _EVERY_API_FUNCTION = {
 OURS = {
     # The deletions queue also carries the sign-ins jobs of a status change (logic.signins), paced by
     # pacing.Throttle (which left logic.signins when the tenant keys needed it too).
+    # The seat counter is an item of its own (dal.seats): an org's create and plan change write it.
     ORGANIZATIONS: _EVERY_API_FUNCTION
     | {
         "dal.batches",
+        "dal.seats",
+        "dal.transactions",
         "logic.activity",
         "logic.cascade",
         "logic.deletions",
@@ -95,6 +98,7 @@ OURS = {
     | {
         "dal.batches",
         "dal.directory",
+        "dal.seats",
         "dal.transactions",
         "logic.cascade",
         "logic.organizations",

@@ -1,25 +1,24 @@
 """The data layer's transactions: a write that succeeds only together with a condition on, or a
-change to, another item (a ticket and its user; a user and their org's seat count). Concurrent
+change to, another item (a ticket and its user; a user and their org's seat count: ``seats``). Concurrent
 transactions on the same item cancel each other; a cancelled one is tried again a few times.
 """
 
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
 
 from controlplane.dal.codec import from_dynamo, to_dynamo
-from controlplane.dal.conditions import Expect, Item, condition, refused
+from controlplane.dal.conditions import Item
 from controlplane.dal.schema import PARTITION_KEY
-from controlplane.dal.table import BUSY, Key, Table, serialized, translate
+from controlplane.dal.table import BUSY, Key, Table, translate
 from controlplane.models.errors import ApiError, ServiceUnavailable
 from controlplane.observability import tracer
 
 if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
-    from types_boto3_dynamodb.type_defs import ConditionCheckTypeDef, DeleteTypeDef, TransactWriteItemTypeDef
+    from types_boto3_dynamodb.type_defs import ConditionCheckTypeDef, TransactWriteItemTypeDef
 
 _CONFLICT_ATTEMPTS = 4
 CONTENDED = "Other requests kept changing the same items; retry later"
@@ -27,14 +26,6 @@ CONTENDED = "Other requests kept changing the same items; retry later"
 # What a transaction's action is refused with when its condition fails: an error, or a function of
 # the item DynamoDB returned for it (None when there is none) that makes one.
 Cancellation = ApiError | Callable[[Item | None], ApiError] | None
-
-
-@dataclass(frozen=True)
-class Counter:
-    """A count of a parent item's children, kept on the parent beside the limit it may not pass."""
-
-    count: str
-    limit: str
 
 
 @tracer.capture_method
@@ -70,88 +61,6 @@ def put_child(
         },
     ]
     _transact(table, request, (parent_missing, exists))
-
-
-@tracer.capture_method
-def put_counted(
-    table: Table,
-    parent: Key,
-    item: Item,
-    counter: Counter,
-    exists: ApiError,
-    parent_refused: Callable[[Item | None], ApiError],
-    parent_unmarked: str | None = None,
-    parent_not: tuple[str, object] | None = None,
-) -> None:
-    """Create ``item`` and add 1 to ``parent``'s ``counter``, in one transaction, only if the item
-    does not exist yet and the parent exists (without the mark ``parent_unmarked``, and without
-    the attribute-value pair ``parent_not``) with its count below its limit. A refused parent is
-    passed to ``parent_refused`` (None if missing), which names the error; a parent without a
-    count is refused too (it was never counted)."""
-    names = {"#pk": PARTITION_KEY, "#count": counter.count, "#limit": counter.limit}
-    values: dict[str, object] = {":one": 1}
-    parent_condition = "attribute_exists(#pk) AND #count < #limit"
-    if parent_unmarked:
-        parent_condition += " AND attribute_not_exists(#mark)"
-        names["#mark"] = parent_unmarked
-    if parent_not:
-        parent_condition += " AND (attribute_not_exists(#not) OR #not <> :not)"
-        names["#not"], values[":not"] = parent_not
-    request: list[TransactWriteItemTypeDef] = [
-        {  # first: an existing item is 409 already_exists, whatever the parent's count
-            "Put": {
-                "TableName": table.name,
-                "Item": to_dynamo(item),
-                "ConditionExpression": "attribute_not_exists(#pk)",
-                "ExpressionAttributeNames": {"#pk": PARTITION_KEY},
-            }
-        },
-        {
-            "Update": {
-                "TableName": table.name,
-                "Key": to_dynamo(parent),
-                "UpdateExpression": "ADD #count :one",
-                "ConditionExpression": parent_condition,
-                "ExpressionAttributeNames": names,
-                "ExpressionAttributeValues": to_dynamo(values),
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-            }
-        },
-    ]
-    _transact(table, request, (exists, parent_refused))
-
-
-@tracer.capture_method
-def delete_counted(
-    table: Table,
-    key: Key,
-    parent: Key,
-    counter: Counter,
-    missing: ApiError,
-    parent_refused: Callable[[Item | None], ApiError],
-    expects: tuple[Expect, ...] = (),
-) -> None:
-    """Delete the item at ``key`` (if it exists and meets ``expects``) and subtract 1 from
-    ``parent``'s ``counter``, in one transaction; a parent without a count refuses."""
-    expected = serialized(condition(expects))
-    expected["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-    # The condition's parameters are shared with DeleteItem and UpdateItem, hence untyped.
-    delete = cast("DeleteTypeDef", {"TableName": table.name, "Key": to_dynamo(key), **expected})
-    request: list[TransactWriteItemTypeDef] = [
-        {"Delete": delete},
-        {
-            "Update": {
-                "TableName": table.name,
-                "Key": to_dynamo(parent),
-                "UpdateExpression": "ADD #count :minus_one",
-                "ConditionExpression": "attribute_exists(#count)",
-                "ExpressionAttributeNames": {"#count": counter.count},
-                "ExpressionAttributeValues": to_dynamo({":minus_one": -1}),
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-            }
-        },
-    ]
-    _transact(table, request, (lambda stored: refused(missing, expects, stored), parent_refused))
 
 
 def _transact(table: Table, request: "list[TransactWriteItemTypeDef]", cancelled: tuple[Cancellation, ...]) -> None:

@@ -61,7 +61,7 @@ def delete_org(
             batches.delete_all(table, [sweep])
     for records in table.query_all(keys.idempotency_partition(org_id)):
         batches.delete_all(table, records)
-    batches.delete_all(table, [keys.org_key(org_id)])
+    batches.delete_all(table, [keys.seats_key(org_id), keys.org_key(org_id)])
     return True
 
 

@@ -4,9 +4,9 @@ from collections.abc import Callable
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from controlplane.dal import cursor, keys, stamps
-from controlplane.dal.conditions import Expect, Item, version_is
-from controlplane.dal.table import api_table
+from controlplane.dal import cursor, keys, seats, stamps
+from controlplane.dal.conditions import Expect, Item, refused, version_is
+from controlplane.dal.table import api_table, update_request
 from controlplane.http.auth import Caller, authorize_fields
 from controlplane.models import errors, plans
 from controlplane.models.errors import AlreadyExists, ApiError, QuotaExceeded
@@ -17,6 +17,7 @@ from controlplane.models.resources import (
     Org,
     OrgCreate,
     OrgPage,
+    OrgSummary,
     OrgUpdate,
     OrgWithUsers,
     PlanList,
@@ -44,12 +45,13 @@ def list_plans() -> PlanList:
 
 
 def create_org(body: OrgCreate, caller: Caller) -> Org:
-    seats = {plans.USER_COUNT: 0, plans.USER_LIMIT: plans.limit(body.plan)}
-    attributes = {**body.model_dump(), "status": ACTIVE, **seats}
-    item = stamps.new_item(keys.org_keys(body.org_id), keys.ORG, attributes, caller.subject)
-    api_table().put_new(item, exists=AlreadyExists(f"Organization {body.org_id} already exists"))
+    item = stamps.new_item(
+        keys.org_keys(body.org_id), keys.ORG, {**body.model_dump(), "status": ACTIVE}, caller.subject
+    )
+    limit = plans.limit(body.plan)
+    seats.create_org(api_table(), item, limit, exists=AlreadyExists(f"Organization {body.org_id} already exists"))
     metrics.add_metric(name="OrganizationCreated", unit=MetricUnit.Count, value=1)
-    return Org.from_item(item)
+    return Org.from_item(item, seats.counter(body.org_id, 0, limit))
 
 
 def list_orgs(limit: int, cursor_token: str | None) -> OrgPage:
@@ -57,42 +59,49 @@ def list_orgs(limit: int, cursor_token: str | None) -> OrgPage:
     after = cursor.resume_after(scope, cursor_token)
     start = keys.org_keys(after) if after else None
     found, last = api_table().query(keys.ORGS_LISTING, on_index=True, limit=limit, start_key=start)
-    orgs = [Org.from_item(item) for item in found]
+    orgs = [OrgSummary.from_item(item) for item in found]
     return OrgPage(items=orgs, next_cursor=cursor.next_cursor(scope, found, "org_id", last is not None))
 
 
 def get_org(org_id: str, caller: Caller) -> Org:
-    item = api_table().get(keys.org_key(org_id))
+    item, counter = seats.read(api_table(), org_id)
     if item is None:
         raise errors.org_missing(org_id)
-    return Org.from_item(item).seen_by(caller.operator)
+    return Org.from_item(item, counter).seen_by(caller.operator)
 
 
 def get_org_with_users(org_id: str, limit: int, caller: Caller) -> OrgWithUsers:
-    org, users, more = first_users(org_id, limit)
+    org, counter, users, more = first_users(org_id, limit)
     return OrgWithUsers(
-        org=Org.from_item(org).seen_by(caller.operator),
+        org=Org.from_item(org, counter).seen_by(caller.operator),
         users=[User.model_validate(item) for item in users],
         next_cursor=cursor.next_cursor(keys.users_scope(org_id), users, "user_id", more),
     )
 
 
-def first_users(org_id: str, limit: int) -> tuple[Item, list[Item], bool]:
-    """The org and its first users, in one request: METADATA# sorts before USER# in the partition
-    (and after the org's ACTIVITY#, outside the range). Sweep markers of an org being deleted
-    (SWEEP#) sort between them and are left out."""
+def first_users(org_id: str, limit: int) -> tuple[Item, Item | None, list[Item], bool]:
+    """The org, its seat counter and its first users, in one request: METADATA#<org> and its #SEATS
+    sort before USER# in the partition (and after the org's ACTIVITY#, outside the range). Sweep
+    markers of an org being deleted (SWEEP#) sort between them and are left out."""
     partition, missing = keys.org_partition(org_id), errors.org_missing(org_id)
-    org, rest, more = api_table().parent_first(partition, keys.ORG, missing, limit, between=keys.users_range(org_id))
-    return org, [item for item in rest if item["entity"] == keys.USER], more
+    # One more than the users asked for: the counter (absent on an org not migrated yet).
+    org, rest, more = api_table().parent_first(
+        partition, keys.ORG, missing, limit + 1, between=keys.users_range(org_id)
+    )
+    counter = next((item for item in rest if item["entity"] == keys.SEATS), None)
+    users = [item for item in rest if item["entity"] == keys.USER]
+    return org, counter, users[:limit], more or len(users) > limit
 
 
 def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None = None) -> Org:
     changes = body.changes()
     authorize_fields(caller, set(changes))
     expects = version_is(version)
-    if "plan" in changes:
-        # The new plan's limit goes on the item, on condition that the org's users fit in it. An org
-        # not counted yet takes the limit too; the migration counts its users against it.
+    table = api_table()
+    counted = "plan" in changes and seats.move(table, org_id)
+    if "plan" in changes and not counted:
+        # An org not counted yet (or gone) takes the limit on its item; the user-count migration
+        # counts its users against it.
         limit = plans.limit(changes["plan"])
         changes[plans.USER_LIMIT] = limit
         expects += (Expect(plans.USER_COUNT, limit, _downgrade_refused(changes["plan"], limit), at_most=True),)
@@ -105,20 +114,32 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
         kept = frozenset({SUSPENDED_AT})
     elif changes.get("status") == ACTIVE:
         removed = (SUSPENDED_AT, SUSPENSION_REASON)
-    item = api_table().update(
-        keys.org_key(org_id),
-        stamps.written_by(changes, caller.subject),
-        stamp,
-        errors.org_missing(org_id),
-        expects,
-        kept=kept,
-        removed=removed,
-    )
+    written = stamps.written_by(changes, caller.subject)
+    if counted:
+        # The new plan's limit goes on the counter, on condition that the org's users fit in it,
+        # in the same transaction as the plan on the org item.
+        limit = plans.limit(changes["plan"])
+        update = update_request(keys.org_key(org_id), written, stamp, expects, kept=kept, removed=removed)
+        missing = errors.org_missing(org_id)
+        full = _downgrade_refused(changes["plan"], limit)
+        seats.resize(table, org_id, update, lambda org: refused(missing, expects, org), limit, full, missing)
+        item, counter = seats.read(table, org_id, consistent=True)
+        if item is None:  # deleted right after the change
+            raise missing
+    else:
+        item, counter = (
+            table.update(
+                keys.org_key(org_id), written, stamp, errors.org_missing(org_id), expects, kept=kept, removed=removed
+            ),
+            None,
+        )
     if "status" in changes:
         from controlplane.logic import signins  # the rare path: the users function never loads it
 
         signins.start(org_id, enabled=changes["status"] == ACTIVE)
-    return Org.from_item(item).seen_by(caller.operator)
+    if counter is None and plans.USER_COUNT not in item:  # a change that did not read the counter
+        counter = seats.read(table, org_id)[1]
+    return Org.from_item(item, counter).seen_by(caller.operator)
 
 
 def _downgrade_refused(plan: str, limit: int) -> Callable[[Item], ApiError]:

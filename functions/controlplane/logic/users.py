@@ -5,19 +5,16 @@ from collections.abc import Callable
 from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane import config
-from controlplane.dal import cursor, keys, stamps, transactions
-from controlplane.dal.conditions import Expect, Item, check_version, version_is
+from controlplane.dal import cursor, keys, seats, stamps
+from controlplane.dal.conditions import Expect, Item, check_version, condition, refused, version_is
 from controlplane.dal.directory import SYNCED
 from controlplane.dal.table import api_table
-from controlplane.dal.transactions import Counter
 from controlplane.http.auth import Caller, authorize_fields
 from controlplane.logic import cascade, organizations, tickets
 from controlplane.models import errors, plans
 from controlplane.models.errors import AlreadyExists, ApiError, OrgSuspended, QuotaExceeded, ServiceUnavailable
-from controlplane.models.resources import SUSPENDED, Ticket, User, UserCreate, UserPage, UserUpdate, UserWithTickets
+from controlplane.models.resources import Ticket, User, UserCreate, UserPage, UserUpdate, UserWithTickets
 from controlplane.observability import logger, metrics
-
-SEATS = Counter(plans.USER_COUNT, plans.USER_LIMIT)
 
 
 def _not_counted(org_id: str) -> ServiceUnavailable:
@@ -27,19 +24,26 @@ def _not_counted(org_id: str) -> ServiceUnavailable:
     return ServiceUnavailable(f"Organization {org_id}'s seats are being counted; retry shortly", retry_after=30)
 
 
-def _seat_refused(org_id: str) -> Callable[[Item | None], ApiError]:
+def _org_refused(org_id: str) -> Callable[[Item | None], ApiError]:
     """Why the org refused a new user, from the org item the failed transaction returned."""
 
     def refused(org: Item | None) -> ApiError:
         if org is None or stamps.DELETING in org:  # an org being deleted takes no one new
             return errors.org_missing(org_id)
-        if org.get("status") == SUSPENDED:
-            return _suspended(org_id)
-        if plans.USER_COUNT not in org:
-            return _not_counted(org_id)
-        return QuotaExceeded("users", int(org[plans.USER_LIMIT]), int(org[plans.USER_COUNT]), org["plan"])
+        return _suspended(org_id)
 
     return refused
+
+
+def _full(org_id: str) -> Callable[[Item], ApiError]:
+    """The quota refusal, from the counter the failed transaction returned (and the org's plan: a
+    read on the refusal path only)."""
+
+    def full(counter: Item) -> ApiError:
+        org = api_table().get(keys.org_key(org_id)) or {"plan": "?"}
+        return QuotaExceeded("users", int(counter[plans.USER_LIMIT]), int(counter[plans.USER_COUNT]), org["plan"])
+
+    return full
 
 
 def _suspended(org_id: str) -> OrgSuspended:
@@ -51,29 +55,23 @@ def _suspended(org_id: str) -> OrgSuspended:
 def _remove(org_id: str, user_id: str, expects: tuple[Expect, ...] = ()) -> None:
     """Delete the user's item and give their seat back, in one transaction."""
     missing = errors.user_missing(org_id, user_id)
-    transactions.delete_counted(
-        api_table(),
-        keys.user_key(org_id, user_id),
-        keys.org_key(org_id),
-        SEATS,
-        missing,
-        lambda org: missing if org is None else _not_counted(org_id),
-        expects,
+    key, expected = keys.user_key(org_id, user_id), condition(expects)
+    seats.give_back(
+        api_table(), org_id, key, expected, lambda stored: refused(missing, expects, stored), _not_counted(org_id)
     )
 
 
 def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
     attributes = {"org_id": org_id, **body.model_dump()}
     item = stamps.new_item(keys.user_keys(org_id, body.user_id), keys.USER, attributes, caller.subject)
-    transactions.put_counted(
+    seats.take(
         api_table(),
-        keys.org_key(org_id),
-        item,
-        SEATS,
-        exists=AlreadyExists(f"User {body.user_id} already exists in organization {org_id}"),
-        parent_refused=_seat_refused(org_id),
-        parent_unmarked=stamps.DELETING,
-        parent_not=("status", SUSPENDED),
+        org_id,
+        [item],
+        exists=(AlreadyExists(f"User {body.user_id} already exists in organization {org_id}"),),
+        org_refused=_org_refused(org_id),
+        full=_full(org_id),
+        not_counted=_not_counted(org_id),
     )
     # The table decides 404/409 first; only then the sign-in. If that fails, the user (and their
     # seat) goes too.
@@ -91,7 +89,7 @@ def list_users(org_id: str, limit: int, cursor_token: str | None) -> UserPage:
     scope = keys.users_scope(org_id)
     after = cursor.resume_after(scope, cursor_token)
     if after is None:  # the first page comes with the org, so a missing org is a 404
-        _, found, more = organizations.first_users(org_id, limit)
+        _, _, found, more = organizations.first_users(org_id, limit)
     else:
         start = keys.user_key(org_id, after) if after else None
         found, last = api_table().query(

@@ -1,0 +1,245 @@
+"""An org's seats: a counter item of its own (``user_count`` of ``user_limit``) beside the org item,
+in the org's partition and in no index, and the transactions that take and give back seats together
+with the users who hold them.
+
+Why an item of its own: the org item is listed in GSI1 under ``ORGS``, one index partition shared by
+every org. With the counter on it, every user create and delete in every tenant rewrote that index
+partition (docs/DATA_MODEL.md, "No partition shared between tenants"). The org item keeps what only
+org-level writes change (status, plan, the delete mark): a seat transaction checks it and does not
+write it.
+
+An org stored before the counter had an item of its own keeps ``user_count`` on the org item until
+``move`` carries it over, in one transaction: ops/migrate_seats.py does every org, and the first seat
+write on an org not moved yet does it for that org, so the API serves while the migration runs.
+"""
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+from controlplane.dal import keys
+from controlplane.dal.codec import to_dynamo
+from controlplane.dal.conditions import Item, Params
+from controlplane.dal.schema import PARTITION_KEY
+from controlplane.dal.table import Key, Table, serialized, translate
+from controlplane.dal.transactions import Cancellation, _transact
+from controlplane.models import plans
+from controlplane.models.errors import ApiError
+from controlplane.models.resources import SUSPENDED
+from controlplane.observability import tracer
+
+if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
+    from types_boto3_dynamodb.type_defs import TransactWriteItemTypeDef, UpdateTypeDef
+
+COUNT, LIMIT = plans.USER_COUNT, plans.USER_LIMIT
+_MOVE_ATTEMPTS = 4
+# TransactWriteItems takes at most 100 actions: the users, the org's check and the counter.
+MOST_USERS_AT_ONCE = 98
+
+
+class _Unmoved(ApiError):
+    """The org's counter is not on an item of its own yet (a transaction found no seats item)."""
+
+
+class _Changed(ApiError):
+    """The org item's count changed while ``move`` copied it."""
+
+
+def counter(org_id: str, count: int, limit: int) -> Item:
+    return {**keys.seats_key(org_id), "entity": keys.SEATS, "org_id": org_id, COUNT: count, LIMIT: limit}
+
+
+def read(table: Table, org_id: str, consistent: bool = False) -> tuple[Item | None, Item | None]:
+    """The org item and its seat counter, in one Query (the counter sorts right after the org)."""
+    items, _ = table.query(keys.org_partition(org_id), limit=2, between=keys.org_range(org_id), consistent=consistent)
+    found = {item["entity"]: item for item in items}
+    return found.get(keys.ORG), found.get(keys.SEATS)
+
+
+@tracer.capture_method
+def create_org(table: Table, org: Item, limit: int, exists: ApiError) -> None:
+    """The org item and its counter (no seat taken), together: neither exists without the other."""
+    request: list[TransactWriteItemTypeDef] = [
+        {
+            "Put": {
+                "TableName": table.name,
+                "Item": to_dynamo(item),
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": PARTITION_KEY},
+            }
+        }
+        for item in (org, counter(org["org_id"], 0, limit))
+    ]
+    _transact(table, request, (exists, exists))
+
+
+def _org_open(table: Table, org_id: str) -> "TransactWriteItemTypeDef":
+    """The org exists, is not being deleted and is not suspended (checked, not written)."""
+    return {
+        "ConditionCheck": {
+            "TableName": table.name,
+            "Key": to_dynamo(keys.org_key(org_id)),
+            "ConditionExpression": "attribute_exists(#pk) AND attribute_not_exists(#deleting) "
+            "AND (attribute_not_exists(#status) OR #status <> :suspended)",
+            "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#deleting": "deleting_since", "#status": "status"},
+            "ExpressionAttributeValues": to_dynamo({":suspended": SUSPENDED}),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+    }
+
+
+@tracer.capture_method
+def take(
+    table: Table,
+    org_id: str,
+    users: list[Item],
+    exists: tuple[Cancellation, ...],
+    org_refused: Callable[[Item | None], ApiError],
+    full: Callable[[Item], ApiError],
+    not_counted: ApiError,
+    limit: int | None = None,
+) -> None:
+    """Put ``users`` (none may exist: ``exists`` names each one's refusal) and add as many to the
+    org's seat count, in one transaction, if the org is open (else ``org_refused`` of the org item,
+    None if missing) and has the seats (else ``full`` of the counter). One user needs no read first
+    (``count < limit``); several need the ``limit`` the caller read, as DynamoDB conditions do no
+    arithmetic (``count <= limit - n``, on condition the limit is still that one)."""
+    n = len(users)
+    values: dict[str, object] = {":n": n}
+    condition = "attribute_exists(#count) AND #count < #limit"
+    if limit is not None:
+        condition, values = "#limit = :limit AND #count <= :most", {":n": n, ":limit": limit, ":most": limit - n}
+    elif n != 1:
+        raise ValueError("several users take seats against a limit read first")
+    request: list[TransactWriteItemTypeDef] = [
+        {
+            "Put": {
+                "TableName": table.name,
+                "Item": to_dynamo(user),
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": PARTITION_KEY},
+            }
+        }
+        for user in users
+    ]
+    request.append(_org_open(table, org_id))
+    request.append(_on_counter(table, org_id, "ADD #count :n", condition, values))
+    cancelled = (*exists, org_refused, _counter_refused(full))
+    _with_counter(table, org_id, request, cancelled, not_counted)
+
+
+@tracer.capture_method
+def give_back(
+    table: Table,
+    org_id: str,
+    key: Key,
+    expected: Params,
+    refused: Callable[[Item | None], ApiError],
+    not_counted: ApiError,
+) -> None:
+    """Delete a user (at ``key``, if it meets the condition ``expected``; ``refused`` of the stored
+    user when it does not) and give their seat back, in one transaction."""
+    delete = {"TableName": table.name, "Key": to_dynamo(key), **serialized(expected)}
+    delete["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+    request: list[TransactWriteItemTypeDef] = [
+        {"Delete": cast(Any, delete)},
+        _on_counter(table, org_id, "ADD #count :minus_one", "attribute_exists(#count)", {":minus_one": -1}),
+    ]
+    _with_counter(table, org_id, request, (refused, _counter_refused(lambda _: not_counted)), not_counted)
+
+
+@tracer.capture_method
+def resize(
+    table: Table,
+    org_id: str,
+    update: Params,
+    refused: Callable[[Item | None], ApiError],
+    limit: int,
+    full: Callable[[Item], ApiError],
+    not_counted: ApiError,
+) -> None:
+    """Update the org item (``update``: an Update action's key, expression and condition; ``refused``
+    of the stored org when that fails) and set the counter's limit, in one transaction, on condition
+    that the org's users fit in it (else ``full`` of the counter)."""
+    request: list[TransactWriteItemTypeDef] = [
+        {"Update": cast("UpdateTypeDef", {"TableName": table.name, **update})},
+        _on_counter(table, org_id, "SET #limit = :limit", "#count <= :limit", {":limit": limit}),
+    ]
+    _with_counter(table, org_id, request, (refused, _counter_refused(full)), not_counted)
+
+
+def _on_counter(
+    table: Table, org_id: str, expression: str, condition: str, values: dict[str, object]
+) -> "TransactWriteItemTypeDef":
+    names = {"#count": COUNT, "#limit": LIMIT} if "#limit" in expression + condition else {"#count": COUNT}
+    return {
+        "Update": {
+            "TableName": table.name,
+            "Key": to_dynamo(keys.seats_key(org_id)),
+            "UpdateExpression": expression,
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": to_dynamo(values),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+    }
+
+
+def _counter_refused(full: Callable[[Item], ApiError]) -> Callable[[Item | None], ApiError]:
+    return lambda seats: _Unmoved("no seats item") if seats is None else full(seats)
+
+
+def _with_counter(
+    table: Table,
+    org_id: str,
+    request: "list[TransactWriteItemTypeDef]",
+    cancelled: tuple[Cancellation, ...],
+    not_counted: ApiError,
+) -> None:
+    """Run a seat transaction; if the org's counter is still on the org item, move it and run again."""
+    try:
+        _transact(table, request, cancelled)
+    except _Unmoved:
+        if not move(table, org_id):
+            raise not_counted from None
+        _transact(table, request, cancelled)
+
+
+@tracer.capture_method
+def move(table: Table, org_id: str) -> bool:
+    """Move an org's count and limit from the org item to a counter item of their own, in one
+    transaction, on condition that the count is still the one read. True once the counter is on its
+    own item (now or before); False if the org is gone or was never counted. Safe to run again and
+    beside the API: a count changed meanwhile is read again."""
+    for _ in range(_MOVE_ATTEMPTS):
+        org, seats = read(table, org_id, consistent=True)
+        if seats is not None:
+            return True
+        if org is None or COUNT not in org:
+            return False
+        limit = int(org.get(LIMIT, plans.limit(org["plan"])))
+        remove = serialized(
+            {
+                "UpdateExpression": "REMOVE #count, #limit",
+                "ConditionExpression": "#count = :seen",
+                "ExpressionAttributeNames": {"#count": COUNT, "#limit": LIMIT},
+                "ExpressionAttributeValues": {":seen": org[COUNT]},
+            }
+        )
+        request: list[TransactWriteItemTypeDef] = [
+            {
+                "Put": {
+                    "TableName": table.name,
+                    "Item": to_dynamo(counter(org_id, int(org[COUNT]), limit)),
+                    "ConditionExpression": "attribute_not_exists(#pk)",
+                    "ExpressionAttributeNames": {"#pk": PARTITION_KEY},
+                }
+            },
+            {"Update": {"TableName": table.name, "Key": to_dynamo(keys.org_key(org_id)), **remove}},  # type: ignore[typeddict-item]
+        ]
+        try:
+            with translate():
+                _transact(table, request, (_Changed("moved meanwhile"), _Changed("count changed")))
+            return True
+        except _Changed:
+            continue
+    return False
