@@ -172,6 +172,13 @@ bench: install ## docs/BENCHMARKS.md, measured on DynamoDB Local (several minute
 migrate-user-counts: install ## one-off: count each org's users: make migrate-user-counts TABLE=...
 	$(BIN)/python -m ops.migrate_user_counts --table $(TABLE)
 
+# One-off, after deploying the seat counter on its own item (issue 26): move every org's counter off
+# the org item. make migrate-seats TABLE=<the stack's TableName>; make run's table as above. The API
+# serves meanwhile; safe to run again and to interrupt.
+.PHONY: migrate-seats
+migrate-seats: install ## one-off: move each org's seat counter to its own item: make migrate-seats TABLE=...
+	$(BIN)/python -m ops.migrate_seats --table $(TABLE)
+
 # Tenants' API keys, which the tenant-keys consumer creates outside CloudFormation (docs/LIMITS.md).
 # Backfill: every org's key in its plan (orgs older than the consumer; after the key secret was lost).
 # Cleanup: the keys cdk destroy leaves behind; refused while the stack exists. Safe to run again.

@@ -95,7 +95,7 @@ def take(
     exists: tuple[Cancellation, ...],
     org_refused: Callable[[Item | None], ApiError],
     full: Callable[[Item], ApiError],
-    not_counted: ApiError,
+    not_counted: Callable[[], ApiError],
     limit: int | None = None,
 ) -> None:
     """Put ``users`` (none may exist: ``exists`` names each one's refusal) and add as many to the
@@ -134,7 +134,7 @@ def give_back(
     key: Key,
     expected: Params,
     refused: Callable[[Item | None], ApiError],
-    not_counted: ApiError,
+    not_counted: Callable[[], ApiError],
 ) -> None:
     """Delete a user (at ``key``, if it meets the condition ``expected``; ``refused`` of the stored
     user when it does not) and give their seat back, in one transaction."""
@@ -144,7 +144,7 @@ def give_back(
         {"Delete": cast(Any, delete)},
         _on_counter(table, org_id, "ADD #count :minus_one", "attribute_exists(#count)", {":minus_one": -1}),
     ]
-    _with_counter(table, org_id, request, (refused, _counter_refused(lambda _: not_counted)), not_counted)
+    _with_counter(table, org_id, request, (refused, _counter_refused(lambda _: not_counted())), not_counted)
 
 
 @tracer.capture_method
@@ -155,7 +155,7 @@ def resize(
     refused: Callable[[Item | None], ApiError],
     limit: int,
     full: Callable[[Item], ApiError],
-    not_counted: ApiError,
+    not_counted: Callable[[], ApiError],
 ) -> None:
     """Update the org item (``update``: an Update action's key, expression and condition; ``refused``
     of the stored org when that fails) and set the counter's limit, in one transaction, on condition
@@ -193,14 +193,14 @@ def _with_counter(
     org_id: str,
     request: "list[TransactWriteItemTypeDef]",
     cancelled: tuple[Cancellation, ...],
-    not_counted: ApiError,
+    not_counted: Callable[[], ApiError],
 ) -> None:
     """Run a seat transaction; if the org's counter is still on the org item, move it and run again."""
     try:
         _transact(table, request, cancelled)
     except _Unmoved:
         if not move(table, org_id):
-            raise not_counted from None
+            raise not_counted() from None
         _transact(table, request, cancelled)
 
 

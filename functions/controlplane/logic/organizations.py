@@ -122,7 +122,7 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
         update = update_request(keys.org_key(org_id), written, stamp, expects, kept=kept, removed=removed)
         missing = errors.org_missing(org_id)
         full = _downgrade_refused(changes["plan"], limit)
-        seats.resize(table, org_id, update, lambda org: refused(missing, expects, org), limit, full, missing)
+        seats.resize(table, org_id, update, lambda org: refused(missing, expects, org), limit, full, lambda: missing)
         item, counter = seats.read(table, org_id, consistent=True)
         if item is None:  # deleted right after the change
             raise missing

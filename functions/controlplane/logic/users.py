@@ -57,7 +57,12 @@ def _remove(org_id: str, user_id: str, expects: tuple[Expect, ...] = ()) -> None
     missing = errors.user_missing(org_id, user_id)
     key, expected = keys.user_key(org_id, user_id), condition(expects)
     seats.give_back(
-        api_table(), org_id, key, expected, lambda stored: refused(missing, expects, stored), _not_counted(org_id)
+        api_table(),
+        org_id,
+        key,
+        expected,
+        lambda stored: refused(missing, expects, stored),
+        lambda: _not_counted(org_id),
     )
 
 
@@ -71,7 +76,7 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
         exists=(AlreadyExists(f"User {body.user_id} already exists in organization {org_id}"),),
         org_refused=_org_refused(org_id),
         full=_full(org_id),
-        not_counted=_not_counted(org_id),
+        not_counted=lambda: _not_counted(org_id),
     )
     # The table decides 404/409 first; only then the sign-in. If that fails, the user (and their
     # seat) goes too.
