@@ -136,8 +136,11 @@ POWERTOOLS_LAYER_PARAMETER = f"/aws/service/powertools/python/{ARCHITECTURE.name
 # inside it. Never Scan. tests/infra/test_infra_permissions.py records what the handlers really send.
 _READ_WRITE = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 DYNAMODB_ACTIONS: dict[str, tuple[str, ...]] = {
-    ORGANIZATIONS: (*_READ_WRITE, "dynamodb:BatchWriteItem"),  # cascade delete: mark, sweep markers, batches
-    USERS: (*_READ_WRITE, "dynamodb:BatchWriteItem"),  # delete tickets; creates and deletes count seats (Update)
+    # cascade delete: mark, sweep markers, batches; a user import's job: which rows exist (BatchGetItem),
+    # its users with one check of the org (ConditionCheck) and one write of its seat counter
+    ORGANIZATIONS: (*_READ_WRITE, "dynamodb:BatchWriteItem", "dynamodb:BatchGetItem", "dynamodb:ConditionCheckItem"),
+    # delete tickets; a create checks the org (ConditionCheck) and counts its seat (Update of the counter)
+    USERS: (*_READ_WRITE, "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem"),
     TICKETS: (*_READ_WRITE, "dynamodb:ConditionCheckItem"),  # create only if the user exists
     # Is the org of a removed user or ticket being deleted? And the orgs' activity logs, in batches.
     EVENTS_FUNCTION: ("dynamodb:GetItem", "dynamodb:BatchWriteItem"),
@@ -152,6 +155,10 @@ COGNITO_ACTIONS: dict[str, tuple[str, ...]] = {
         "cognito-idp:AdminDisableUser",
         "cognito-idp:AdminUserGlobalSignOut",
         "cognito-idp:AdminEnableUser",
+        # a user import's job creates its users' sign-ins; one that exists already is read to tell
+        # this job's own (before a crash) from a leftover (logic/import_job.py)
+        "cognito-idp:AdminCreateUser",
+        "cognito-idp:AdminGetUser",
     ),
     USERS: (
         "cognito-idp:AdminCreateUser",

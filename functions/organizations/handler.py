@@ -4,8 +4,9 @@ from aws_lambda_powertools.event_handler import Response
 
 from controlplane.http import params, responses
 from controlplane.http.resolver import Resolver
-from controlplane.logic import activity, deletions, organizations
+from controlplane.logic import activity, deletions, imports, organizations
 from controlplane.models.activity import ActivityPage
+from controlplane.models.imports import UserImport, UserImportCreate
 from controlplane.models.resources import (
     DeletionAccepted,
     Org,
@@ -58,6 +59,16 @@ def list_activity(
     org_id: params.OrgIdPath, limit: params.Limit = params.DEFAULT_LIMIT, cursor: params.Cursor = None
 ) -> ActivityPage:
     return activity.list_activity(org_id, limit, cursor, app.caller)
+
+
+@app.operation("importUsers")
+def import_users(org_id: params.OrgIdPath, body: UserImportCreate) -> Response[UserImport]:
+    return responses.started(app, imports.start_import(org_id, body, app.caller))
+
+
+@app.operation("getUserImport")
+def get_user_import(org_id: params.OrgIdPath, import_id: params.ImportIdPath) -> UserImport:
+    return imports.get_import(org_id, import_id)
 
 
 @app.operation("listPlans")

@@ -11,6 +11,7 @@ from tests.api import call, create_org, create_ticket, create_user
 CASCADES = {("DELETE", "/orgs/{org_id}"), ("DELETE", "/orgs/{org_id}/users/{user_id}")}
 CATALOGUE = {("GET", "/plans")}  # answered from code
 ORG_UPDATE = {("PATCH", "/orgs/{org_id}")}
+IMPORT = {("POST", "/orgs/{org_id}/user-imports")}  # a job: test_an_import_is_the_requests_of_its_job
 
 
 def _request(method: str, path: str, ids: dict):
@@ -22,11 +23,13 @@ def seeded(table):
     create_org("acme")
     create_user("acme", "alice")
     tickets = [create_ticket("acme", "alice").body["ticket_id"] for _ in range(3)]
-    return {"org_id": "acme", "user_id": "alice", "ticket_id": tickets[0]}
+    rows = [{"user_id": "bob", "name": "Bob", "email": "bob@example.com"}]
+    import_id = call("POST", "/orgs/acme/user-imports", {"rows": rows}).body["import_id"]
+    return {"org_id": "acme", "user_id": "alice", "ticket_id": tickets[0], "import_id": import_id}
 
 
 @pytest.mark.parametrize(
-    "route", [r for r in ROUTES if (r.method, r.path) not in CASCADES | CATALOGUE | ORG_UPDATE], ids=str
+    "route", [r for r in ROUTES if (r.method, r.path) not in CASCADES | CATALOGUE | ORG_UPDATE | IMPORT], ids=str
 )
 def test_route_sends_exactly_one_dynamodb_request(seeded, dynamodb_calls, route):
     reply = _request(route.method, route.path, seeded)
@@ -79,6 +82,22 @@ def test_a_plan_change_is_one_transaction_then_one_query(seeded, dynamodb_calls)
 
     assert reply.status == 200
     assert dynamodb_calls == ["Query", "TransactWriteItems", "Query"]  # is the counter moved; plan + limit; read
+
+
+def test_an_import_is_the_requests_of_its_job(seeded, dynamodb_calls):
+    rows = [{"user_id": f"u{i}", "name": "U", "email": f"u{i}@example.com"} for i in range(3)]
+
+    assert call("POST", "/orgs/acme/user-imports", {"rows": rows}).status == 202
+
+    # The request: the org, the part and the import. The job: the import, which rows exist, the
+    # counter, one transaction, the part's progress; its sign-ins (none here); the import again, then
+    # done (the part without its rows, the import's status). Then the answer: the import read again.
+    assert dynamodb_calls == [
+        *["Query", "BatchWriteItem", "PutItem"],
+        *["Query", "BatchGetItem", "Query", "TransactWriteItems", "UpdateItem", "UpdateItem"],
+        *["Query", "UpdateItem", "UpdateItem"],
+        "Query",
+    ]
 
 
 def test_cascade_delete_of_a_user_batches_the_ticket_deletes(seeded, dynamodb_calls):

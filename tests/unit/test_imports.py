@@ -74,6 +74,7 @@ _EVERY_API_FUNCTION = {
     "http.routes",
     "models.activity",
     "models.errors",
+    "models.imports",  # the user import's models: the route table names them (issue 26)
     "models.ids",
     "models.plans",
     "models.resources",
@@ -85,9 +86,11 @@ OURS = {
     ORGANIZATIONS: _EVERY_API_FUNCTION
     | {
         "dal.batches",
+        "dal.imports",
         "dal.seats",
         "dal.transactions",
         "logic.activity",
+        "logic.imports",
         "logic.cascade",
         "logic.deletions",
         "logic.organizations",

@@ -14,7 +14,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from controlplane.http import routes
 from controlplane.http.auth import Caller, authorize, authorizer_context, caller_from
 from controlplane.http.responses import cors, error_body, request_id
-from controlplane.models.errors import ApiError, InvalidRequest, MethodNotAllowed, NotFound, UnsupportedMediaType
+from controlplane.models.errors import (
+    ApiError,
+    InvalidRequest,
+    MethodNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+)
 from controlplane.models.ids import SLUG_PATTERN, ULID_PATTERN
 from controlplane.observability import logger, metrics, tracer
 
@@ -25,6 +32,7 @@ _ID_FORMATS = {
     "org_id": re.compile(SLUG_PATTERN),
     "user_id": re.compile(SLUG_PATTERN),
     "ticket_id": re.compile(ULID_PATTERN),
+    "import_id": re.compile(ULID_PATTERN),
 }
 _NOTHING = re.compile(r"(?!)")
 # Bodies are JSON; PATCH also takes JSON Merge Patch (RFC 7396), which is what our PATCH does.
@@ -70,6 +78,8 @@ def entry_point(app: APIGatewayRestResolver, on_records: LambdaHandler | None = 
             route = routes.find(method, resource)
             if route is not None:
                 admit(route, authorizer_context(event), event.get("pathParameters") or {})
+                if len(event.get("body") or "") > route.max_body:
+                    raise PayloadTooLarge(f"Request bodies are limited to {route.max_body // 1024} KiB")
             elif resource is None or resource in routes.RESOURCES or resource.endswith("{proxy+}"):
                 # Not a route of the table, so not one API Gateway would have sent: 404 or 405 for
                 # everyone, whatever a handler may have registered there. (A greedy ``{proxy+}`` is

@@ -12,6 +12,7 @@ DEFAULT_LIMIT = 20
 OrgIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="Organization slug")]
 UserIdPath = Annotated[str, Path(pattern=SLUG_PATTERN, description="User slug")]
 TicketIdPath = Annotated[str, Path(pattern=ULID_PATTERN, description="Ticket ULID")]
+ImportIdPath = Annotated[str, Path(pattern=ULID_PATTERN, description="User import ULID")]
 Limit = Annotated[int, Query(ge=1, le=100, description="Page size")]
 Cursor = Annotated[str | None, Query(max_length=2048, description="`next_cursor` of the previous page")]
 IdempotencyKey = Annotated[

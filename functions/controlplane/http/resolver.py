@@ -29,9 +29,9 @@ from controlplane.observability import logger
 
 RouteFunction = TypeVar("RouteFunction", bound=Callable[..., Any])
 
-# The largest valid body (a ticket: 10,000-character description, 20 tags) is far below this;
-# anything bigger is refused before it is parsed, and never gets near DynamoDB's 400 KB item limit.
-MAX_BODY_BYTES = 64 * 1024
+# The largest body any route takes; each route's own limit (``Route.max_body``: 64 KiB, far above the
+# largest valid ticket, except a user import's) is checked by the entry point, before this parser.
+MAX_BODY_BYTES = max(route.max_body for route in routes.ROUTES)
 
 
 class Resolver(APIGatewayRestResolver):

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from controlplane.http.auth import ADMIN, ANYONE, MEMBER, OWNER, SELF
 from controlplane.models.activity import ActivityPage
+from controlplane.models.imports import UserImport
 from controlplane.models.resources import (
     DeletionAccepted,
     Org,
@@ -42,6 +43,7 @@ class Route(NamedTuple):
     also: tuple[tuple[int, Any], ...] = ()  # other success statuses and their models
     location: str | None = None  # a create's new resource, filled from its fields
     seats: bool = False  # takes or resizes an org's seats, so may answer 409 quota_exceeded
+    max_body: int = 64 * 1024  # bytes; a bigger body is 413 before it is parsed
 
     def __str__(self) -> str:
         return f"{self.method} {self.path}"
@@ -56,9 +58,14 @@ class Route(NamedTuple):
         return {self.status: self.model, **dict(self.also)}
 
 
+# 10,000 rows of the longest valid users (names of 128, addresses of 254 characters) are about 5 MB;
+# Lambda takes 6 MB of event, API Gateway 10 MB of body.
+IMPORT_BODY_BYTES = 5 * 1024 * 1024
+
 _ORG = "/orgs/{org_id}"
 _USER = "/orgs/{org_id}/users/{user_id}"
 _TICKET = "/orgs/{org_id}/tickets/{ticket_id}"
+_IMPORT = "/orgs/{org_id}/user-imports/{import_id}"
 _ANY_MEMBER = frozenset({ADMIN, MEMBER})
 _ADMIN = frozenset({ADMIN})
 _ADMIN_OR_SELF = frozenset({ADMIN, SELF})
@@ -80,6 +87,11 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", f"{_ORG}/activity", ORGANIZATIONS, _ADMIN, "listActivity",
           "List an organization's activity, newest first: who changed what, and when", 200, ActivityPage),
     Route("GET", "/plans", ORGANIZATIONS, _ANYONE, "listPlans", "List the plans and what each allows", 200, PlanList),
+    Route("POST", f"{_ORG}/user-imports", ORGANIZATIONS, _ADMIN, "importUsers",
+          "Import up to 10,000 users: a job creates them, as seats allow, and their sign-ins", 202, UserImport,
+          location=_IMPORT, seats=True, max_body=IMPORT_BODY_BYTES),
+    Route("GET", _IMPORT, ORGANIZATIONS, _ADMIN, "getUserImport",
+          "Get a user import: its status, counts, refused rows and failed sign-ins", 200, UserImport),
     Route("POST", f"{_ORG}/users", USERS, _ADMIN, "createUser", "Create a user; takes one of the org's seats", 201,
           User, location=_USER, seats=True),
     Route("GET", f"{_ORG}/users", USERS, _ANY_MEMBER, "listUsers", "List the users of an organization", 200,

@@ -59,6 +59,8 @@ def delete_org(
             if not delete_tickets_of(table, org_id, sweep["user_id"], time_left):
                 return False
             batches.delete_all(table, [sweep])
+    for found in table.query_all(keys.org_partition(org_id), prefix=keys.IMPORT_PREFIX):
+        batches.delete_all(table, found)  # user imports (a running one's job then finds it gone and stops)
     for records in table.query_all(keys.idempotency_partition(org_id)):
         batches.delete_all(table, records)
     batches.delete_all(table, [keys.seats_key(org_id), keys.org_key(org_id)])

@@ -6,7 +6,8 @@ continues the (resumable) delete and, if its own time runs short, queues the org
 queue is configured (the local run) the delete simply runs to the end within the request.
 
 The queue also carries the jobs that bring an org's sign-ins in line with its status (``signins``):
-a message with ``"kind": "sign-ins"``; one without a kind is a delete.
+a message with ``"kind": "sign-ins"``; and the user imports' jobs (``imports``), ``"kind": "user-import"``;
+one without a kind is a delete.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from controlplane import config
-from controlplane.logic import cascade, signins
+from controlplane.logic import cascade, imports, signins
 from controlplane.models.errors import NotFound
 
 if TYPE_CHECKING:
@@ -60,6 +61,11 @@ def _continue(record: SQSRecord, lambda_context: LambdaContext) -> None:
     message = json.loads(record.body)
     if message.get("kind") == signins.KIND:
         signins.resume(message, lambda: _remaining(lambda_context))
+        return
+    if message.get("kind") == imports.KIND:
+        from controlplane.logic import import_job  # the job's modules load only where a job runs
+
+        import_job.resume(message, lambda: _remaining(lambda_context))
         return
     org_id = message["org_id"]
     try:

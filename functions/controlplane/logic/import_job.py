@@ -1,0 +1,209 @@
+"""The user import's job (see ``logic.imports``): one pass decides every part's rows, then tries
+their sign-ins; a pass stops early when time runs short, and the rest is queued."""
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from controlplane import config
+from controlplane.dal import imports, keys, seats, stamps
+from controlplane.dal.conditions import Item
+from controlplane.dal.table import api_table
+from controlplane.logic.imports import DONE, RUNNING, enqueue, refusal
+from controlplane.models import errors, plans
+from controlplane.models.errors import AlreadyExists, ApiError, ServiceUnavailable
+from controlplane.models.resources import SUSPENDED
+from controlplane.observability import logger
+from controlplane.pacing import Throttle
+
+IMPORT_SIGNINS_PER_SECOND = 10.0
+SIGN_IN_ATTEMPTS = 3
+RETRY_SECONDS = 60
+STEP_SECONDS = 5.0  # stop starting steps when less time than this is left, and queue the rest
+PROGRESS_EVERY = 10  # sign-ins per write of a part's progress
+
+
+class _Exists(ApiError):
+    def __init__(self, index: int, stored: Item | None):
+        super().__init__("exists")
+        self.index, self.stored = index, stored or {}
+
+
+class _Moved(ApiError):
+    """The org or its counter changed since it was read: read again."""
+
+
+def resume(job: dict[str, Any], time_left: Callable[[], float]) -> None:
+    """A job from the queue: work until time runs short, then queue the rest."""
+    delay = run(job["org_id"], job["import_id"], time_left)
+    if delay is not None:
+        enqueue(job["org_id"], job["import_id"], delay)
+
+
+def run(
+    org_id: str, import_id: str, time_left: Callable[[], float] = lambda: math.inf, throttle: Throttle | None = None
+) -> int | None:
+    """One pass: decide every part's rows, then try their sign-ins. None once the import is done (or
+    gone); else the seconds after which to continue (0: time ran short; ``RETRY_SECONDS``: failed
+    sign-ins to try again)."""
+    try:
+        return _pass(org_id, import_id, time_left, throttle or Throttle(IMPORT_SIGNINS_PER_SECOND))
+    except imports.Superseded:
+        logger.info("User import: another delivery is ahead; it carries on", org_id=org_id, import_id=import_id)
+        return None
+
+
+def _pass(org_id: str, import_id: str, time_left: Callable[[], float], pace: Throttle) -> int | None:
+    table = api_table()
+    record, parts = imports.load(table, org_id, import_id)
+    if record is None or record["status"] != RUNNING:
+        return None
+    for i, part in enumerate(parts):
+        if not part["decided"]:
+            decided = _decide(org_id, import_id, part, record.get("created_by"), time_left)
+            if decided is None:
+                return 0
+            parts[i] = decided
+    for part in parts:
+        if not _sign_in(org_id, part, time_left, pace):
+            return 0
+    record, parts = imports.load(table, org_id, import_id)
+    if record is None:
+        return None
+    if any(int(f["attempts"]) < SIGN_IN_ATTEMPTS for part in parts for f in part.get("failures", {}).values()):
+        return RETRY_SECONDS
+    for part in parts:  # done with the rows: drop them, keep what became of them
+        imports.advance(table, part, {}, removed=("rows",))
+    imports.advance(table, record, {"status": DONE, "updated_at": stamps.now()})
+    logger.info("User import done", org_id=org_id, import_id=import_id)
+    return None
+
+
+def _decide(org_id: str, import_id: str, part: Item, actor: str | None, time_left: Callable[[], float]) -> Item | None:
+    """Create the part's users, or refuse each with its reason: the part as it is now, or None if
+    time ran short first."""
+    if time_left() < STEP_SECONDS:
+        return None
+    table = api_table()
+    rows = part["rows"]
+    present = imports.users_present(table, org_id, [row["user_id"] for row in rows])
+    created = [row["user_id"] for row in rows if present.get(row["user_id"], {}).get("import_id") == import_id]
+    refused = [
+        refusal(row["row"], row["user_id"], "already_exists", f"User {row['user_id']} already exists")
+        for row in rows
+        if row["user_id"] in present and row["user_id"] not in created
+    ]
+    new_created, new_refused = _take(org_id, import_id, [row for row in rows if row["user_id"] not in present], actor)
+    refused = sorted(refused + new_refused, key=lambda r: int(r["row"]))
+    return imports.advance(
+        table, part, {"decided": True}, appended={"created": created + new_created, "refused": refused}
+    )
+
+
+def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> tuple[list[str], list[Item]]:
+    """Put as many of ``rows`` as the org has seats for, in one transaction (more if one is found to
+    exist meanwhile); refuse the rest, each with the reason."""
+    table = api_table()
+    created: list[str] = []
+    refused: list[Item] = []
+    pending = list(rows)
+    while pending:
+        org, counter = seats.read(table, org_id, consistent=True)
+        if org is None or stamps.DELETING in org or org.get("status") == SUSPENDED:
+            gone = org is None or stamps.DELETING in org
+            code, message = (
+                ("not_found", "The organization is being deleted")
+                if gone
+                else ("org_suspended", "The organization was suspended")
+            )
+            return created, refused + [refusal(row["row"], row["user_id"], code, message) for row in pending]
+        if counter is None:
+            if not seats.move(table, org_id):
+                raise ServiceUnavailable(
+                    f"Organization {org_id}'s seats are being counted; retry shortly", retry_after=30
+                )
+            continue
+        limit, count = int(counter[plans.USER_LIMIT]), int(counter[plans.USER_COUNT])
+        if count >= limit:
+            message = str(errors.QuotaExceeded("users", limit, count, org["plan"]))
+            return created, refused + [
+                refusal(row["row"], row["user_id"], "quota_exceeded", message) for row in pending
+            ]
+        batch, rest = pending[: limit - count], pending[limit - count :]
+        users = [_user(org_id, import_id, row, actor) for row in batch]
+        exists = tuple((lambda stored, i=i: _Exists(i, stored)) for i in range(len(users)))
+        moved = lambda _: _Moved("moved")  # noqa: E731
+        try:
+            seats.take(table, org_id, users, exists, moved, moved, lambda: _Moved("moved"), limit=limit)
+        except _Exists as found:
+            row = batch[found.index]
+            if found.stored.get("import_id") == import_id:
+                created.append(row["user_id"])
+            else:
+                refused.append(
+                    refusal(row["row"], row["user_id"], "already_exists", f"User {row['user_id']} already exists")
+                )
+            pending.remove(row)
+            continue
+        except _Moved:
+            continue
+        created += [row["user_id"] for row in batch]
+        pending = rest
+    return created, refused
+
+
+def _user(org_id: str, import_id: str, row: Item, actor: str | None) -> Item:
+    fields = {name: value for name, value in row.items() if name != "row"}
+    attributes = {"org_id": org_id, **fields, "import_id": import_id}
+    return stamps.new_item(keys.user_keys(org_id, row["user_id"]), keys.USER, attributes, actor)
+
+
+def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Throttle) -> bool:
+    """Create the sign-ins of the part's new users, then try its failed ones again (each failure
+    counted, with why); False if time ran short first. Progress is written every few sign-ins."""
+    directory = config.directory()
+    table = api_table()
+    created, failures = part["created"], dict(part.get("failures", {}))
+    if directory is None:  # make run: no user pool, nothing to create
+        if int(part["signed"]) < len(created):
+            imports.advance(table, part, {"signed": len(created)})
+        return True
+    rows = {row["user_id"]: row for row in part.get("rows", [])}
+    new = created[int(part["signed"]) :]
+    retried = [u for u, f in failures.items() if int(f["attempts"]) < SIGN_IN_ATTEMPTS and u not in new]
+    signed, tried = int(part["signed"]), 0
+    for user_id in new + retried:
+        if time_left() < STEP_SECONDS:
+            break
+        pace.wait()
+        reason = _create_sign_in(directory, org_id, rows[user_id])
+        if reason is None:
+            failures.pop(user_id, None)
+        else:
+            failures[user_id] = {"reason": reason, "attempts": int(failures.get(user_id, {}).get("attempts", 0)) + 1}
+        signed += user_id in new
+        tried += 1
+        if tried % PROGRESS_EVERY == 0:
+            part = imports.advance(table, part, {"signed": signed, "failures": failures})
+    if tried % PROGRESS_EVERY:
+        imports.advance(table, part, {"signed": signed, "failures": failures})
+    return tried == len(new) + len(retried)
+
+
+def _create_sign_in(directory: Any, org_id: str, row: Item) -> str | None:
+    """None once the sign-in exists (made now, or by this job before a crash); else why not."""
+    try:
+        directory.create(org_id, row["user_id"], row["email"], row["role"])
+    except AlreadyExists:
+        stored = directory.attributes(org_id, row["user_id"])
+        if stored.get("email") == row["email"] and stored.get("custom:role") == row["role"]:
+            return None
+        return "A sign-in of this name is left over from an earlier user; delete the user and import it again"
+    except ServiceUnavailable as busy:
+        return busy.message
+    except ClientError as refused:  # Cognito's refusal (a bad address, the e-mail quota...): the row's outcome
+        logger.warning("Sign-in not created", org_id=org_id, user_id=row["user_id"], error=str(refused))
+        return str(refused)[:300]
+    return None

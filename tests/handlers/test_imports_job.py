@@ -1,0 +1,146 @@
+"""The user import's job off the request path (moto: Cognito and SQS): queued on the deletions
+queue, its sign-ins created and a failed one retried, and a crashed or redelivered job continuing
+where it stopped without creating anyone twice."""
+
+import json
+import math
+
+import boto3
+import pytest
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
+from botocore.exceptions import ClientError
+
+from controlplane import config
+from controlplane.dal import imports, keys, seats
+from controlplane.dal.directory import Directory
+from controlplane.dal.table import api_table
+from controlplane.logic import import_job
+from controlplane.models import plans
+from tests.api import call, create_org, deliver
+
+pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito and SQS exist on moto only
+
+
+@pytest.fixture
+def cloud(table, monkeypatch):
+    """A user pool and a deletions queue, as in the cloud; the sign-ins' pace lifted."""
+    monkeypatch.setattr(import_job, "IMPORT_SIGNINS_PER_SECOND", math.inf)
+    cognito = boto3.client("cognito-idp")
+    pool_id = cognito.create_user_pool(
+        PoolName="users",
+        Schema=[{"Name": n, "AttributeDataType": "String", "Mutable": True} for n in ("org_id", "user_id", "role")],
+    )["UserPool"]["Id"]
+    monkeypatch.setenv("USER_POOL_ID", pool_id)
+    monkeypatch.setenv("DELETIONS_QUEUE_URL", boto3.client("sqs").create_queue(QueueName="deletions")["QueueUrl"])
+    config.reset()
+    create_org("acme", plan="enterprise")
+    return pool_id
+
+
+def _queued() -> list[dict]:
+    found = boto3.client("sqs").receive_message(QueueUrl=config.settings().deletions_queue_url, MaxNumberOfMessages=10)
+    return found.get("Messages", [])
+
+
+def _sign_ins(pool_id: str) -> list[str]:
+    cognito, found, token = boto3.client("cognito-idp"), [], None
+    while True:
+        page = cognito.list_users(UserPoolId=pool_id, Limit=60, **({"PaginationToken": token} if token else {}))
+        found += [user["Username"] for user in page["Users"]]
+        token = page.get("PaginationToken")
+        if not token:
+            return sorted(found)
+
+
+def _rows(count: int) -> list[dict]:
+    return [{"user_id": f"user-{i:03d}", "name": "U", "email": f"u{i}@example.com"} for i in range(count)]
+
+
+def _import(rows: list[dict]) -> dict:
+    reply = call("POST", "/orgs/acme/user-imports", {"rows": rows})
+    assert reply.status == 202, reply.body
+    return reply.body
+
+
+def _get(import_id: str) -> dict:
+    return call("GET", f"/orgs/acme/user-imports/{import_id}").body
+
+
+def test_the_request_only_stores_the_rows_and_queues_the_job_which_creates_users_and_sign_ins(cloud):
+    started = _import(_rows(3))
+
+    assert (started["status"], started["created"], started["pending"]) == ("running", 0, 3)
+    [message] = _queued()
+    assert json.loads(message["Body"]) == {"kind": "user-import", "org_id": "acme", "import_id": started["import_id"]}
+    assert _sign_ins(cloud) == []
+
+    assert deliver([message]) == {"batchItemFailures": []}
+
+    done = _get(started["import_id"])
+    assert (done["status"], done["created"], done["pending"]) == ("done", 3, 0)
+    assert done["sign_ins"] == {"done": 3, "pending": 0, "failed": []}
+    assert _sign_ins(cloud) == ["acme.user-000", "acme.user-001", "acme.user-002"]
+
+
+def test_a_job_that_crashed_after_its_users_went_in_continues_and_creates_nobody_twice(cloud, monkeypatch):
+    # Given an import of 150 (two parts) whose first delivery dies right after the first part's
+    # transaction, before it could write the part's progress
+    started = _import(_rows(150))
+    [message] = _queued()
+    advance = imports.advance
+
+    def crash_once(*args, **kwargs):
+        monkeypatch.setattr(imports, "advance", advance)
+        raise ConnectionError("injected: the function died here")
+
+    monkeypatch.setattr(imports, "advance", crash_once)
+    with pytest.raises(BatchProcessingError):
+        deliver([message])
+    _, counter = seats.read(api_table(), "acme", consistent=True)
+    assert counter is not None and counter[plans.USER_COUNT] == 98
+
+    # When SQS delivers the message again
+    assert deliver([message]) == {"batchItemFailures": []}
+
+    # Then every row is a user once, counted once, with its sign-in
+    done = _get(started["import_id"])
+    assert (done["status"], done["created"], done["refused"]) == ("done", 150, [])
+    users, _ = api_table().query(keys.org_partition("acme"), prefix=keys.USER_PREFIX, limit=1000, consistent=True)
+    _, counter = seats.read(api_table(), "acme", consistent=True)
+    assert counter is not None and counter[plans.USER_COUNT] == len(users) == 150
+    assert len(_sign_ins(cloud)) == 150
+
+
+def test_a_failed_sign_in_is_shown_with_why_and_retried_by_a_later_pass(cloud, monkeypatch):
+    monkeypatch.setattr(import_job, "RETRY_SECONDS", 0)  # the queue's delay: a minute in the cloud
+    started = _import(_rows(3))
+    [message] = _queued()
+    boto3.client("sqs").delete_message(
+        QueueUrl=config.settings().deletions_queue_url, ReceiptHandle=message["ReceiptHandle"]
+    )
+    create = Directory.create
+
+    def refuse_user_001(self, org_id, user_id, email, role):
+        if user_id == "user-001":
+            raise ClientError(
+                {"Error": {"Code": "CodeDeliveryFailureException", "Message": "Email not sent"}}, "Create"
+            )
+        return create(self, org_id, user_id, email, role)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Directory, "create", refuse_user_001)
+        assert deliver([message]) == {"batchItemFailures": []}
+
+    # The user is in; their sign-in failed, shown with why, and a later pass is queued
+    after_one = _get(started["import_id"])
+    assert (after_one["status"], after_one["created"]) == ("running", 3)
+    [failed] = after_one["sign_ins"]["failed"]
+    assert (failed["user_id"], failed["attempts"]) == ("user-001", 1)
+    assert "Email not sent" in failed["reason"]
+    [retry] = _queued()
+
+    assert deliver([retry]) == {"batchItemFailures": []}
+
+    done = _get(started["import_id"])
+    assert (done["status"], done["sign_ins"]) == ("done", {"done": 3, "pending": 0, "failed": []})
+    assert "acme.user-001" in _sign_ins(cloud)
