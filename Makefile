@@ -9,6 +9,7 @@ BIN := $(VENV)/bin
 
 help: ## this list
 	@awk 'BEGIN {FS = ":[^#]*## "} /^[a-z0-9-]+:[^#]*## / {printf "  make %-19s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@echo "PORT (and DYNAMODB_PORT) on make run is the only port setting: seed, console, tokens and cpctl find it."
 
 install: $(VENV)/.installed $(VENV)/.functions-path $(VENV)/.lambda-wheels node_modules/.installed ## the .venv and node_modules, from the pinned versions (about two minutes, once)
 
@@ -48,6 +49,12 @@ test: install chromium ## every layer: ruff, mypy, then unit, handlers, local ki
 	$(BIN)/python -m mypy  # what it checks, and how strictly: pyproject.toml
 	$(BIN)/python -m pytest $(COVERAGE)  # not bin/pytest, whose first line names the venv by its path when it was made
 
+# docs/openapi.json against Spectral's OpenAPI ruleset (.spectral.yaml), offline: any warning fails.
+# make test runs it too, as tests/local_kit/test_openapi.py.
+.PHONY: lint-openapi
+lint-openapi: install ## docs/openapi.json against Spectral's OpenAPI rules: no warning allowed
+	node_modules/.bin/spectral lint docs/openapi.json --fail-severity=warn
+
 # Branch coverage of what Lambda runs (functions/), in make test's output. What stays uncovered, and
 # why: docs/TESTING.md.
 COVERAGE := --cov=functions --cov-branch --cov-report=term-missing:skip-covered
@@ -81,17 +88,19 @@ lint: install ## fix what ruff can fix, and format
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-# The API on http://127.0.0.1:3000 (PORT=...), on DynamoDB Local with its data in .local/dynamodb.
-# Ctrl-C stops both. make seed, in another terminal, fills it with a demo organization.
+# The API on http://127.0.0.1:3000, on DynamoDB Local with its data in .local/dynamodb. Ctrl-C stops both.
+# PORT=3300 make run (and DYNAMODB_PORT=8300) is the only place a port is set: while it serves, it writes
+# its URL to .local/api.json, and make seed, make console, make tokens and cpctl find it there (a file
+# whose server is gone is ignored). An explicit URL still wins: --url, CONTROLPLANE_URL, API_URL.
 .PHONY: run seed reset events console
-run: install ## the API on http://127.0.0.1:3000 over DynamoDB Local (Ctrl-C stops it)
+run: install ## the API over DynamoDB Local: make run, or PORT=3300 DYNAMODB_PORT=8300 make run (Ctrl-C stops it)
 	$(BIN)/python -m local.server
 
-console: install ## sign-in links to make run's console (/console/): an operator, the demo admin and member
+console: install ## sign-in links to the running make run's console, whatever its PORT: operator, demo admin, member
 	@$(BIN)/python -m local.console
 
 # Options: ORG (demo), USERS (10), TICKETS (300): the org's total, so a second run adds nothing.
-seed: install ## fill the running API with a demo org: make seed ORG=demo USERS=10 TICKETS=300
+seed: install ## fill the running make run (found whatever its PORT) with a demo org: make seed ORG=demo USERS=10 TICKETS=300
 	@$(BIN)/python -m local.seed $(if $(ORG),--org $(ORG)) $(if $(USERS),--users $(USERS)) \
 		$(if $(TICKETS),--tickets $(TICKETS))
 
@@ -123,7 +132,7 @@ endif
 token: install ## a local ID token: make token (an operator), make token ORG=acme USER=alice ROLE=admin
 	@$(BIN)/python -m local.tokens --role $(ROLE) $(if $(ORG),--org $(ORG)) $(if $(TOKEN_USER),--user $(TOKEN_USER))
 
-tokens: install ## ready-to-paste tokens for make seed's demo org: OPS, ADMIN, MEMBER
+tokens: install ## ready-to-paste exports: API (the running make run's URL), and OPS, ADMIN, MEMBER of the demo org
 	@$(BIN)/python -m local.tokens --demo $(if $(ORG),--org $(ORG))
 
 # events/: an API Gateway event per route and the env-vars file, for sam local invoke.

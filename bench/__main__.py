@@ -1,4 +1,4 @@
-"""Benchmarks: requests per call, handler overhead, flat pages, cold start and asset size, as ratios.
+"""Benchmarks: requests per call, handler overhead, flat pages, cold start, asset size, partition heat, cost.
 
 Runs against an in-memory DynamoDB Local of its own, prints one Markdown table per measure and, for a
 full run, writes them to docs/BENCHMARKS.md.
@@ -10,13 +10,39 @@ import time
 import warnings
 from pathlib import Path
 
-from bench import assets, authorizer, calls, coldstart, harness, limited, machine, noisy, overhead, pages, profile
+from bench import (
+    assets,
+    authorizer,
+    calls,
+    coldstart,
+    cost,
+    harness,
+    heat,
+    limited,
+    machine,
+    noisy,
+    overhead,
+    pages,
+    profile,
+)
 from bench.harness import Section
 from bench.stats import markdown, verdict
 from local import ROOT
 
-MEASURES = ("calls", "overhead", "limited", "pages", "coldstart", "profile", "assets", "noisy", "authorizer")
-QUICK = {"iterations": 40, "sizes": [10, 100, 1000], "cold_runs": 3, "profile_runs": 1}
+MEASURES = (
+    "calls",
+    "overhead",
+    "limited",
+    "pages",
+    "coldstart",
+    "profile",
+    "assets",
+    "noisy",
+    "authorizer",
+    "heat",
+    "cost",
+)
+QUICK = {"iterations": 40, "sizes": [10, 100, 1000], "cold_runs": 3, "profile_runs": 1, "orgs": [2, 5]}
 REPORT = ROOT / "docs" / "BENCHMARKS.md"
 
 
@@ -32,6 +58,12 @@ def options(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--cold-runs", type=int, default=7, help="fresh processes per cold start side (default: 7)")
     parser.add_argument("--profile-runs", type=int, default=5, help="processes and profiles per figure (default: 5)")
+    parser.add_argument(
+        "--orgs",
+        type=lambda text: [int(count) for count in text.split(",")],
+        default=list(heat.ORG_COUNTS),
+        help=f"org counts of the partition heat (default: {','.join(map(str, heat.ORG_COUNTS))})",
+    )
     parser.add_argument("--only", type=lambda text: text.split(","), default=list(MEASURES), help=",".join(MEASURES))
     parser.add_argument("--output", type=Path, help=f"the report (default: {REPORT.relative_to(ROOT)}, full runs only)")
     args = parser.parse_args(argv)
@@ -61,8 +93,17 @@ def measure(args: argparse.Namespace) -> list[Section]:
         step("profile", lambda: profile.run(client, args.profile_runs, args.iterations))
         step("pages", lambda: pages.run(client, args.sizes, args.iterations))
         step("authorizer", lambda: authorizer.run(client, args.iterations, args.cold_runs))
+        step("heat", lambda: heat.run(tuple(args.orgs)))
+        # A third of the rounds: each is a lifecycle of 17 calls, at each of 4 memory sizes.
+        step("cost", lambda: cost.run(max(3, args.iterations // 3)))
         step("noisy", noisy.run)
-    return sorted(sections, key=lambda section: section.title)
+    return sorted(sections, key=order)
+
+
+def order(section: Section) -> tuple[float, str]:
+    """By the section's number (10 after 9), the unnumbered last."""
+    number = section.title.split(".", 1)[0]
+    return (int(number) if number.isdigit() else float("inf"), section.title)
 
 
 def report(args: argparse.Namespace, sections: list[Section], minutes: float) -> str:
@@ -74,7 +115,8 @@ def report(args: argparse.Namespace, sections: list[Section], minutes: float) ->
         goals += [f"  - {verdict(False)}: {goal}" for goal, ok in section.goals if not ok]
     settings = (
         f"`python -m bench --iterations {args.iterations} --sizes {','.join(map(str, args.sizes))} "
-        f"--cold-runs {args.cold_runs} --profile-runs {args.profile_runs}`, {minutes:.1f} minutes. "
+        f"--cold-runs {args.cold_runs} --profile-runs {args.profile_runs} --orgs {','.join(map(str, args.orgs))}`, "
+        f"{minutes:.1f} minutes. "
         "The functions run with the deployed settings "
         "(`LOG_LEVEL=INFO`) and `LAMBDA_TASK_ROOT` set as in Lambda, except `POWERTOOLS_TRACE_DISABLED=true` "
         "(no X-Ray daemon), `POWERTOOLS_METRICS_DISABLED=true` (no EMF JSON printed into the timings) and "

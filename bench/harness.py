@@ -12,8 +12,10 @@ from botocore import xform_name
 
 from controlplane import config
 from local import ROOT, environment
-from local.apigw import OPERATOR_CONTEXT, build_event
+from local.apigw import OPERATOR_CONTEXT, Reply, build_event
+from local.apigw import call as apigw_call
 from local.dynamodb_local import DynamoDBLocal, client, create_table
+from local.stream import StreamReader
 
 TABLE_NAME = "control-plane-bench"
 
@@ -119,3 +121,22 @@ def recording(client, capacity: bool = False) -> Iterator[Recorder]:
 def replay(client, method: str, params: dict):
     """The bare call: the same request, straight through boto3."""
     return lambda: getattr(client, method)(**params)
+
+
+def call(method: str, path: str, body: dict | None = None) -> Reply:
+    """An operator's request through its function (``local.apigw.call``), then the metrics emptied:
+    with POWERTOOLS_METRICS_DISABLED, Powertools' flush keeps what the handler added, and the 100th
+    metric kept in one process fails the request that adds it. A benchmark making many creates needs
+    this; in Lambda every flush empties them."""
+    from controlplane.observability import metrics
+
+    try:
+        return apigw_call(method, path, body)
+    finally:
+        metrics.clear_metrics()
+
+
+def stream_reader() -> StreamReader:
+    arn = config.dynamodb().describe_table(TableName=config.settings().table_name)["Table"]["LatestStreamArn"]
+    streams = boto3.client("dynamodbstreams", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
+    return StreamReader(streams, arn, from_start=False)

@@ -15,7 +15,7 @@ import click
 import typer
 from typer.core import TyperOption
 
-from cpctl.client import DEFAULT_URL
+from cpctl import endpoints
 from cpctl.commands import login, orgs, tickets, users
 from cpctl.commands.common import Settings
 from cpctl.output import Output
@@ -46,14 +46,21 @@ app.command("logout")(login.logout)
 @app.callback()
 def main(
     ctx: typer.Context,
-    url: Annotated[str, typer.Option(envvar="CONTROLPLANE_URL", help="The API's base URL.")] = DEFAULT_URL,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CONTROLPLANE_URL",
+            help="The API's base URL; default: the running `make run`'s, whatever its PORT, else http://127.0.0.1:3000.",
+            show_default=False,
+        ),
+    ] = None,
     token: Annotated[
         str | None,
         typer.Option(envvar="CONTROLPLANE_TOKEN", help="An ID token; default: the one `cpctl login` stored."),
     ] = None,
     output: Annotated[Output, typer.Option("--output", "-o", help="json: the API's JSON, as sent.")] = Output.table,
 ) -> None:
-    ctx.obj = Settings(url=url, token=token, output=output)
+    ctx.obj = Settings(url=endpoints.api_url(url), token=token, output=output)
 
 
 def run() -> None:

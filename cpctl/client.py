@@ -91,12 +91,15 @@ class Client(Transport):
         return self._model(Org, response)
 
     def suspend_org(self, org_id: str, reason: str, *, if_match: ETagLike = None) -> Org:
-        """Suspend an org (operators): its users are signed out and cannot sign in or call the API
-        until ``activate_org``; nothing is deleted. The ``reason`` is shown to operators only."""
+        """Suspend an org (operators): until ``activate_org``, its admins and members are refused on
+        every request, tokens they already hold included, within seconds (docs/SECURITY.md gives the
+        bound), and their sign-ins are disabled; nothing is deleted. The ``reason`` is shown to
+        operators only."""
         return self.update_org(org_id, if_match=if_match, status="suspended", suspension_reason=reason)
 
     def activate_org(self, org_id: str, *, if_match: ETagLike = None) -> Org:
-        """Reactivate a suspended org (operators): its users may sign in again."""
+        """Reactivate a suspended org (operators): within the same bound its users are served
+        again, and their sign-ins are enabled."""
         return self.update_org(org_id, if_match=if_match, status="active")
 
     def delete_org(self, org_id: str, *, if_match: ETagLike = None) -> DeletionAccepted | None:

@@ -1,12 +1,20 @@
-"""The rows of the API's route table the client sends, each as ``(method, path template)``.
+"""Where the API is, and the rows of its route table the client sends, each as ``(method, path template)``.
 
-Each is looked up in ``controlplane.http.routes.ROUTES`` at import, so a route the table drops fails
+Each row is looked up in ``controlplane.http.routes.ROUTES`` at import, so a route the table drops fails
 here at once; ``COVERED`` is what a test compares with the table, so a route the client lacks fails too.
 """
 
 from controlplane.http import routes
 
 COVERED: set[tuple[str, str]] = set()
+
+
+def api_url(explicit: str | None = None) -> str:
+    """cpctl's API: ``explicit`` (--url, CONTROLPLANE_URL) if given, else the ``make run`` serving now,
+    whatever its PORT (it says where in .local/api.json; ``local.running``), else http://127.0.0.1:3000."""
+    from local import running  # the local kit's record, read only when no URL is given
+
+    return running.api_url(explicit)
 
 
 def _route(method: str, path: str) -> tuple[str, str]:

@@ -32,6 +32,10 @@ TICKET_COLUMNS = ("ticket_id", "user_id", "status", "priority", "subject", "tags
 
 
 IDS = ("org_id", "user_id", "ticket_id")  # never cut: the next command takes them
+# Also never cut: who made a change and what it changed (their ids), and timestamps (``*_at``).
+WHOLE = (*IDS, "actor", "resource")
+# The narrowest a wrapping column gets; when the whole columns leave less, each row is listed as a record.
+MIN_WRAPPED = 10
 
 
 class Output(StrEnum):
@@ -119,21 +123,58 @@ def show_pages(
 
 def show_rows(rows: list[pydantic.BaseModel], columns: tuple[str, ...], more: str | None) -> None:
     """A table of ``rows``; ``more``: the command that shows the next page, if there is one.
-    Identifiers are never cut, at any width: they are what the next command takes. The other
-    columns wrap instead."""
+    Identifiers and timestamps are never cut, at any width: the ids are what the next command takes.
+    The other columns wrap instead; where that would leave them too narrow, each row is shown as a
+    record, a field a line."""
     found = [_readable(row.model_dump(mode="json")) for row in rows]
-    table = Table()
-    for column in columns:
-        if column in IDS:
-            widest = max([len(column), *(len(_cell(values[column])) for values in found)])
-            table.add_column(column, no_wrap=True, min_width=widest)
-        else:
-            table.add_column(column, overflow="fold")
-    for values in found:
-        table.add_row(*(_cell(values[column]) for column in columns))
-    Console().print(table)
+    console = Console()
+    widest = {column: max([len(column), *(len(_cell(values[column])) for values in found)]) for column in columns}
+    needed = sum(widest[c] if _whole(c) else min(widest[c], MIN_WRAPPED) for c in columns) + _spacing(len(columns))
+    if needed > console.width:
+        for i, values in enumerate(found):
+            if i:
+                console.print()
+            console.print(_record(values, columns))
+    else:
+        table = _table()
+        for column in columns:
+            if _whole(column):
+                table.add_column(column, no_wrap=True, min_width=widest[column])
+            else:
+                table.add_column(column, overflow="fold")
+        for values in found:
+            table.add_row(*(_cell(values[column]) for column in columns))
+        console.print(table)
     if more:
         typer.echo(f"More: {more}", err=True)
+
+
+def _table() -> Table:
+    """A list's table: no borders, two spaces between columns, so that the cells get the width."""
+    return Table(box=None, pad_edge=False, padding=(0, 2, 0, 0))
+
+
+def _spacing(columns: int) -> int:
+    """What the table's padding and rules take of a line, besides its cells: measured, not assumed."""
+    probe = _table()
+    for _ in range(columns):
+        probe.add_column(no_wrap=True)
+    probe.add_row(*("x" * columns))
+    return Console(width=1000).measure(probe).maximum - columns
+
+
+def _whole(column: str) -> bool:
+    return column in WHOLE or column.endswith("_at")
+
+
+def _record(values: dict[str, Any], columns: tuple[str, ...]) -> Table:
+    """A row too wide for a table's line, as a field a line."""
+    record = Table(show_header=False, box=None, pad_edge=False)
+    record.add_column(no_wrap=True, style="bold")
+    record.add_column(overflow="fold")
+    for column in columns:
+        record.add_row(column, _cell(values[column]))
+    return record
 
 
 def next_page(ctx: typer.Context, cursor: str | None, command: str | None = None) -> str | None:
@@ -154,7 +195,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(map(str, value))
     if isinstance(value, dict):
-        return ", ".join(f"{name} {_cell(item)}" for name, item in value.items())
+        return ", ".join(f"{name} {_cell(item)}" for name, item in value.items() if item is not None)
     return str(value)
 
 

@@ -9,6 +9,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from controlplane.http.errors import error_body
 from controlplane.http.routes import ROUTES
 from controlplane.models import plans
 from infra.config import StageConfig
@@ -48,6 +49,9 @@ _GATEWAY_ERRORS = (
 )
 
 
+_MESSAGE = "<message>"
+
+
 def error_template(code: str, message: str | None) -> str:
     """The API's error body as a mapping template. ``messageString`` is API Gateway's message, quoted;
     a ``$context`` variable of the authorizer's is a plain string, so it is quoted here."""
@@ -55,7 +59,9 @@ def error_template(code: str, message: str | None) -> str:
         quoted_message = f'"{message}"'
     else:
         quoted_message = json.dumps(message) if message else "$context.error.messageString"
-    return f'{{"error": {{"code": "{code}", "message": {quoted_message}, "request_id": "$context.requestId"}}}}'
+    # The body's message is a template expression, not a string: put it in after json.dumps.
+    body = json.dumps(error_body(code, _MESSAGE, "$context.requestId"))
+    return body.replace(json.dumps(_MESSAGE), quoted_message)
 
 
 class Api(Construct):

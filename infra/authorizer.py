@@ -94,10 +94,11 @@ class ApiAuthorizer(Construct):
         user_pool: cognito.IUserPool,
         client: cognito.IUserPoolClient,
         removal_policy: RemovalPolicy,
+        snap_start: bool = False,
     ) -> None:
         super().__init__(scope, construct_id)
         issuer = user_pool.user_pool_provider_url
-        self.function = ControlPlaneFunction(
+        authorizer = ControlPlaneFunction(
             self,
             "Function",
             name=AUTHORIZER_FUNCTION,
@@ -110,7 +111,10 @@ class ApiAuthorizer(Construct):
                 "LOG_LEVEL": LOG_LEVEL,
             },
             removal_policy=removal_policy,
-        ).function
+            snap_start=snap_start,
+        )
+        # On the request path at every cache miss: with SnapStart, API Gateway invokes the alias.
+        self.function, self.target = authorizer.function, authorizer.target
         # One action on the table itself (no index), and only on org partitions: the org item.
         self.function.add_to_role_policy(
             iam.PolicyStatement(

@@ -21,6 +21,8 @@ from infra.constants import (
 
 _STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9]{0,15}$")  # a valid API Gateway stage and stack name suffix
 _EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_DOMAIN_PATTERN = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
+_REGION_PATTERN = re.compile(r"^[a-z]{2}(-[a-z]+)+-[0-9]$")
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,12 @@ class StageConfig:
     # already has one: another stack owns the setting.
     api_gateway_account_role: bool = True
     alarm_email: str | None = None  # subscribed to the alarm topic; it confirms by e-mail
+    # A verified SES identity that the user pool sends its e-mail through (invitations, password resets):
+    # a domain (sent from no-reply@<domain>) or an address (sent from it). None: Cognito's own e-mail,
+    # capped at COGNITO_DEFAULT_EMAILS_PER_DAY for the account, which prod warns about at synth.
+    ses_identity: str | None = None
+    # The identity's region, where it is not the stack's (Cognito allows a few: README, Deploy).
+    ses_region: str | None = None
 
     def __post_init__(self):
         if not _STAGE_PATTERN.match(self.stage):
@@ -75,6 +83,14 @@ class StageConfig:
             )
         if self.alarm_email is not None and not _EMAIL_PATTERN.match(self.alarm_email):
             raise ValueError(f"alarm_email {self.alarm_email!r} is not an e-mail address")
+        if self.ses_identity is not None and not (
+            _EMAIL_PATTERN.match(self.ses_identity) or _DOMAIN_PATTERN.match(self.ses_identity)
+        ):
+            raise ValueError(f"ses_identity {self.ses_identity!r} is neither a domain nor an e-mail address")
+        if self.ses_region is not None and not _REGION_PATTERN.match(self.ses_region):
+            raise ValueError(f"ses_region {self.ses_region!r} is not a region name")
+        if self.ses_region and not self.ses_identity:
+            raise ValueError("ses_region without ses_identity: name the identity too")
 
     @property
     def stack_name(self) -> str:
@@ -109,14 +125,16 @@ class StageConfig:
         in cdk.json, comma-separated on the command line, where every value is a string),
         events_archive_days, activity_retention_days, authorizer_ttl_seconds, sam_local, snap_start
         (``true``/``false``; unset: on for prod where the region has it), api_gateway_account_role
-        (``true``/``false``; unset: true), alarm_email. The region is the CDK CLI's
+        (``true``/``false``; unset: true), alarm_email, ses_identity and ses_region (each a string, or in
+        cdk.json an object by stage: ``{"prod": "example.com"}``). The region is the CDK CLI's
         (``CDK_DEFAULT_REGION``: the profile's or ``AWS_REGION``)."""
         defaults = cls()
+        stage = node.try_get_context("stage") or defaults.stage
         origins = node.try_get_context("cors_allow_origins") or ()
         if isinstance(origins, str):
             origins = origins.split(",")
         return cls(
-            stage=node.try_get_context("stage") or defaults.stage,
+            stage=stage,
             account_rps_limit=int(node.try_get_context("account_rps_limit") or defaults.account_rps_limit),
             cors_allow_origins=tuple(origin.strip() for origin in origins if origin.strip()),
             events_archive_days=int(node.try_get_context("events_archive_days") or defaults.events_archive_days),
@@ -131,7 +149,14 @@ class StageConfig:
             region=os.environ.get("CDK_DEFAULT_REGION") or None,
             api_gateway_account_role=_flag(node.try_get_context("api_gateway_account_role")) is not False,
             alarm_email=node.try_get_context("alarm_email") or None,
+            ses_identity=_for_stage(node.try_get_context("ses_identity"), stage) or None,
+            ses_region=_for_stage(node.try_get_context("ses_region"), stage) or None,
         )
+
+
+def _for_stage(value, stage: str):
+    """A value that may differ by stage: as it is, or an object's entry for ``stage``."""
+    return value.get(stage) if isinstance(value, dict) else value
 
 
 def _or_default(value, default):

@@ -65,8 +65,10 @@ MEMORY_MB = {
     # Cascade deletes serialize and send 1,000-item pages in batches of 25 against a 29 s budget:
     # twice the CPU moves twice the items before the rest goes to the queue, at the same GB-seconds.
     ORGANIZATIONS: 1024,
-    # One DynamoDB request per call (and Cognito's, which wait, not compute): ~3.5 ms of CPU at 29%.
-    USERS: 512,
+    # Chosen by `make bench` section 10: the cheapest size whose routes' p50 is within 1.25x of the
+    # fastest size's. users at 512 MB took 1.28x (creates validate and write a transaction), so 1024;
+    # tickets at 512 MB took 1.13x, and 512 is cheaper.
+    USERS: 1024,
     TICKETS: 512,
     # Up to 100 stream records a batch, turned into events and sent 10 at a time: a few ms of CPU,
     # the rest waiting on EventBridge.
@@ -95,6 +97,13 @@ CORS_REQUEST_HEADERS = ("If-Match", "Idempotency-Key")  # the API's own headers,
 USER_ATTRIBUTES = ("org_id", "user_id", "role")
 PASSWORD_MIN_LENGTH = 12
 TEMPORARY_PASSWORD_VALIDITY = Duration.days(7)  # how long an invitation's password works
+# What Cognito's own e-mail (EmailSendingAccount COGNITO_DEFAULT) sends a day for the whole account:
+# invitations and password-reset codes together. Past it, AdminCreateUser fails with LimitExceededException
+# ("Exceeded daily email limit for the operation or the account") and the user is rolled back. The figure
+# of Cognito's quotas page ("Quotas in Amazon Cognito"), as users who hit it report
+# (cds-snc/platform-forms-client#1104).
+COGNITO_DEFAULT_EMAILS_PER_DAY = 50
+INVITATION_SENDER = "no-reply"  # the local part of the From address when ses_identity is a domain
 
 # The deletions queue (controlplane.logic.deletions): AWS's advice for a Lambda consumer is a visibility timeout
 # of at least six times the function's timeout, so a message is not redelivered while it is in work.
@@ -116,19 +125,28 @@ EVENTS_MAX_RECORD_AGE = Duration.hours(6)
 SNAP_START_REGIONS: frozenset[str] = frozenset(SnapStartSupported().regions)
 
 
-def _pinned(package: str) -> str:
-    """The version requirements.txt pins ``package`` to: the functions run the layer of that version."""
+REQUIREMENTS = ROOT / "requirements.txt"
+
+
+def pinned(package: str) -> str:
+    """The version REQUIREMENTS pins ``package`` to, read when called: the functions run the layer of
+    that version."""
     pattern = re.compile(rf"^{re.escape(package)}(\[[^\]]*\])?==(?P<version>\S+)", re.MULTILINE)
-    match = pattern.search((ROOT / "requirements.txt").read_text())
+    match = pattern.search(REQUIREMENTS.read_text())
     if not match:
-        raise RuntimeError(f"requirements.txt does not pin {package}")
+        raise RuntimeError(f"{REQUIREMENTS.name} does not pin {package}")
     return match["version"]
 
 
-POWERTOOLS_VERSION = _pinned("aws-lambda-powertools")
-# A public parameter AWS publishes in every region: its value is the ARN of the official layer of that
-# version for this architecture and runtime, so a runtime upgrade moves the layer with it.
-POWERTOOLS_LAYER_PARAMETER = f"/aws/service/powertools/python/{ARCHITECTURE.name}/{RUNTIME.name}/{POWERTOOLS_VERSION}"
+POWERTOOLS_PACKAGE = "aws-lambda-powertools"
+POWERTOOLS_VERSION = pinned(POWERTOOLS_PACKAGE)
+
+
+def powertools_layer_parameter() -> str:
+    """A public parameter AWS publishes in every region: its value is the ARN of the official layer of
+    the pinned version for this architecture and runtime, so a runtime upgrade moves the layer with it."""
+    return f"/aws/service/powertools/python/{ARCHITECTURE.name}/{RUNTIME.name}/{pinned(POWERTOOLS_PACKAGE)}"
+
 
 # The DynamoDB actions each function's code performs (functions/controlplane/dal/, and Powertools
 # Idempotency on every create: PutItem, GetItem, UpdateItem, DeleteItem), granted on the table and its

@@ -1,7 +1,17 @@
 """One Lambda function of the control plane (the three API functions and the events function): its
-code asset, runtime settings and log group, and (with SnapStart) its alias."""
+code asset, runtime settings and log group, and (with SnapStart) its alias; and the Powertools layer."""
 
-from aws_cdk import Acknowledgment, Annotations, IgnoreMode, RemovalPolicy, Validations
+from aws_cdk import (
+    Acknowledgment,
+    Annotations,
+    CfnDynamicReference,
+    CfnDynamicReferenceService,
+    CfnParameter,
+    IgnoreMode,
+    RemovalPolicy,
+    Stack,
+    Validations,
+)
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -14,6 +24,7 @@ from infra.constants import (
     RUNTIME,
     SHARED_PACKAGE,
     TIMEOUT,
+    powertools_layer_parameter,
 )
 
 LIVE_ALIAS = "live"  # with SnapStart, what API Gateway and the deletions queue invoke
@@ -28,6 +39,33 @@ def function_code(name: str) -> lambda_.Code:
     """
     exclude = ["/*", f"!/{name}/", f"!/{SHARED_PACKAGE}/", "__pycache__/", "*.pyc"]
     return lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=exclude, ignore_mode=IgnoreMode.GIT)
+
+
+def powertools_layer(scope: Construct, *, sam_local: bool) -> lambda_.ILayerVersion:
+    """The official Powertools layer of the version requirements.txt pins, read at each synth.
+
+    Deployed, its ARN is a dynamic reference to AWS's public parameter for that version, which
+    CloudFormation resolves at deploy time in the deployment's region. The version is in the template's
+    text, so a new pin changes every function's ``Layers`` and, with SnapStart, the logical id of the
+    version it publishes (its hash covers the layers): the next deploy runs the new layer. A
+    ``CfnParameter`` defaulting to the path did not: ``cdk deploy`` passes UsePreviousValue for a
+    parameter the stack already has (aws/aws-cdk#7611), so a stack kept its first layer forever.
+
+    SAM CLI resolves no SSM reference, so the ``sam_local`` synth takes the ARN as a parameter instead:
+    ``sam local invoke --parameter-overrides PowertoolsLayerArn=<arn>`` (docs/OPERATIONS.md).
+    """
+    parameter = powertools_layer_parameter()
+    if sam_local:
+        arn = CfnParameter(
+            Stack.of(scope),
+            "PowertoolsLayerArn",
+            type="AWS::SSM::Parameter::Value<String>",
+            default=parameter,
+            description="Public SSM parameter holding the ARN of the official Powertools layer, pinned version",
+        ).value_as_string
+    else:
+        arn = CfnDynamicReference(CfnDynamicReferenceService.SSM, parameter).to_string()
+    return lambda_.LayerVersion.from_layer_version_arn(scope, "Powertools", arn)
 
 
 class ControlPlaneFunction(Construct):

@@ -5,17 +5,44 @@ custom ``org_id``, ``user_id`` and ``role``) and Cognito e-mails the invitation.
 those attributes as claims; the API's Lambda authorizer verifies it and passes them to the functions.
 """
 
-from aws_cdk import Acknowledgment, Aws, RemovalPolicy, Validations
+from aws_cdk import Acknowledgment, Annotations, Aws, RemovalPolicy, Validations
 from aws_cdk import aws_cognito as cognito
 from constructs import Construct
 
-from controlplane.http.auth import OPERATORS_GROUP
-from infra.constants import PASSWORD_MIN_LENGTH, TEMPORARY_PASSWORD_VALIDITY, USER_ATTRIBUTES
+from controlplane.logic.access import OPERATORS_GROUP
+from infra.constants import (
+    COGNITO_DEFAULT_EMAILS_PER_DAY,
+    INVITATION_SENDER,
+    PASSWORD_MIN_LENGTH,
+    TEMPORARY_PASSWORD_VALIDITY,
+    USER_ATTRIBUTES,
+)
+
+EMAIL_QUOTA_WARNING = "@controlplane/identity:cognitoEmailQuota"
+
+
+def ses_email(identity: str, region: str | None) -> cognito.UserPoolEmail:
+    """Cognito sends through SES (DEVELOPER), from ``identity`` if it is an address, else from
+    no-reply@<identity>, with the identity's quota rather than Cognito's own."""
+    domain = None if "@" in identity else identity
+    return cognito.UserPoolEmail.with_ses(
+        from_email=identity if domain is None else f"{INVITATION_SENDER}@{domain}",
+        ses_verified_domain=domain,
+        ses_region=region or Aws.REGION,  # the stack's, resolved at deploy time
+    )
 
 
 class Identity(Construct):
     def __init__(
-        self, scope: Construct, construct_id: str, *, protected: bool, stage: str, removal_policy: RemovalPolicy
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        protected: bool,
+        stage: str,
+        removal_policy: RemovalPolicy,
+        ses_identity: str | None = None,
+        ses_region: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self._stage = stage
@@ -41,10 +68,19 @@ class Identity(Construct):
             mfa=cognito.Mfa.OPTIONAL,
             mfa_second_factor=cognito.MfaSecondFactor(otp=True, sms=False),
             account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
+            email=ses_email(ses_identity, ses_region) if ses_identity else None,
             feature_plan=cognito.FeaturePlan.ESSENTIALS,
             deletion_protection=protected,
             removal_policy=removal_policy,
         )
+        if protected and not ses_identity:
+            Annotations.of(self.user_pool).add_warning_v2(
+                EMAIL_QUOTA_WARNING,
+                f"No ses_identity: the user pool sends its e-mail with Cognito's own, which sends at most "
+                f"{COGNITO_DEFAULT_EMAILS_PER_DAY} messages a day for the account (invitations and password "
+                "resets together). Past it, creating a user fails and is rolled back (503). Verify an SES "
+                "identity and deploy with -c ses_identity=<domain or address> (README, Deploy).",
+            )
         cognito.UserPoolGroup(
             self,
             "Operators",

@@ -6,7 +6,6 @@ from aws_cdk import (
     Aspects,
     Aws,
     CfnOutput,
-    CfnParameter,
     CfnRule,
     CfnRuleAssertion,
     Fn,
@@ -14,7 +13,6 @@ from aws_cdk import (
     Stack,
     Validations,
 )
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
@@ -31,13 +29,12 @@ from infra.constants import (
     DYNAMODB_ACTIONS,
     LOG_LEVEL,
     METRICS_NAMESPACE,
-    POWERTOOLS_LAYER_PARAMETER,
     SERVICE_NAME,
     SNAP_START_REGIONS,
 )
 from infra.deletions import DeletionsQueue
 from infra.events import LifecycleEvents
-from infra.function import ControlPlaneFunction
+from infra.function import ControlPlaneFunction, powertools_layer
 from infra.identity import Identity
 from infra.table import ControlPlaneTable
 from infra.tenant_keys import TenantKeys
@@ -52,7 +49,13 @@ class ControlPlaneStack(Stack):
         removal_policy = RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE if config.protected else RemovalPolicy.DESTROY
         data = ControlPlaneTable(self, "Data", protected=config.protected, removal_policy=removal_policy)
         identity = Identity(
-            self, "Identity", protected=config.protected, stage=config.stage, removal_policy=removal_policy
+            self,
+            "Identity",
+            protected=config.protected,
+            stage=config.stage,
+            removal_policy=removal_policy,
+            ses_identity=config.ses_identity,
+            ses_region=config.ses_region,
         )
         console = Console(self, "Console", removal_policy=removal_policy)
         login_domain, console_client = identity.add_console_client(console.url)
@@ -74,16 +77,7 @@ class ControlPlaneStack(Stack):
             )
         )
 
-        # CloudFormation resolves the layer ARN at deploy time, in the deployment's region. A plainly
-        # named parameter, so `sam local invoke --parameter-overrides PowertoolsLayerArn=<arn>` can set it.
-        powertools_arn = CfnParameter(
-            self,
-            "PowertoolsLayerArn",
-            type="AWS::SSM::Parameter::Value<String>",
-            default=POWERTOOLS_LAYER_PARAMETER,
-            description="Public SSM parameter holding the ARN of the official Powertools layer, pinned version",
-        )
-        powertools = lambda_.LayerVersion.from_layer_version_arn(self, "Powertools", powertools_arn.value_as_string)
+        powertools = powertools_layer(self, sam_local=config.sam_local)
         environment = {
             "TABLE_NAME": data.table.table_name,
             "CURSOR_SECRET_ARN": cursor_secret.secret_arn,
@@ -141,6 +135,7 @@ class ControlPlaneStack(Stack):
             user_pool=identity.user_pool,
             client=identity.client,
             removal_policy=removal_policy,
+            snap_start=config.snap_start_enabled,
         )
         if config.sam_local:  # JWKS_URL, TOKEN_ISSUER and TOKEN_AUDIENCE are declared already
             authorizer.function.add_environment("AWS_ENDPOINT_URL_DYNAMODB", "")
@@ -148,7 +143,7 @@ class ControlPlaneStack(Stack):
             self,
             "Api",
             config=config,
-            authorizer=authorizer.function,
+            authorizer=authorizer.target,
             removal_policy=removal_policy,
             console_origin=console.origin,
         )
@@ -168,7 +163,7 @@ class ControlPlaneStack(Stack):
             removal_policy=removal_policy,
         )
         # The authorizer names each caller's usage plan key (usageIdentifierKey): the org's, derived
-        # from the tenant-key secret, or the operators' (controlplane.http.tenant_keys).
+        # from the tenant-key secret, or the operators' (controlplane.dal.tenant_keys).
         authorizer.use_keys(tenant_keys.secret, usage_plans.operators_key_secret)
         console.connect(
             api_url=api.url,

@@ -46,7 +46,7 @@ class TenantKeys(Construct):
         removal_policy: RemovalPolicy,
     ) -> None:
         super().__init__(scope, construct_id)
-        # HMAC key of the tenants' key values (controlplane.http.tenant_keys); the authorizer reads it too.
+        # HMAC key of the tenants' key values (controlplane.dal.tenant_keys); the authorizer reads it too.
         # Kept where the stack's data is kept (prod): the keys it derived outlive the stack (they are
         # made outside CloudFormation), and without it their values could not be told apart.
         self.secret = secretsmanager.Secret(

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
 
-from controlplane.http.auth import OPERATORS_GROUP
 from controlplane.http.routes import ROUTES, Route
+from controlplane.logic.access import OPERATORS_GROUP
 
 STAGE = "local"
 OPERATOR = "operator"

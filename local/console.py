@@ -5,17 +5,22 @@ the settings differ: here config.json is generated, the API is this same origin 
 Cognito, so the console signs in with a local token (``/console/#id_token=<token>``).
 
     python -m local.console      # sign-in links for an operator and make seed's demo admin and member
+                                 # to the running make run (local.running), or API_URL's
 """
 
 import json
 import mimetypes
 import os
+import sys
 
-from local import ROOT
+from controlplane.http.errors import error_body
+from local import ROOT, running
 
 CONSOLE_DIR = ROOT / "console"
 PREFIX = "/console"
-SETTINGS = {"apiUrl": "", "cognitoDomain": None, "clientId": None}  # the API is this origin
+# The API is this origin; localSignIn: the one build that takes a token from a link or the paste form
+# (console/js/auth.js). The stack's config.json (infra/console.py) has no such key: the code grant only.
+SETTINGS = {"apiUrl": "", "cognitoDomain": None, "clientId": None, "localSignIn": True}
 Answer = tuple[int, list[tuple[str, str]], bytes]
 
 # What the stack's CloudFront response headers policy sends (infra/console.py), with this origin's
@@ -52,7 +57,7 @@ def answer(path: str) -> Answer:
     root = CONSOLE_DIR.resolve()
     file = (root / relative).resolve()
     if not file.is_relative_to(root) or not file.is_file():
-        body = {"error": {"code": "not_found", "message": f"No console file {relative}", "request_id": "-"}}
+        body = error_body("not_found", f"No console file {relative}", "-")
         compact = json.dumps(body, separators=(",", ":")).encode()  # every error body in the functions' style
         return 404, [("Content-Type", "application/json"), *SECURITY_HEADERS], compact
     kind = _TYPES.get(file.suffix) or mimetypes.guess_type(file.name)[0] or "application/octet-stream"
@@ -62,7 +67,7 @@ def answer(path: str) -> Answer:
 def sign_in_links(base_url: str, org_id: str | None = None) -> str:
     """One sign-in link per role: the operator, and make seed's demo admin and member."""
     from local import tokens
-    from local.seed import DEMO_ORG, demo_users
+    from local.demo import DEMO_ORG, demo_users
 
     org_id = org_id or DEMO_ORG
     admin, member = demo_users()
@@ -75,9 +80,13 @@ def sign_in_links(base_url: str, org_id: str | None = None) -> str:
 
 
 def main() -> None:
-    port = os.environ.get("PORT", "3000")
+    """Links to the running `make run`'s console, whatever its PORT (``local.running``); API_URL wins."""
+    explicit = os.environ.get("API_URL")
+    url = running.api_url(explicit)
+    if not explicit and running.running_url() is None:
+        print(f"No `make run` is running: these links are for {url}, once it runs there.", file=sys.stderr)
     print("Open one of these in a browser while `make run` runs (make seed fills the demo org):\n")
-    print(sign_in_links(f"http://127.0.0.1:{port}", os.environ.get("ORG") or None))
+    print(sign_in_links(url, os.environ.get("ORG") or None))
 
 
 if __name__ == "__main__":

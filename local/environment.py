@@ -8,7 +8,7 @@ import os
 LOCAL = {
     "TABLE_NAME": "control-plane-local",
     "CURSOR_SECRET": "local-development-cursor-secret",
-    "TENANT_KEY_SECRET": "local-development-tenant-key-secret",  # controlplane.http.tenant_keys
+    "TENANT_KEY_SECRET": "local-development-tenant-key-secret",  # controlplane.dal.tenant_keys
     "OPERATORS_KEY": "local-development-operators-key",
     "AWS_ACCESS_KEY_ID": "local",
     "AWS_SECRET_ACCESS_KEY": "local",

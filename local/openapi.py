@@ -17,8 +17,9 @@ from functools import cache
 
 from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
 
-from controlplane.http.routes import FUNCTIONS
-from local import ROOT
+from controlplane.http import routes
+from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS, TICKETS, USERS
+from local import ROOT, descriptions
 
 COMMITTED = ROOT / "docs" / "openapi.json"
 TITLE = "Control plane API"
@@ -26,14 +27,16 @@ VERSION = "1"
 DESCRIPTION = (
     "Organizations, their users and the tickets users open. Every error is "
     '`{"error": {"code", "message", "request_id"[, "details"]}}`. A method a path does not offer '
-    "is 405 with an `Allow` header naming those it does; a path the API does not have is 404."
+    "is 405 with an `Allow` header naming those it does; a path the API does not have is 404. While an "
+    "organization is suspended, its admins and members are refused on every route (`403 org_suspended`); "
+    "operators are not. Each operation says who may call it and how many DynamoDB requests it costs."
 )
-METHOD_NOT_ALLOWED = {
-    "description": "The path does not offer this method",
-    "headers": {
-        "Allow": {"description": "The methods the path offers", "required": True, "schema": {"type": "string"}}
-    },
-    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}},
+CONTACT = {"name": "The control plane's operators"}
+# The tags are the functions (each route's record names the one that serves it), in the table's order.
+TAGS = {
+    ORGANIZATIONS: "Organizations (tenants): their plans, status and activity, and the plan catalogue",
+    USERS: "An organization's users, each with a sign-in and one of its seats",
+    TICKETS: "The tickets an organization's users open",
 }
 BEARER = {
     "type": "http",
@@ -65,9 +68,27 @@ def merged(documents: list[dict]) -> dict:
     for operations in document["paths"].values():
         for operation in operations.values():
             operation["responses"].get("204", {}).pop("content", None)  # Powertools gives it the return type
-    document["components"]["responses"] = {"MethodNotAllowed": METHOD_NOT_ALLOWED}
+    _describe(document)
     _drop_unused_schemas(document)
     return document
+
+
+def _describe(document: dict) -> None:
+    """The contact, a description of each tag (a function), and of each operation (``descriptions``)."""
+    document["info"]["contact"] = CONTACT
+    document["tags"] = [{"name": function, "description": TAGS[function]} for function in FUNCTIONS]
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            route = routes.operation(operation["operationId"])
+            operation["description"] = descriptions.description(route, _body_fields(document, operation))
+
+
+def _body_fields(document: dict, operation: dict) -> frozenset[str]:
+    """The fields of an operation's JSON request body, if it has one."""
+    for media in operation.get("requestBody", {}).get("content", {}).values():
+        name = media["schema"]["$ref"].rsplit("/", 1)[-1]
+        return frozenset(document["components"]["schemas"][name].get("properties", {}))
+    return frozenset()
 
 
 def _drop_unused_schemas(document: dict) -> None:

@@ -25,6 +25,8 @@ class ServerProcess:
         self.log = log
         self.env = {**os.environ, "PORT": str(self.port), "PYTHONUNBUFFERED": "1"}
         self.env |= {"DYNAMODB_PORT": str(free_port()), "DYNAMODB_DATA_DIR": str(data)}
+        # Its own record of where it serves (local.running), never the developer's make run's.
+        self.env["LOCAL_API_FILE"] = str(data / "api.json")
         # The server's own defaults, not those of a test session that started it.
         self.env.pop("AWS_ENDPOINT_URL_DYNAMODB", None)
         self.env.pop("TABLE_NAME", None)

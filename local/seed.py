@@ -16,9 +16,9 @@ from email.message import Message
 from typing import Any
 
 from controlplane.models.plans import CATALOGUE
-from local import tokens
+from local import running, tokens
+from local.demo import DEMO_ORG, USERS
 
-USERS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"]
 SUBJECTS = [
     "Cannot log in",
     "Invoice shows the wrong amount",
@@ -30,7 +30,6 @@ SUBJECTS = [
     "Typo on the billing page",
 ]
 TAGS = ["billing", "auth", "performance", "ui", "api", "vip"]
-DEMO_ORG = "demo"
 
 
 def fetch(url: str, method: str = "GET", body: Any = None, headers: dict | None = None) -> tuple[int, Message, Any]:
@@ -119,11 +118,6 @@ class Progress:
             print(f"\r{bar}", end=end, file=self.stream, flush=True)
 
 
-def demo_users() -> tuple[str, str]:
-    """The demo org's admin and a member, as seed() creates them."""
-    return USERS[0], USERS[1]
-
-
 def user_ids(count: int) -> list[str]:
     return USERS[:count] + [f"user{i}" for i in range(len(USERS), count)]
 
@@ -151,12 +145,13 @@ def seed(api: Api, org_id: str, users: int, tickets: int) -> dict[str, int]:
     plan = planned_tickets(org_id, names, tickets)
     progress = Progress(1 + len(names) + tickets)
     created = {"orgs": 0, "users": 0, "tickets": 0}
+    roles = {user_id: tokens.ADMIN if i == 0 else tokens.MEMBER for i, user_id in enumerate(names)}
     created["orgs"] += api.create("/orgs", {"org_id": org_id, "name": f"{org_id.title()} Corp", "plan": "pro"})
     progress.step()
-    for i, user_id in enumerate(names):
+    for user_id, role in roles.items():
         body = {"user_id": user_id, "name": user_id.title(), "email": f"{user_id}@{org_id}.example"}
         try:
-            created["users"] += api.create(f"/orgs/{org_id}/users", {**body, "role": "admin" if i == 0 else "member"})
+            created["users"] += api.create(f"/orgs/{org_id}/users", {**body, "role": role})
         except QuotaFull as full:
             progress.close()
             raise full_plan(org_id, full.details, users) from None
@@ -166,27 +161,31 @@ def seed(api: Api, org_id: str, users: int, tickets: int) -> dict[str, int]:
         there = api.count(path)
         for _ in bodies[:there]:
             progress.step()
+        # Each user opens their own tickets, as they would: the activity log names them, not the operator.
+        opener = Api(api.url, tokens.issue(roles[user_id], org_id, user_id))
         for body in bodies[there:]:
-            created["tickets"] += api.create(path, body)
+            created["tickets"] += opener.create(path, body)
             progress.step()
     return created
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default_url = os.environ.get("API_URL", f"http://127.0.0.1:{os.environ.get('PORT', '3000')}")
-    parser.add_argument("--url", default=default_url, help=f"the API (default: {default_url})")
+    parser.add_argument(
+        "--url", help="the API (default: API_URL, else the running `make run`'s, else http://127.0.0.1:$PORT)"
+    )
     parser.add_argument("--org", default=DEMO_ORG, help=f"organization id (default: {DEMO_ORG})")
     parser.add_argument("--users", type=int, default=len(USERS), help=f"users in the org (default: {len(USERS)})")
     parser.add_argument("--tickets", type=int, default=300, help="tickets in the org, in all (default: 300)")
     args = parser.parse_args(argv)
     if args.users < 1 or args.tickets < 0:
         parser.error("USERS must be at least 1 and TICKETS at least 0")
-    api = Api(args.url, tokens.issue(tokens.OPERATOR))
+    url = running.api_url(args.url or os.environ.get("API_URL"))
+    api = Api(url, tokens.issue(tokens.OPERATOR))
     try:
         created = seed(api, args.org, args.users, args.tickets)
     except urllib.error.URLError as error:
-        print(f"No API at {args.url} ({error.reason}): start it with `make run` first.", file=sys.stderr)
+        print(f"No API at {url} ({error.reason}): start it with `make run` first.", file=sys.stderr)
         return 1
     except SeedError as error:
         print(error, file=sys.stderr)
@@ -195,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{args.org}: {args.users} users and {args.tickets} tickets ({created['users']} users and "
         f"{created['tickets']} tickets new{', and the org' if created['orgs'] else ''}). "
-        f"Tokens for it: {make_tokens}; then GET {args.url}/orgs/{args.org}/users/{USERS[0]}/tickets",
+        f"Tokens for it: {make_tokens}; then GET {url}/orgs/{args.org}/users/{USERS[0]}/tickets",
         file=sys.stderr,
     )
     return 0

@@ -7,7 +7,8 @@ memory), creates the table if needed, publishes the table's changes as lifecycle
 /docs until Ctrl-C or SIGTERM, then stops what it started.
 
 Settings (environment): PORT (3000), DYNAMODB_PORT (8000), DYNAMODB_DATA_DIR (.local/dynamodb),
-plus the functions' own variables, which default to the values of ``local.environment.LOCAL``.
+LOCAL_API_FILE (.local/api.json: where it says it serves, ``local.running``), plus the functions'
+own variables, which default to the values of ``local.environment.LOCAL``.
 """
 
 import base64
@@ -27,7 +28,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from controlplane import config
-from local import ROOT, apigw, backend, console, docs, environment, limits, openapi, stream, tokens
+from controlplane.http.errors import error_body
+from local import ROOT, apigw, backend, console, docs, environment, limits, openapi, running, stream, tokens
 from local.authorizer import AUTHORIZER, UNAUTHORIZED, Refusal  # noqa: F401 (UNAUTHORIZED: the tests' view)
 from local.dynamodb_local import PortInUse, ensure_table
 from local.sink import EVENTS_FILE
@@ -163,6 +165,8 @@ class Gateway(BaseHTTPRequestHandler):
             path,
             query=parse_qs(query, keep_blank_values=True),
             headers=headers,
+            # As API Gateway hands on a text payload: invalid bytes become U+FFFD, which the functions
+            # refuse (functions/controlplane/http/json_body.py).
             body=body.decode(errors="replace") if body else None,
             authorizer=context,
             stage_in_url=False,
@@ -191,7 +195,7 @@ class BadBody(Exception):
 def error_answer(status: int, code: str, message: str, request_id: str | None = None) -> Answer:
     """An answer of the gateway itself, in the API's error contract (the stack's gateway responses)."""
     request_id = request_id or str(uuid.uuid4())
-    body = {"error": {"code": code, "message": message, "request_id": request_id}}
+    body = error_body(code, message, request_id)
     compact = json.dumps(body, separators=(",", ":")).encode()  # the functions' style, for every error body
     return status, [("Content-Type", JSON), ("x-amzn-RequestId", request_id)], compact
 
@@ -251,7 +255,8 @@ def main() -> int:
                 "Tokens: make token (an operator), make token ORG=acme USER=alice ROLE=admin, make tokens (demo).\n"
                 "Ctrl-C stops."
             )
-            server.serve_forever()
+            with running.recorded(f"http://{HOST}:{port}"):  # make seed, make console and cpctl find it here
+                server.serve_forever()
     except KeyboardInterrupt:
         pass
     except PortInUse as error:

@@ -11,7 +11,7 @@ until `make reset` deletes it. No deployed stack trusts it.
 
     python -m local.tokens --role operator
     python -m local.tokens --org acme --user alice --role admin
-    python -m local.tokens --demo           # export lines for make seed's demo org: OPS, ADMIN, MEMBER
+    python -m local.tokens --demo           # export lines: API, and make seed's demo org's OPS, ADMIN, MEMBER
 """
 
 import argparse
@@ -24,9 +24,10 @@ from typing import Any
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
-from controlplane.http.auth import ADMIN, MEMBER
-from local import ROOT
+from controlplane.logic.access import ADMIN, MEMBER
+from local import ROOT, running
 from local.apigw import OPERATOR, claims
+from local.demo import DEMO_ORG, demo_users
 
 ISSUER = "control-plane-local"
 AUDIENCE = "control-plane-local-client"  # the app client id, as Cognito puts it in an ID token's aud
@@ -100,12 +101,12 @@ def environment(jwks_url: str) -> dict[str, str]:
 
 
 def demo_exports(org_id: str | None = None) -> str:
-    """Shell lines that set OPS, ADMIN and MEMBER to tokens for the org ``make seed`` fills."""
-    from local.seed import DEMO_ORG, demo_users  # the seed decides who is who; imported here, as it imports us
-
+    """Shell lines that set API to the running ``make run``'s URL (whatever its PORT; API_URL wins), and
+    OPS, ADMIN and MEMBER to tokens for the org ``make seed`` fills."""
     org_id = org_id or DEMO_ORG
     admin, member = demo_users()
     lines = [
+        (f"export API={running.api_url(os.environ.get('API_URL'))}", "make run's API"),
         (f"export OPS={issue(OPERATOR)}", "an operator"),
         (f"export ADMIN={issue(ADMIN, org_id, admin)}", f"{admin}, admin of {org_id}"),
         (f"export MEMBER={issue(MEMBER, org_id, member)}", f"{member}, member of {org_id}"),

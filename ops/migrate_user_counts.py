@@ -18,11 +18,11 @@ import sys
 from dataclasses import dataclass, field
 
 import boto3
-from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.dal import keys
 from controlplane.dal.codec import to_dynamo
+from controlplane.dal.conditions import ConditionFailed
 from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
 from controlplane.dal.table import Table, translate
 from controlplane.models import plans
@@ -81,7 +81,7 @@ def count(table: Table, partition: str, prefix: str) -> int:
 
 
 def start_counter(table: Table, key: dict[str, str], users: int, limit: int) -> bool:
-    """Give an item that has no ``counter`` yet its count, and its limit unless it has one; False
+    """Give an org that has no seat count yet its count, and its limit unless it has one; False
     (nothing written) if the item is gone or already counted, so running it again is safe."""
     try:
         with translate():
@@ -93,10 +93,8 @@ def start_counter(table: Table, key: dict[str, str], users: int, limit: int) -> 
                 ExpressionAttributeNames={"#pk": PARTITION_KEY, "#count": plans.USER_COUNT, "#limit": plans.USER_LIMIT},
                 ExpressionAttributeValues=to_dynamo({":count": users, ":limit": limit}),
             )
-    except ClientError as error:
-        if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-            return False
-        raise
+    except ConditionFailed:
+        return False
     return True
 
 

@@ -2,8 +2,8 @@
 
 from typing import Any
 
-from controlplane.http.auth import ADMIN, MEMBER
 from controlplane.http.routes import ORGANIZATIONS
+from controlplane.logic.access import ADMIN, MEMBER
 from local.apigw import OPERATOR_CONTEXT, Reply, authorizer_context, call, run
 
 OPERATOR = OPERATOR_CONTEXT

@@ -5,12 +5,12 @@ import * as auth from "./auth.js";
 import { alert, field, flashBox, form, h, link, replace } from "./dom.js";
 import { orgScreen } from "./org.js";
 import { orgsScreen } from "./orgs.js";
+import { go, onRender, takeFlash } from "./router.js";
 import { ticketScreen } from "./ticket.js";
 import { userScreen } from "./user.js";
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
-let pendingFlash = null;
 
 const ROUTES = [
   [/^#\/orgs$/, () => orgsScreen],
@@ -24,18 +24,6 @@ function home(who) {
   if (who.operator) return "#/orgs";
   if (who.role === "admin") return `#/orgs/${encodeURIComponent(who.orgId)}`;
   return `#/orgs/${encodeURIComponent(who.orgId)}/users/${encodeURIComponent(who.userId)}`;
-}
-
-// Re-render the current screen, optionally with a message at its top ("Added bob.").
-export function refresh(flash) {
-  pendingFlash = flash || null;
-  render();
-}
-
-export function go(hash, flash) {
-  pendingFlash = flash || null;
-  if (location.hash === hash) render();
-  else location.hash = hash;
 }
 
 function showSignIn(message) {
@@ -67,13 +55,15 @@ function showSignIn(message) {
     auth.usesCognito()
       ? h("section", {}, h("button", { type: "button", onClick: () => auth.startCognitoSignIn() }, "Sign in with your account"))
       : null,
-    h(
-      "section",
-      {},
-      h("h2", {}, "Paste a token"),
-      h("p", { className: "muted" }, "Locally, `make console` prints sign-in links; `make token` prints a token."),
-      paste,
-    ),
+    auth.takesLocalTokens()
+      ? h(
+          "section",
+          {},
+          h("h2", {}, "Paste a token"),
+          h("p", { className: "muted" }, "Locally, `make console` prints sign-in links; `make token` prints a token."),
+          paste,
+        )
+      : null,
   );
   heading.focus();
 }
@@ -112,8 +102,7 @@ async function render() {
     return;
   }
   const params = hash.match(route[0]).slice(1).map(decodeURIComponent);
-  const flash = pendingFlash;
-  pendingFlash = null;
+  const flash = takeFlash();
   const screen = h("div", {});
   replace(main, flashBox(flash), screen);
   await route[1]()(screen, who, ...params);
@@ -145,6 +134,14 @@ suspended.addEventListener("suspended", (event) => {
   heading.focus();
 });
 
+// A token or a code in the address, when the page loads or its #fragment changes (a sign-in link
+// opened in this tab): taken first, then the screen.
+async function arrive() {
+  const failure = await auth.takeTokenFromAddress();
+  if (failure) return showSignIn(failure);
+  render();
+}
+
 async function start() {
   try {
     await auth.loadSettings();
@@ -152,10 +149,9 @@ async function start() {
     main.replaceChildren(alert(error.message));
     return;
   }
-  const failure = await auth.takeTokenFromAddress();
-  if (failure) return showSignIn(failure);
-  window.addEventListener("hashchange", render);
-  render();
+  onRender(render);
+  window.addEventListener("hashchange", arrive);
+  arrive();
 }
 
 start();

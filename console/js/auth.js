@@ -1,6 +1,10 @@
 // Who is signed in: the settings written at deploy time (config.json), the ID token kept in
 // sessionStorage, and the two ways to get one: Cognito's managed login (authorization code + PKCE)
 // in the cloud, or a local token in the address bar (#id_token=...) or pasted into the sign-in form.
+// Only the local build takes a token handed over (its config.json, local/console.py, says
+// localSignIn: true; the stack's, infra/console.py, has no such key): in the cloud a crafted link
+// would sign a victim in to the attacker's account (sign-in CSRF), so there only the code grant,
+// started in this browser with its own state and PKCE verifier, signs in.
 
 const TOKEN = "console.id_token";
 const VERIFIER = "console.pkce_verifier";
@@ -22,6 +26,11 @@ export function apiUrl() {
 
 export function usesCognito() {
   return Boolean(settings && settings.cognitoDomain && settings.clientId);
+}
+
+// Fail closed: anything but an explicit true (a missing key, a stack's config) is the cloud build.
+export function takesLocalTokens() {
+  return Boolean(settings && settings.localSignIn === true);
 }
 
 function claimsOf(token) {
@@ -58,6 +67,7 @@ export function isExpired(who) {
   return !who || who.expiresAt <= Date.now();
 }
 
+// A token pasted into the form (local build only) or redeemed from Cognito's code.
 export function signIn(token) {
   const trimmed = token.trim().replace(/^Bearer\s+/i, "");
   claimsOf(trimmed); // throws on something that is not a token
@@ -69,12 +79,16 @@ export function forget() {
 }
 
 // A token handed over in the address bar (#id_token=...), or Cognito's ?code= coming back: taken into
-// sessionStorage and removed from the address bar and the history. Returns a message on failure.
+// sessionStorage, in place of whoever was signed in, and removed from the address bar and the history.
+// Called when the page loads and on every change of its #fragment, so that a sign-in link opened in a
+// tab already signed in signs in as the link says. Returns a message on failure.
 export async function takeTokenFromAddress() {
   const hash = new URLSearchParams(location.hash.slice(1));
   const search = new URLSearchParams(location.search);
   let failure = null;
-  if (hash.has("id_token")) {
+  if (hash.has("id_token") && !takesLocalTokens()) {
+    failure = "This console signs in through your account only: sign-in links with a token are for the local console.";
+  } else if (hash.has("id_token")) {
     try {
       signIn(hash.get("id_token"));
     } catch {
@@ -98,8 +112,10 @@ function base64url(bytes) {
   return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-function redirectUri() {
-  return location.origin + location.pathname;
+// Where Cognito sends the browser back: the console's folder, the same from / and /index.html (the
+// stack registers the root as the one callback and sign-out URL; any other is redirect_mismatch).
+export function redirectUri() {
+  return new URL(".", location.href).href;
 }
 
 export async function startCognitoSignIn() {

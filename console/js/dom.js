@@ -30,6 +30,46 @@ export function alert(message) {
   return h("p", { role: "alert" }, message);
 }
 
+// An error shown in `box`, scrolled into view: the person who acted may be looking elsewhere.
+export function showAlert(box, message) {
+  const element = alert(message);
+  box.replaceChildren(element);
+  element.scrollIntoView({ block: "nearest" });
+  return element;
+}
+
+// A table in a container of its own that scrolls sideways when the table is wider than the screen,
+// so that the page itself never does (a 390 px phone).
+export function scrolling(table) {
+  return h("div", { className: "scroll" }, table);
+}
+
+// A modal question with a confirming and a cancelling button: resolves true on confirm, false on
+// cancel or Escape. The dialog is removed once answered.
+export function confirm({ title, text, confirmLabel, cancelLabel = "Cancel" }) {
+  return new Promise((resolve) => {
+    const yes = h("button", { type: "button", className: "danger" }, confirmLabel);
+    const no = h("button", { type: "button", className: "secondary" }, cancelLabel);
+    const heading = h("h2", {}, title);
+    const dialog = h("dialog", {}, heading, ...[text].flat().map((line) => h("p", {}, line)), h("div", { className: "row" }, yes, no));
+    heading.id = `dialog-${Date.now()}`;
+    dialog.setAttribute("aria-labelledby", heading.id);
+    let answer = false;
+    yes.addEventListener("click", () => {
+      answer = true;
+      dialog.close();
+    });
+    no.addEventListener("click", () => dialog.close());
+    dialog.addEventListener("close", () => {
+      dialog.remove();
+      resolve(answer);
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+    no.focus(); // the safe answer is the one Enter gives
+  });
+}
+
 export function loading(what) {
   return h("p", { role: "status" }, `Loading ${what}…`);
 }
@@ -51,7 +91,7 @@ export function form(props, children, submitLabel, action) {
     try {
       await action(new FormData(element), element);
     } catch (error) {
-      message.replaceChildren(alert(error.message));
+      showAlert(message, error.message);
     } finally {
       button.disabled = false;
     }
@@ -76,7 +116,7 @@ export function pagedList({ container, fetchPage, row, empty, label }) {
       if (!container.children.length) message.replaceChildren(h("p", { className: "muted" }, empty));
       more.hidden = !cursor;
     } catch (error) {
-      message.replaceChildren(alert(error.message));
+      showAlert(message, error.message);
     } finally {
       more.disabled = false;
     }
@@ -89,4 +129,9 @@ export function pagedList({ container, fetchPage, row, empty, label }) {
 
 export function link(href, text) {
   return h("a", { href }, text);
+}
+
+// RFC 3339 UTC as "2026-11-21 23:41:48 UTC": the same for every reader of the page.
+export function when(timestamp) {
+  return h("time", { dateTime: timestamp }, `${timestamp.slice(0, 19).replace("T", " ")} UTC`);
 }

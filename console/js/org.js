@@ -1,11 +1,16 @@
-// Organization: name and plan, the seats bar, status, users (paginated, add one) and activity.
+// Organization: name and plan, the seats bar, status, users (paginated, add one) and activity (activity.js).
 
+import { activityPanel } from "./activity.js";
 import * as api from "./api.js";
-import { refresh } from "./app.js";
-import { alert, field, form, h, link, loading, pagedList, replace, select } from "./dom.js";
+import { alert, confirm, field, form, h, link, loading, pagedList, replace, scrolling, select, when } from "./dom.js";
 import { seatsText, statusOf } from "./orgs.js";
+import { refresh } from "./router.js";
 
 const ROLES = ["member", "admin"];
+// What a suspension does, and how soon: the gateway's bound (docs/SECURITY.md).
+const SUSPENSION_EFFECT =
+  "Its admins and members are refused by the console and the API within 5 seconds, tokens already issued included. " +
+  "Nothing is deleted: reactivating lets them back in, also within 5 seconds.";
 
 export async function orgScreen(screen, who, orgId) {
   const heading = h("h1", {}, `Organization ${orgId}`);
@@ -19,7 +24,7 @@ export async function orgScreen(screen, who, orgId) {
   }
   const admin = who.operator || who.role === "admin";
   replace(screen, heading, summary(org, who), seats(org), status(org, who), users(org, who, admin));
-  if (admin) screen.append(activity(org, who));
+  if (admin) screen.append(activityPanel(org, who));
 }
 
 function summary(org, who) {
@@ -76,7 +81,8 @@ function seats(org) {
 }
 
 // Status: every caller sees it; the reason is the API's to show (operators only), and suspending and
-// reactivating are operators'. Suspending asks for the reason the API requires (1 to 500 characters).
+// reactivating are operators'. Suspending asks for the reason the API requires (1 to 500 characters),
+// then for a confirmation that says what it does.
 function status(org, who) {
   const state = statusOf(org);
   const facts = [h("dt", {}, "Status"), h("dd", {}, h("span", { className: `status-${state}` }, state))];
@@ -87,42 +93,62 @@ function status(org, who) {
   if (state === "active") {
     const reason = h("input", { name: "reason", required: true, maxLength: 500, size: 40, autocomplete: "off" });
     section.append(
-      form({ "aria-label": "Suspend the organization" }, [field("Reason for suspending (up to 500 characters)", reason)], "Suspend", async (data) => {
+      h("p", { className: "muted" }, `Suspending: ${SUSPENSION_EFFECT}`),
+      form({ "aria-label": "Suspend the organization" }, [field("Reason for suspending (up to 500 characters)", reason)], "Suspend…", async (data) => {
+        const confirmed = await confirm({
+          title: `Suspend ${org.org_id}?`,
+          text: [SUSPENSION_EFFECT, `Reason: ${data.get("reason")}`],
+          confirmLabel: `Suspend ${org.org_id}`,
+        });
+        if (!confirmed) return;
         await api.updateOrg(org.org_id, { status: "suspended", suspension_reason: data.get("reason") }, org.version);
-        refresh(`${org.org_id} is suspended: its users cannot sign in or call the API.`);
+        refresh(`${org.org_id} is suspended: its users are refused within 5 seconds.`);
       }),
     );
   } else {
     section.append(
       form({ "aria-label": "Reactivate the organization" }, [], "Reactivate", async () => {
         await api.updateOrg(org.org_id, { status: "active" }, org.version);
-        refresh(`${org.org_id} is active again.`);
+        refresh(`${org.org_id} is active again. Its users are let back in within 5 seconds.`);
       }),
     );
   }
   return section;
 }
 
+// Users added in this tab come first, at once: the list is in id order, and a new user may be pages
+// away. Kept per org while the tab stays on it; the pages leave them out, so none shows twice.
+let added = { orgId: null, users: [] };
+
 function users(org, who, admin) {
+  if (added.orgId !== org.org_id) added = { orgId: org.org_id, users: [] };
+  const fresh = added.users;
   const rows = h("tbody", {});
   const section = h(
     "section",
     { "aria-labelledby": "org-users" },
     h("h2", { id: "org-users" }, "Users"),
-    h("table", {}, h("thead", {}, h("tr", {}, ...["User", "Name", "E-mail", "Role"].map((t) => h("th", { scope: "col" }, t)))), rows),
+    scrolling(h("table", {}, h("thead", {}, h("tr", {}, ...["User", "Name", "E-mail", "Role"].map((t) => h("th", { scope: "col" }, t)))), rows)),
   );
   // Members may list their colleagues but open only their own page: no link the API would refuse.
   const userCell = (user) =>
     admin || user.user_id === who.userId
       ? link(`#/orgs/${encodeURIComponent(org.org_id)}/users/${encodeURIComponent(user.user_id)}`, user.user_id)
       : user.user_id;
+  const row = (user, note) =>
+    h("tr", {}, h("td", {}, userCell(user), note), h("td", {}, user.name), h("td", {}, user.email), h("td", {}, user.role));
+  rows.append(...fresh.map((user) => row(user, h("span", { className: "muted" }, " new"))));
+  const shown = new Set(fresh.map((user) => user.user_id));
   section.append(
     ...pagedList({
       container: rows,
-      fetchPage: (cursor) => api.listUsers(org.org_id, cursor),
+      fetchPage: async (cursor) => {
+        const page = await api.listUsers(org.org_id, cursor);
+        return { ...page, items: page.items.filter((user) => !shown.has(user.user_id)) };
+      },
       label: "users",
       empty: "No users yet.",
-      row: (user) => h("tr", {}, h("td", {}, userCell(user)), h("td", {}, user.name), h("td", {}, user.email), h("td", {}, user.role)),
+      row: (user) => row(user, null),
     }),
   );
   if (admin && statusOf(org) === "suspended") {
@@ -142,100 +168,11 @@ function users(org, who, admin) {
         "Add user",
         async (data) => {
           const user = await api.createUser(org.org_id, Object.fromEntries(data));
+          added.users.unshift(user);
           refresh(`Added ${user.user_id}.`);
         },
       ),
     );
   }
   return section;
-}
-
-// Activity (admins and operators: the API refuses members), newest first. The log is written from
-// the table's stream seconds after a change, so while the panel is on screen its first page is read
-// again every few seconds and new entries are put on top (one entry: event_id and type).
-const ACTIVITY_REFRESH_MS = 3000;
-
-function activity(org, who) {
-  const rows = h("tbody", {});
-  const section = h(
-    "section",
-    { "aria-labelledby": "org-activity" },
-    h("h2", { id: "org-activity" }, "Activity"),
-    h("p", { className: "muted" }, "Newest first; new entries appear within seconds."),
-    h(
-      "table",
-      { "aria-labelledby": "org-activity" },
-      h("thead", {}, h("tr", {}, ...["When", "What", "Who", "Resource", "Changes"].map((t) => h("th", { scope: "col" }, t)))),
-      rows,
-    ),
-  );
-  const shown = new Set();
-  const unseen = (page) => {
-    const items = page.items.filter((entry) => !shown.has(`${entry.event_id} ${entry.type}`));
-    items.forEach((entry) => shown.add(`${entry.event_id} ${entry.type}`));
-    return { ...page, items };
-  };
-  const row = (entry) =>
-    h(
-      "tr",
-      {},
-      h("td", {}, when(entry.occurred_at)),
-      h("td", {}, entry.type),
-      h("td", {}, actorOf(entry.actor, who)),
-      h("td", {}, `${entry.resource.kind} ${entry.resource.id}`),
-      h("td", {}, changesText(entry.changes)),
-    );
-  const [message, more] = pagedList({
-    container: rows,
-    fetchPage: async (cursor) => unseen(await api.listActivity(org.org_id, cursor)),
-    label: "activity",
-    empty: "No activity yet.",
-    row,
-  });
-  section.append(message, more);
-  const newer = async () => {
-    if (!section.isConnected) return; // the screen changed: stop
-    if (!document.hidden) {
-      try {
-        const fresh = unseen(await api.listActivity(org.org_id)).items;
-        if (fresh.length) {
-          rows.prepend(...fresh.map(row));
-          if (!message.querySelector("[role=alert]")) message.replaceChildren();
-        }
-      } catch {
-        return; // the first load shows errors; a failing refresh stops quietly (a 401 signs out)
-      }
-    }
-    setTimeout(newer, ACTIVITY_REFRESH_MS);
-  };
-  setTimeout(newer, ACTIVITY_REFRESH_MS);
-  return section;
-}
-
-// RFC 3339 UTC as "2026-11-21 23:41:48 UTC": the same for every reader of the page.
-function when(timestamp) {
-  return h("time", { dateTime: timestamp }, `${timestamp.slice(0, 19).replace("T", " ")} UTC`);
-}
-
-// The actor is the caller's `sub`; null when none is known (a cascade's removals).
-function actorOf(actor, who) {
-  if (!actor) return "the system";
-  return actor === who.sub ? `you (${actor})` : actor;
-}
-
-function valueText(value) {
-  if (value === null || value === undefined || value === "") return "none";
-  if (Array.isArray(value)) return value.length ? value.map(valueText).join(", ") : "none";
-  if (typeof value === "object") return JSON.stringify(value);
-  return String(value);
-}
-
-// {plan: {old: "free", new: "pro"}} as "plan: free → pro"; one line per field.
-function changesText(changes) {
-  if (!changes) return "";
-  return h(
-    "ul",
-    { className: "changes" },
-    ...Object.entries(changes).map(([name, change]) => h("li", {}, `${name}: ${valueText(change.old)} → ${valueText(change.new)}`)),
-  );
 }

@@ -2,8 +2,8 @@
 // seats used, which are on an item of their own; the org's page shows them), and creating one.
 
 import * as api from "./api.js";
-import { go } from "./app.js";
-import { field, form, h, link, pagedList, select } from "./dom.js";
+import { field, form, h, link, pagedList, scrolling, select } from "./dom.js";
+import { go } from "./router.js";
 
 export function seatsText(org) {
   const used = org.usage.users === null ? "?" : org.usage.users;
@@ -33,7 +33,7 @@ export async function orgsScreen(screen) {
     h("thead", {}, h("tr", {}, ...["Organization", "Name", "Plan", "Status", "Seats"].map((t) => h("th", { scope: "col" }, t)))),
     rows,
   );
-  const list = h("section", { "aria-labelledby": "orgs-list" }, h("h2", { id: "orgs-list" }, "All organizations"), table);
+  const list = h("section", { "aria-labelledby": "orgs-list" }, h("h2", { id: "orgs-list" }, "All organizations"), scrolling(table));
   list.append(
     ...pagedList({
       container: rows,

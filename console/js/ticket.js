@@ -2,8 +2,8 @@
 // Deleting asks first.
 
 import * as api from "./api.js";
-import { go, refresh } from "./app.js";
-import { alert, field, h, loading, select } from "./dom.js";
+import { alert, field, h, loading, select, showAlert } from "./dom.js";
+import { go, refresh } from "./router.js";
 
 const STATUSES = ["open", "pending", "solved", "closed"];
 const PRIORITIES = ["low", "normal", "high", "urgent"];
@@ -59,7 +59,7 @@ function editor(ticket) {
     const changes = Object.fromEntries(Object.entries(edited).filter(([name, value]) => JSON.stringify(value) !== JSON.stringify(ticket[name])));
     message.replaceChildren();
     if (!Object.keys(changes).length) {
-      message.replaceChildren(alert("Nothing to save: no field changed."));
+      showAlert(message, "Nothing to save: no field changed.");
       return;
     }
     save.disabled = true;
@@ -72,7 +72,7 @@ function editor(ticket) {
         message.replaceChildren(alert("This ticket was changed by someone else since you opened it. Reload to see their changes; yours are not saved."), reload);
         reload.focus();
       } else {
-        message.replaceChildren(alert(error.message));
+        showAlert(message, error.message);
       }
     } finally {
       save.disabled = false;

@@ -1,8 +1,8 @@
 // User: the profile (editable within the caller's rights), their tickets newest first, opening one.
 
 import * as api from "./api.js";
-import { go, refresh } from "./app.js";
 import { alert, field, form, h, link, loading, pagedList, select } from "./dom.js";
+import { go, refresh } from "./router.js";
 
 const PRIORITIES = ["low", "normal", "high", "urgent"];
 

@@ -76,7 +76,18 @@ def orgs_update(
         show(ctx, client, client.update_org(org_id, if_match=if_match, **changed(name=name, plan=plan)))
 
 
-@app.command("suspend")
+# How soon a suspension, and a reactivation, reaches every request of the org's users: the bound the
+# API keeps (docs/SECURITY.md#the-authorizer-and-suspension).
+TAKES_EFFECT_SECONDS = 5
+
+
+@app.command(
+    "suspend",
+    short_help=f"Suspend an organization (operators): its users are refused within {TAKES_EFFECT_SECONDS} s.",
+    help=f"Suspend an organization (operators): within {TAKES_EFFECT_SECONDS} seconds its admins and members "
+    "are refused on every request (403 org_suspended), tokens they already hold included, and their sign-ins "
+    "are disabled. Nothing is deleted; `cpctl orgs activate` lets them back in.",
+)
 def orgs_suspend(
     ctx: typer.Context,
     org_id: OrgArgument,
@@ -84,18 +95,35 @@ def orgs_suspend(
     if_match: IfMatch = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Suspend without asking.")] = False,
 ) -> None:
-    """Suspend an organization (operators): its users are signed out and locked out until it is
-    activated again; nothing is deleted."""
-    confirm(yes, f"Suspend organization {org_id}, signing out and locking out all its users?", "suspended")
+    confirm(
+        yes,
+        f"Suspend organization {org_id}? Within {TAKES_EFFECT_SECONDS} seconds its users are refused on every "
+        "request, and they cannot sign in until it is activated.",
+        "suspended",
+    )
     with api(ctx) as client:
         show(ctx, client, client.suspend_org(org_id, reason, if_match=if_match))
+    typer.echo(
+        f"Suspended {org_id}: within {TAKES_EFFECT_SECONDS} s its users are refused (403 org_suspended), and "
+        f"their sign-ins are being disabled. Nothing is deleted; cpctl orgs activate {org_id} lets them back in.",
+        err=True,
+    )
 
 
-@app.command("activate")
+@app.command(
+    "activate",
+    short_help=f"Reactivate an organization (operators): its users are served within {TAKES_EFFECT_SECONDS} s.",
+    help=f"Reactivate a suspended organization (operators): within {TAKES_EFFECT_SECONDS} seconds its users' "
+    "requests are served again, and they may sign in again.",
+)
 def orgs_activate(ctx: typer.Context, org_id: OrgArgument, if_match: IfMatch = None) -> None:
-    """Reactivate a suspended organization (operators): its users may sign in again."""
     with api(ctx) as client:
         show(ctx, client, client.activate_org(org_id, if_match=if_match))
+    typer.echo(
+        f"Activated {org_id}: within {TAKES_EFFECT_SECONDS} s its users are served again, and their "
+        "sign-ins are being enabled.",
+        err=True,
+    )
 
 
 @app.command("delete")

@@ -14,10 +14,10 @@ input. One decision then serves every route for ``authorizer_ttl_seconds``.
 - Fail closed: a JWKS or DynamoDB outage raises, which API Gateway answers with its
   AUTHORIZER_FAILURE gateway response (503 service_unavailable), never an Allow.
 
-- The Allow names the caller's usage plan key (``usageIdentifierKey``, controlplane.http.tenant_keys).
+- The Allow names the caller's usage plan key (``usageIdentifierKey``, controlplane.dal.tenant_keys).
 
 Imports on purpose: boto3 (the runtime's), joserfc (bundled with ``cryptography``), the standard
-library, ``controlplane.dal.keys`` and ``controlplane.http.tenant_keys``: no pydantic, no
+library, ``controlplane.dal.keys`` and ``controlplane.dal.tenant_keys``: no pydantic, no
 Powertools, for a short cold start.
 """
 
@@ -38,8 +38,8 @@ from joserfc.errors import JoseError
 from joserfc.jwk import RSAKey
 from joserfc.jwt import JWTClaimsRegistry
 
+from controlplane.dal import tenant_keys
 from controlplane.dal.keys import org_key
-from controlplane.http import tenant_keys
 
 OPERATORS_GROUP = "operators"  # controlplane.http.auth.OPERATORS_GROUP; not imported, for the cold start
 SUSPENDED = "suspended"

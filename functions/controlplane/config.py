@@ -1,10 +1,13 @@
-"""Configuration and AWS clients: read once per cold start, never at import time.
+"""Configuration and AWS clients: read once per cold start, never at import time. The one module of
+the functions that reads their environment (the authorizer keeps its own light reads, for its cold
+start: functions/authorizer, dal/tenant_keys.py).
 
 Tests and the local server change the environment and then call ``reset()``. With SnapStart, the
 clients are made before the snapshot (their service models then load from it) and made again after
 each restore (see the hooks at the end).
 """
 
+import json
 import os
 import random
 from dataclasses import dataclass
@@ -34,11 +37,38 @@ class Settings:
     @classmethod
     def from_environment(cls) -> "Settings":
         return cls(
-            table_name=_required("TABLE_NAME"),
+            table_name=table_name(),
             cursor_secret=_cursor_secret(),
             gsi1_settle_seconds=float(os.environ.get("GSI1_SETTLE_SECONDS", "5")),
             deletions_queue_url=os.environ.get("DELETIONS_QUEUE_URL") or None,
         )
+
+
+def table_name() -> str:
+    """The single table (every function's); ``settings()`` also reads the cursor secret, which the
+    events and tenant-keys functions have no business reading."""
+    return _required("TABLE_NAME")
+
+
+def event_bus_name() -> str:
+    """The bus the events function publishes to."""
+    return _required("EVENT_BUS_NAME")
+
+
+def activity_retention_days() -> int | None:
+    """ACTIVITY_RETENTION_DAYS, the stack's ``activity_retention_days``; None when unset."""
+    days = os.environ.get("ACTIVITY_RETENTION_DAYS")
+    return int(days) if days else None
+
+
+def usage_plans() -> tuple[dict[str, str], str]:
+    """The tenant-keys consumer's USAGE_PLAN_IDS (JSON, plan -> id) and API_KEY_NAME_PREFIX."""
+    return json.loads(os.environ["USAGE_PLAN_IDS"]), os.environ["API_KEY_NAME_PREFIX"]
+
+
+def cors_allow_origins() -> list[str]:
+    """CORS_ALLOW_ORIGINS: comma-separated, or unset for none."""
+    return [origin.strip() for origin in os.environ.get("CORS_ALLOW_ORIGINS", "").split(",") if origin.strip()]
 
 
 def _required(name: str) -> str:

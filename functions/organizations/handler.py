@@ -63,7 +63,7 @@ def list_activity(
 
 @app.operation("importUsers")
 def import_users(org_id: params.OrgIdPath, body: UserImportCreate) -> Response[UserImport]:
-    return responses.started(app, imports.start_import(org_id, body, app.caller))
+    return responses.started(app, app.route_record, imports.start_import(org_id, body, app.caller))
 
 
 @app.operation("getUserImport")

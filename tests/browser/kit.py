@@ -39,3 +39,15 @@ class Api:
 
     def raw(self, method: str, path: str, body=None, token: str = OPERATOR_TOKEN):
         return fetch(f"{self.base}{path}", method, body, {"Authorization": f"Bearer {token}"})
+
+
+def seed_demo(api: Api, members: int = 1) -> None:
+    """The demo org on pro: alice its admin, bob a member, and ``members - 1`` more (user02, user03...)."""
+    api.call("POST", "/orgs", {"org_id": "demo", "name": "Demo Inc", "plan": "pro"})
+    people = [("alice", "admin"), ("bob", "member")] + [(f"user{n:02}", "member") for n in range(2, members + 1)]
+    for user_id, role in people:
+        api.call(
+            "POST",
+            "/orgs/demo/users",
+            {"user_id": user_id, "name": user_id.title(), "email": f"{user_id}@x.io", "role": role},
+        )

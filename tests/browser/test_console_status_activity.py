@@ -4,7 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from local import tokens
-from tests.browser.kit import OPERATOR_TOKEN, shoot, sign_in
+from tests.browser.kit import OPERATOR_TOKEN, seed_demo, shoot, sign_in
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 
@@ -13,16 +13,6 @@ ADMIN_TOKEN = tokens.issue(tokens.ADMIN, "demo", "alice")
 MEMBER_TOKEN = tokens.issue(tokens.MEMBER, "demo", "bob")
 # The stream poller writes the log within a poll; the panel reads it again every 3 seconds.
 ACTIVITY_WAIT_MS = 15_000
-
-
-def seed_demo(api) -> None:
-    api.call("POST", "/orgs", {"org_id": "demo", "name": "Demo Inc", "plan": "pro"})
-    for user_id, role in (("alice", "admin"), ("bob", "member")):
-        api.call(
-            "POST",
-            "/orgs/demo/users",
-            {"user_id": user_id, "name": user_id.title(), "email": f"{user_id}@x.io", "role": role},
-        )
 
 
 def status_section(page):
@@ -39,16 +29,34 @@ def test_operator_suspends_an_org_with_a_reason_and_reactivates_it(console, api,
     reason = suspend.get_by_label("Reason for suspending (up to 500 characters)")
     expect(reason).to_have_attribute("maxlength", "500")
 
-    # When the reason is blank, the API's 422 is shown as the API words it, and nothing changes
+    # and the page says what a suspension does, and how soon
+    expect(status_section(page)).to_contain_text("refused by the console and the API within 5 seconds")
+
+    # When they ask to suspend, a dialog says what it does first; cancelling changes nothing
+    reason.fill(REASON)
+    suspend.get_by_role("button", name="Suspend…").click()
+    dialog = page.get_by_role("dialog", name="Suspend demo?")
+    expect(dialog).to_contain_text("within 5 seconds")
+    expect(dialog).to_contain_text(f"Reason: {REASON}")
+    shoot(page, "operator-suspend-confirm")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_have_count(0)
+    expect(status_section(page).get_by_role("definition").first).to_have_text("active")
+    assert api.call("GET", "/orgs/demo")["status"] == "active"
+
+    # When the reason is blank and they confirm, the API's 422 is shown as the API words it, and nothing changes
     reason.fill("   ")
-    suspend.get_by_role("button", name="Suspend").click()
+    suspend.get_by_role("button", name="Suspend…").click()
+    page.get_by_role("dialog").get_by_role("button", name="Suspend demo").click()
     expect(suspend.get_by_role("alert")).to_contain_text("suspension_reason: String should have at least 1 character")
     assert api.call("GET", "/orgs/demo")["status"] == "active"
 
-    # When they give a reason, the org is suspended and the page shows it with the reason
+    # When they give a reason and confirm, the org is suspended and the page shows it with the reason
     reason.fill(REASON)
-    suspend.get_by_role("button", name="Suspend").click()
+    suspend.get_by_role("button", name="Suspend…").click()
+    page.get_by_role("dialog").get_by_role("button", name="Suspend demo").click()
     expect(page.get_by_role("status").filter(has_text="demo is suspended")).to_be_visible()
+    expect(page.get_by_role("status").filter(has_text="demo is suspended")).to_contain_text("refused within 5 seconds")
     expect(status_section(page).get_by_role("definition").first).to_have_text("suspended")
     expect(status_section(page)).to_contain_text(REASON)
     expect(page.get_by_role("form", name="Suspend the organization")).to_have_count(0)
@@ -181,6 +189,20 @@ def test_operator_sees_a_plan_change_in_the_activity_and_pages_through_it(consol
     expect(panel.get_by_role("row").filter(has_text="Organization Created")).to_have_count(1)
     expect(panel.get_by_role("row").filter(has_text="User Created")).to_have_count(11)
     expect(panel.get_by_role("button", name="Load more")).to_be_hidden()
+
+
+def test_a_ticket_entry_names_the_ticket_by_its_subject(console, api, page, activity_log):
+    # Given the demo org, and a ticket its member opened
+    seed_demo(api)
+    ticket = api.call("POST", "/orgs/demo/users/bob/tickets", {"subject": "Printer on fire"}, token=MEMBER_TOKEN)
+
+    # When the admin opens the org's page
+    sign_in(page, console, ADMIN_TOKEN)
+
+    # Then the entry names the ticket by its id and its subject, and the member who opened it
+    entry = page.get_by_role("region", name="Activity").get_by_role("row").filter(has_text="Ticket Opened")
+    expect(entry).to_contain_text(f"ticket {ticket['ticket_id']} Printer on fire", timeout=ACTIVITY_WAIT_MS)
+    expect(entry).to_contain_text("bob")
 
 
 def test_member_sees_no_activity_panel(console, api, page, activity_log):

@@ -71,15 +71,31 @@ def test_every_write_route_yields_its_entries_newest_first(bus, stream):
     # When the stream goes through the events function
     _publish(stream)
 
-    # Then acme's log holds exactly the events the bus got for acme, newest first
+    # Then acme's log holds one entry per change the bus was told of for acme, newest first, each
+    # named by the change's most telling event
     entries = _activity("acme", caller=admin())
     published = [(t, d["event_id"]) for t, d in bus.events() if d["org_id"] == "acme"]
-    assert [(e["type"], e["event_id"]) for e in reversed(entries)] == published
-    assert [(e["type"], e["resource"]) for e in entries][:3] == [
-        ("User Deleted", {"kind": "user", "id": "bob"}),
-        ("Ticket Deleted", {"kind": "ticket", "id": ticket}),
-        ("Ticket Status Changed", {"kind": "ticket", "id": ticket}),
+    changes = list(dict.fromkeys(event_id for _, event_id in published))
+    assert [e["event_id"] for e in reversed(entries)] == changes
+    assert set((e["type"], e["event_id"]) for e in entries) <= set(published)
+    assert [e["type"] for e in entries] == [
+        "User Deleted",
+        "Ticket Deleted",
+        "Ticket Status Changed",
+        "Ticket Opened",
+        "User Role Changed",
+        "User Created",
+        "User Created",
+        "Organization Plan Changed",
+        "Organization Updated",
+        "Organization Created",
     ]
+    assert [(e["type"], e["resource"]) for e in entries][:3] == [
+        ("User Deleted", {"kind": "user", "id": "bob", "subject": None}),
+        ("Ticket Deleted", {"kind": "ticket", "id": ticket, "subject": "It broke"}),
+        ("Ticket Status Changed", {"kind": "ticket", "id": ticket, "subject": "It broke"}),
+    ]
+    assert entries[2]["changes"] == {"status": {"old": "open", "new": "solved"}}
     times = [e["occurred_at"] for e in entries]
     assert times == sorted(times, reverse=True)
     renamed = [e for e in entries if e["type"] == "Organization Updated"][-1]  # the older one
@@ -104,18 +120,47 @@ def test_the_suspension_reason_changes_only_in_operators_entries(bus, stream):
     seen_by_admin = _activity("acme", caller=admin())
     seen_by_operator = _activity("acme")
 
-    # Then the operator sees the reason come and go; the admin sees the same entries without it
-    updated = [e["changes"] for e in seen_by_operator if e["type"] == "Organization Updated"]
-    assert [c["suspension_reason"] for c in updated] == [
+    # Then each change is one entry; the operator sees the reason come and go, the admin sees the
+    # same entries without it
+    assert [e["type"] for e in seen_by_operator] == [
+        "Organization Reactivated",
+        "Organization Suspended",
+        "Organization Created",
+    ]
+    assert [e["changes"]["suspension_reason"] for e in seen_by_operator[:2]] == [
         {"old": "Invoice unpaid", "new": None},
         {"old": None, "new": "Invoice unpaid"},
     ]
     assert [e["event_id"] + e["type"] for e in seen_by_admin] == [e["event_id"] + e["type"] for e in seen_by_operator]
     assert "Invoice unpaid" not in str(seen_by_admin)
-    assert [e["changes"]["status"]["new"] for e in seen_by_admin if e["type"] == "Organization Updated"] == [
-        "active",
-        "suspended",
+    assert [e["changes"]["status"]["new"] for e in seen_by_admin[:2]] == ["active", "suspended"]
+    assert all(e["changes"]["suspended_at"] for e in seen_by_admin[:2])
+
+
+def test_a_ticket_change_is_one_entry_with_every_field_it_changed_and_the_subject(bus, stream):
+    # Given a ticket whose one PATCH changes its status, its priority and its subject
+    create_org("acme")
+    create_user("acme", "alice")
+    ticket = create_ticket(subject="Printer on fire").body["ticket_id"]
+    patch = {"status": "pending", "priority": "high", "subject": "Printer still on fire"}
+    assert call("PATCH", f"/orgs/acme/tickets/{ticket}", patch).status == 200
+    _publish(stream)
+
+    # When its admin reads the log
+    entries = _activity("acme", caller=admin())
+
+    # Then the PATCH is one entry (the bus had two events for it), with all three changes
+    assert [e["type"] for e in entries[:2]] == ["Ticket Status Changed", "Ticket Opened"]
+    assert [t for t, d in bus.events() if d["event_id"] == entries[0]["event_id"]] == [
+        "Ticket Updated",
+        "Ticket Status Changed",
     ]
+    assert entries[0]["changes"] == {
+        "status": {"old": "open", "new": "pending"},
+        "priority": {"old": "normal", "new": "high"},
+        "subject": {"old": "Printer on fire", "new": "Printer still on fire"},
+    }
+    assert [e["resource"]["subject"] for e in entries[:2]] == ["Printer still on fire", "Printer on fire"]
 
 
 def test_pages_follow_each_other_without_overlap_or_gap(bus, stream):

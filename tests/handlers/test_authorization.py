@@ -6,10 +6,10 @@ import pytest
 
 from controlplane import config
 from controlplane.http import routes
-from controlplane.http.auth import ADMIN, MEMBER
 from controlplane.http.resolver import Resolver
 from controlplane.http.routes import ROUTES
 from controlplane.logic import organizations
+from controlplane.logic.access import ADMIN, MEMBER
 from local import authorizer as local_authorizer
 from local import isolation, tokens
 from local.apigw import LambdaContext, build_event

@@ -19,7 +19,7 @@ from joserfc import jwt
 from joserfc.jwk import RSAKey
 
 from authorizer import handler
-from controlplane.http import tenant_keys
+from controlplane.dal import tenant_keys
 from tests.api import create_org
 
 ISSUER, AUDIENCE = "https://issuer.example/pool", "app-client"

@@ -154,3 +154,56 @@ def test_changing_the_email_changes_the_sign_in_address(pool):
     call("PATCH", "/orgs/acme/users/alice", {"email": "new@example.com"})
 
     assert _sign_in(pool, "acme.alice")["email"] == "new@example.com"
+
+
+def _accept_invitation_and_reset_password(pool, username: str) -> None:
+    """The user sets their password (CONFIRMED), then asks for a reset: moto, like Cognito, refuses it
+    when the sign-in has no verified e-mail ("no registered/verified email or phone_number")."""
+    cognito, pool_id = pool
+    cognito.admin_set_user_password(UserPoolId=pool_id, Username=username, Password="Str0ng!Passw0rd", Permanent=True)
+    cognito.admin_reset_user_password(UserPoolId=pool_id, Username=username)
+
+
+@pytest.fixture
+def cognito_unverifies_changed_addresses(monkeypatch):
+    """What Cognito does and moto does not: an address changed by AdminUpdateUserAttributes is unverified
+    (and sent a code) unless the same call sets email_verified to true."""
+    client = config.directory().client
+    update = client.admin_update_user_attributes
+
+    def like_cognito(**request):
+        attributes = request["UserAttributes"]
+        names = {attribute["Name"] for attribute in attributes}
+        if "email" in names and "email_verified" not in names:
+            attributes = [*attributes, {"Name": "email_verified", "Value": "false"}]
+        return update(**{**request, "UserAttributes": attributes})
+
+    monkeypatch.setattr(client, "admin_update_user_attributes", like_cognito)
+
+
+def test_a_new_user_can_reset_their_password_by_email(pool):
+    # Given a user an admin created (the admin vouches for the address: docs/SECURITY.md)
+    create_user("acme", "alice")
+
+    # Then their sign-in's address is verified, so the e-mail-only recovery can send them a code
+    assert _sign_in(pool, "acme.alice")["email_verified"] == "true"
+    _accept_invitation_and_reset_password(pool, "acme.alice")
+
+
+def test_a_changed_email_stays_verified_so_the_user_can_still_reset(pool, cognito_unverifies_changed_addresses):
+    create_user("acme", "alice")
+
+    assert call("PATCH", "/orgs/acme/users/alice", {"email": "new@example.com"}, caller=admin()).status == 200
+
+    attributes = _sign_in(pool, "acme.alice")
+    assert (attributes["email"], attributes["email_verified"]) == ("new@example.com", "true")
+    _accept_invitation_and_reset_password(pool, "acme.alice")
+
+
+def test_a_role_change_leaves_the_address_alone(pool, cognito_unverifies_changed_addresses):
+    create_user("acme", "alice")
+
+    call("PATCH", "/orgs/acme/users/alice", {"role": "admin"}, caller=admin())
+
+    assert _sign_in(pool, "acme.alice")["email"] == "alice@example.com"
+    assert _sign_in(pool, "acme.alice")["email_verified"] == "true"

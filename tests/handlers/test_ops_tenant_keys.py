@@ -8,9 +8,9 @@ import zipfile
 import boto3
 import pytest
 
+from controlplane.dal import tenant_keys
 from controlplane.dal.api_keys import ApiKeys, key_name_prefix
 from controlplane.dal.table import api_table
-from controlplane.http import tenant_keys
 from ops import tenant_keys as ops
 from tests.api import call, create_org
 

@@ -66,7 +66,10 @@ def test_failed_writes_are_one_request_too(seeded, dynamodb_calls):
     assert create_ticket("acme", "ghost").status == 404
     assert call("PATCH", "/orgs/ghost", {"name": "x"}).status == 404
 
-    assert dynamodb_calls == ["TransactWriteItems", "TransactWriteItems", "TransactWriteItems", "UpdateItem"]
+    # Each refusal is its write's own condition (an org's create is a transaction: the org and its seat
+    # counter); a ticket's missing user costs one GetItem more, on the 404's path only, to say whether
+    # the user or their whole org is missing (the condition cannot tell)
+    assert dynamodb_calls == ["TransactWriteItems", "TransactWriteItems", "TransactWriteItems", "GetItem", "UpdateItem"]
 
 
 @pytest.mark.parametrize("body", [{"status": "suspended", "suspension_reason": "Unpaid"}, {"status": "active"}])

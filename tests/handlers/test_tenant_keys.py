@@ -10,8 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from controlplane import config
-from controlplane.dal import api_keys
-from controlplane.http import tenant_keys
+from controlplane.dal import api_keys, tenant_keys
 from local.apigw import run
 from tests.api import call, create_org
 

@@ -28,7 +28,26 @@ def test_create_ticket_for_missing_user_returns_404_and_writes_nothing(table):
     reply = create_ticket("acme", "ghost")
 
     assert reply.status == 404
+    assert reply.body["error"]["message"] == "User ghost not found in organization acme"
     assert call("GET", "/orgs/acme/users/ghost/tickets").status == 404  # still no user, so no list
+
+
+def test_a_ticket_under_a_missing_org_says_the_org_is_missing_and_writes_nothing(table):
+    reply = create_ticket("nope", "bob")
+
+    assert reply.status == 404
+    assert reply.body["error"]["message"] == "Organization nope not found"
+    listed = call("GET", "/orgs/nope/users/bob/tickets")
+    assert (listed.status, listed.body["error"]["message"]) == (404, "Organization nope not found")
+    assert call("GET", "/orgs/nope").status == 404
+
+
+def test_the_tickets_of_a_missing_user_say_the_user_is_missing(table):
+    create_org("acme")
+
+    listed = call("GET", "/orgs/acme/users/ghost/tickets")
+
+    assert (listed.status, listed.body["error"]["message"]) == (404, "User ghost not found in organization acme")
 
 
 def test_get_ticket_returns_it(table):

@@ -53,6 +53,17 @@ def test_bad_id_in_create_body_returns_422_and_writes_nothing(dynamodb_calls, ba
     assert dynamodb_calls == []
 
 
+@pytest.mark.parametrize("bad", ["ACME", "ac#me", "-acme", "acmé"])
+def test_a_bad_id_is_explained_the_same_in_the_path_and_in_the_body(dynamodb_calls, bad):
+    in_body = call("POST", "/orgs", {"org_id": bad, "name": "X"}).body["error"]["details"]
+    in_path = call("GET", f"/orgs/{bad}/users").body["error"]["details"]
+
+    assert [p["loc"] for p in (*in_body, *in_path)] == [["body", "org_id"], ["path", "org_id"]]
+    assert in_path[0]["message"] == in_body[0]["message"]
+    assert "lower-case letters" in in_path[0]["message"]
+    assert dynamodb_calls == []
+
+
 @pytest.mark.parametrize(("method", "path"), [("POST", "/orgs"), ("PATCH", "/orgs/acme")])
 @pytest.mark.parametrize("raw", ["{", "not json", '{"name": "x",}', "\x00"])
 def test_malformed_json_returns_400_invalid_json(dynamodb_calls, method, path, raw):

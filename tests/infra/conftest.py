@@ -19,8 +19,11 @@ CONFIGS = {
     "prod": StageConfig(stage="prod"),
     "cors": StageConfig(stage="web", cors_allow_origins=("https://app.example.com",)),
     "sam": StageConfig(stage="sam", sam_local=True),
-    # A region whose API Gateway account role another stack set, and alarms that e-mail someone
-    "shared": StageConfig(stage="shared", api_gateway_account_role=False, alarm_email="ops@example.com"),
+    # A region whose API Gateway account role another stack set, alarms that e-mail someone, and an SES
+    # identity the user pool sends through
+    "shared": StageConfig(
+        stage="shared", api_gateway_account_role=False, alarm_email="ops@example.com", ses_identity="example.com"
+    ),
 }
 
 

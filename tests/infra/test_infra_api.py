@@ -59,13 +59,19 @@ def _render(template: str) -> dict:
 
 
 def _authorizer_function(template: dict) -> str:
+    """What API Gateway invokes to authorize: the authorizer function, or with SnapStart its alias."""
     [function_id] = [
         logical_id
         for logical_id, resource in template["Resources"].items()
         if resource["Type"] == "AWS::Lambda::Function"
         and resource["Properties"]["Handler"] == "authorizer.handler.lambda_handler"
     ]
-    return function_id
+    aliases = [
+        logical_id
+        for logical_id, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::Lambda::Alias" and resource["Properties"]["FunctionName"] == {"Ref": function_id}
+    ]
+    return aliases[0] if aliases else function_id
 
 
 def test_every_route_is_a_method_on_its_functions_proxy_integration_and_nothing_else(dev, functions):

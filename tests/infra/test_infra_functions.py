@@ -70,12 +70,26 @@ def test_functions_use_the_official_powertools_layer_of_the_pinned_version(dev, 
     # When reading each function's layers
     layers = {str(_function(dev, logical_id)["Layers"]) for logical_id in functions.values()}
 
-    # Then all use one layer, resolved at deploy time from AWS's public parameter for that version
-    [parameter] = [layer["Ref"] for layer in _function(dev, functions["users"])["Layers"]]
+    # Then all use one layer, resolved at deploy time from AWS's public parameter for that version,
+    # named in the template itself: no stack parameter that `cdk deploy` would keep at its old value
+    [layer] = _function(dev, functions["users"])["Layers"]
     assert len(layers) == 1
-    assert parameter == "PowertoolsLayerArn"  # the name sam local invoke --parameter-overrides uses
-    assert dev["Parameters"][parameter]["Type"] == "AWS::SSM::Parameter::Value<String>"
-    path = dev["Parameters"][parameter]["Default"]
+    assert layer == f"{{{{resolve:ssm:/aws/service/powertools/python/arm64/python3.13/{POWERTOOLS_VERSION}}}}}"
+    assert set(dev.get("Parameters", {})) <= {"BootstrapVersion"}  # CDK's own
+
+
+def test_a_sam_local_synth_takes_the_layer_as_the_parameter_sam_sets(templates, functions):
+    # SAM CLI resolves no SSM reference: `sam local invoke --parameter-overrides PowertoolsLayerArn=<arn>`
+    sam = templates["sam"].to_json()
+    by_handler = {
+        r["Properties"]["Handler"]: r["Properties"]
+        for r in sam["Resources"].values()
+        if "Handler" in r.get("Properties", {})
+    }
+
+    assert by_handler["users.handler.lambda_handler"]["Layers"] == [{"Ref": "PowertoolsLayerArn"}]
+    assert sam["Parameters"]["PowertoolsLayerArn"]["Type"] == "AWS::SSM::Parameter::Value<String>"
+    path = sam["Parameters"]["PowertoolsLayerArn"]["Default"]
     assert path == f"/aws/service/powertools/python/arm64/python3.13/{POWERTOOLS_VERSION}"
 
 

@@ -1,6 +1,6 @@
 """The user pool: invited users only, the claims the functions authorize with, the operators group."""
 
-from controlplane.http.auth import OPERATORS_GROUP
+from controlplane.logic.access import OPERATORS_GROUP
 
 CLAIMS = {"custom:org_id", "custom:user_id", "custom:role"}  # what controlplane.http.auth reads from the ID token
 

@@ -3,8 +3,8 @@ the API's key source, and the tenant-keys consumer with its queue, dead end and 
 
 import json
 
-from controlplane.dal import api_keys
-from controlplane.lifecycle.contract import SOURCE
+from controlplane.dal import api_keys, keys
+from controlplane.lifecycle.contract import DETAILS, KINDS, SOURCE
 from controlplane.logic.tenant_keys import EVENTS
 from controlplane.models import plans
 from infra.constants import TIMEOUT
@@ -61,14 +61,14 @@ def test_the_operators_key_is_in_the_operators_plan_with_a_secret_value(dev):
 
 
 def test_org_events_reach_the_consumer_through_a_queue_with_a_dead_end(dev):
-    [rule] = [
-        r["Properties"]
-        for r in _resources_of(dev, "AWS::Events::Rule").values()
-        if r["Properties"].get("EventPattern", {}).get("detail-type") == list(EVENTS)
-    ]
-    assert rule["EventPattern"]["source"] == [SOURCE]
-    [target] = rule["Targets"]
-    queue_id = target["Arn"]["Fn::GetAtt"][0]
+    queue_id, rule = _consumer_queue_and_rule(dev)
+
+    # The rule asks for what the contract publishes of an org: its creation, plan change and deletion
+    org = next(kind for kind in KINDS if kind.entity == keys.ORG)
+    wanted = [org.created, org.changed, org.deleted]
+    assert rule["EventPattern"] == {"source": [SOURCE], "detail-type": wanted}
+    assert set(wanted) <= set(DETAILS)  # each a detail-type the events function really sends
+    assert list(EVENTS) == wanted  # and the consumer acts on those very events
     queue = dev["Resources"][queue_id]["Properties"]
     assert queue["RedrivePolicy"]["maxReceiveCount"] >= 3
     dead_end = queue["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0]
@@ -102,12 +102,24 @@ def test_the_consumer_knows_each_plans_usage_plan(dev):
 
 
 def _consumer_queue_and_rule(template: dict) -> tuple[str, dict]:
+    """The queue the tenant-keys consumer reads, and the one rule that fills it (found by where
+    events go, not by what the rule asks for)."""
+    [consumer] = [
+        name
+        for name, f in _resources_of(template, "AWS::Lambda::Function").items()
+        if f["Properties"].get("Handler") == "tenantkeys.handler.lambda_handler"
+    ]
+    [queue_id] = [
+        m["Properties"]["EventSourceArn"]["Fn::GetAtt"][0]
+        for m in _resources_of(template, "AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["FunctionName"] == {"Ref": consumer}
+    ]
     [rule] = [
         r["Properties"]
         for r in _resources_of(template, "AWS::Events::Rule").values()
-        if r["Properties"].get("EventPattern", {}).get("detail-type") == list(EVENTS)
+        if any(t["Arn"] == {"Fn::GetAtt": [queue_id, "Arn"]} for t in r["Properties"].get("Targets", []))
     ]
-    return rule["Targets"][0]["Arn"]["Fn::GetAtt"][0], rule
+    return queue_id, rule
 
 
 def test_an_event_the_rule_cannot_deliver_is_retried_for_a_day_then_dead_ends_where_the_alarm_sees_it(dev):

@@ -1,13 +1,13 @@
 """SnapStart (context key ``snap_start``, on for prod): a published version per function, snapshotted,
-and an alias that API Gateway, the deletions queue and the table's stream invoke; without it, the
-functions themselves."""
+and an alias that API Gateway (the routes and the authorizer), the deletions queue and the table's
+stream invoke; without it, the functions themselves."""
 
 import aws_cdk as cdk
 import pytest
 
 from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS
 from infra.config import StageConfig
-from infra.constants import EVENTS_FUNCTION
+from infra.constants import AUTHORIZER_FUNCTION, EVENTS_FUNCTION
 from infra.function import LIVE_ALIAS
 
 
@@ -36,7 +36,7 @@ def test_prod_snapshots_every_function_behind_a_live_alias_on_its_published_vers
     functions, versions = _function_ids(prod), _of_type(prod, "AWS::Lambda::Version")
     aliases = _aliases(prod)
 
-    assert set(aliases) == {*FUNCTIONS, EVENTS_FUNCTION}
+    assert set(aliases) == {*FUNCTIONS, EVENTS_FUNCTION, AUTHORIZER_FUNCTION}
     for name in aliases:
         assert prod["Resources"][functions[name]]["Properties"]["SnapStart"] == {"ApplyOn": "PublishedVersions"}
         alias = prod["Resources"][aliases[name]]["Properties"]
@@ -52,12 +52,18 @@ def test_prod_api_gateway_invokes_only_the_aliases(prod):
     invoked = {part["Ref"] for i in integrations for part in i["Uri"]["Fn::Join"][1] if "Ref" in part}
     assert invoked - {"AWS::Partition", "AWS::Region"} == aliases
     permissions = [p["FunctionName"] for p in _of_type(prod, "AWS::Lambda::Permission").values()]
-    permitted = {name["Ref"] for name in permissions if "Ref" in name}
-    assert permitted == aliases  # an invoke permission on $LATEST would let a call skip the snapshot
-    [authorizer] = [
-        k for k, r in _of_type(prod, "AWS::Lambda::Function").items() if r["Handler"].startswith("authorizer.")
-    ]
-    assert [name for name in permissions if "Ref" not in name] == [{"Fn::GetAtt": [authorizer, "Arn"]}]  # no SnapStart
+    # an invoke permission on $LATEST would let a call skip the snapshot: every one names an alias
+    assert all("Ref" in name for name in permissions)
+    assert {name["Ref"] for name in permissions} == aliases | {_aliases(prod)[AUTHORIZER_FUNCTION]}
+
+
+def test_prod_api_gateway_asks_the_authorizers_alias(prod):
+    # The authorizer is on the request path at every cache miss: its cold starts restore a snapshot too
+    [authorizer] = _of_type(prod, "AWS::ApiGateway::Authorizer").values()
+
+    uri = authorizer["AuthorizerUri"]["Fn::Join"][1]
+    assert {"Ref": _aliases(prod)[AUTHORIZER_FUNCTION]} in uri
+    assert not [part for part in uri if "Fn::GetAtt" in part]  # not the function's own ARN ($LATEST)
 
 
 @pytest.mark.parametrize(

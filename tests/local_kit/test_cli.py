@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from cpctl import credentials
 from cpctl.cli import app
+from cpctl.commands import orgs
 from local import tokens
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
@@ -196,6 +197,24 @@ def test_orgs_suspend_and_activate_through_the_gateway(table, cpctl):
     assert refused.exit_code == 1 and "org_suspended" in refused.stderr
     assert activated.exit_code == 0, activated.stderr
     assert json.loads(activated.stdout)["status"] == "active" and json.loads(activated.stdout)["version"] == 3
+
+
+def test_suspend_and_activate_say_what_a_suspension_does_and_how_soon(table, cpctl):
+    # Given an org, When an operator suspends it and lets it back in
+    cpctl("orgs", "create", "acme", "--name", "Acme")
+    help_text = " ".join(cpctl("orgs", "suspend", "--help").stdout.split())
+    suspended = cpctl("orgs", "suspend", "acme", "--reason", "Unpaid invoice", "--yes")
+    activated = cpctl("orgs", "activate", "acme")
+
+    # Then the help and the answer say: refused within the bound, sign-ins disabled, nothing deleted
+    seconds = orgs.TAKES_EFFECT_SECONDS
+    assert f"within {seconds} seconds" in help_text and "sign-ins are disabled" in help_text
+    assert "signed out" not in help_text and "locked out" not in help_text
+    assert suspended.exit_code == 0, suspended.stderr
+    assert f"within {seconds} s its users are refused" in suspended.stderr
+    assert "sign-ins are being disabled" in suspended.stderr and "Nothing is deleted" in suspended.stderr
+    assert "status" in suspended.stdout  # stdout stays the org, as before
+    assert f"within {seconds} s its users are served again" in activated.stderr
 
 
 def test_orgs_suspend_needs_a_reason(table, gateway, cpctl):

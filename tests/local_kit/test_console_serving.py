@@ -5,7 +5,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from local import console
+from local import ROOT, console
 from local.seed import fetch
 
 
@@ -39,11 +39,18 @@ def test_scripts_are_served_as_javascript(gateway):
     assert body == (console.CONSOLE_DIR / "js" / "app.js").read_bytes()
 
 
-def test_settings_point_at_this_origin_without_cognito(gateway):
+def test_settings_point_at_this_origin_without_cognito_and_take_local_tokens(gateway):
     status, _, settings = fetch(f"{gateway}/console/config.json")
 
     assert status == 200
-    assert settings == {"apiUrl": "", "cognitoDomain": None, "clientId": None}
+    # localSignIn: the one build whose console takes #id_token= links (console/js/auth.js)
+    assert settings == {"apiUrl": "", "cognitoDomain": None, "clientId": None, "localSignIn": True}
+
+
+def test_only_the_local_settings_let_the_console_take_a_token_from_a_link():
+    # The stack writes its own config.json (infra/console.py): without localSignIn, the console takes
+    # only Cognito's code (sign-in CSRF), as tests/browser/test_console_sign_in.py shows in Chromium.
+    assert "localSignIn" not in (ROOT / "infra" / "console.py").read_text()
 
 
 def test_console_without_slash_redirects_to_the_folder(gateway):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from local import ROOT, tokens
-from local.seed import DEMO_ORG, demo_users
+from local.demo import DEMO_ORG, demo_users
 
 pytestmark = pytest.mark.skipif(not shutil.which("make"), reason="needs make")
 
@@ -65,6 +65,7 @@ def test_make_alone_lists_every_target_with_one_line(checkout):
     assert listed.returncode == 0, listed.stderr
     lines = dict(re.findall(r"^  make (\S+) +(\S.*)$", listed.stdout, re.MULTILINE))
     assert sorted(lines) == sorted(set(targets))  # a target without a `## ` line fails here
+    assert "PORT=3300" in lines["run"] and "only port setting" in listed.stdout  # the one port setting
     assert not (checkout / ".venv").exists()  # and listing installs nothing
 
 
@@ -121,7 +122,8 @@ def test_demo_tokens_are_ready_to_paste_for_the_seeded_orgs_three_roles():
     ).stdout
 
     exports = dict(re.findall(r"^export (\w+)=(\S+)  # .+$", printed, re.MULTILINE))
-    assert sorted(exports) == ["ADMIN", "MEMBER", "OPS"]
+    assert sorted(exports) == ["ADMIN", "API", "MEMBER", "OPS"]
+    assert exports.pop("API").startswith("http://127.0.0.1:")  # make run's (tests/local_kit/test_one_port.py)
     claims = {name: tokens.decode(token) for name, token in exports.items()}
     admin, member = demo_users()
     assert claims["OPS"]["cognito:groups"] == ["operators"]

@@ -65,8 +65,14 @@ _EVERY_API_FUNCTION = {
     "dal.table",
     "http.auth",
     "http.docs",
+    "http.errors",  # the error contract's statuses and body, out of models.errors and http.responses (#28)
+    "logic.access",  # the caller's rules, out of http.auth (#28)
+    "logic.refusals",  # what a failed write condition means: dal reports it, logic decides (#28)
+    "dal.outage",  # outage detection, out of models.errors (#28)
     "http.examples",  # the error examples of http.docs, split from it (one concern each)
     "models.problems",  # validation problems in plain words (since f23)
+    "http.json_body",  # strict JSON bodies: UTF-8, unique names (issue 29)
+    "models.text",  # the text patterns: no control characters (issue 29)
     "http.entry",
     "http.params",
     "http.resolver",
@@ -86,11 +92,13 @@ OURS = {
     ORGANIZATIONS: _EVERY_API_FUNCTION
     | {
         "dal.batches",
+        "dal.directory",  # a user import's job tells Cognito's refusal of a sign-in (SignInRefused)
         "dal.imports",
         "dal.seats",
         "dal.transactions",
         "logic.activity",
         "logic.imports",
+        "logic.import_job",  # a user import's job: in line where no queue is set (make run)
         "logic.cascade",
         "logic.deletions",
         "logic.organizations",
@@ -127,6 +135,7 @@ OURS = {
         "models.ids",
         "models.plans",
         "models.resources",
+        "models.text",
     },
 }
 LAYERS = {"dal", "http", "lifecycle", "logic", "models"}  # the packages, whose __init__.py are empty
@@ -172,7 +181,7 @@ def test_the_authorizers_cold_start_loads_boto3_joserfc_and_two_small_modules_of
 
     # Then: no pydantic, no Powertools; of ours, only the key builder and the usage plan keys
     ours = {name.removeprefix("controlplane.") for name in loaded if name.startswith("controlplane.")}
-    assert ours - LAYERS == {"dal.keys", "dal.schema", "http.tenant_keys"}
+    assert ours - LAYERS == {"dal.keys", "dal.schema", "dal.tenant_keys"}
     roots = {name.split(".")[0] for name in loaded} - set(sys.stdlib_module_names)
     others = {root for root in roots if not root.startswith("_")} - {"controlplane", "authorizer"}
     assert others & {"pydantic", "aws_lambda_powertools", "aws_xray_sdk"} == set()

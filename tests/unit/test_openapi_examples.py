@@ -4,21 +4,8 @@ belongs to that status, and the route's own 409 codes."""
 import pytest
 
 from controlplane.http import routes
-from controlplane.models import errors
+from controlplane.http.errors import STATUS
 from local import openapi
-
-# API Gateway's own errors that no domain error raises (infra/api.py's gateway responses)
-GATEWAY_CODES = {"throttled": 429}
-
-
-def _codes() -> dict[str, int]:
-    """Every error code the API answers, with its status."""
-    found, pending = dict(GATEWAY_CODES), [errors.ApiError]
-    while pending:
-        error = pending.pop()
-        found[error.code] = error.status
-        pending += error.__subclasses__()
-    return found
 
 
 def _error_responses(operation: dict) -> dict[int, dict]:
@@ -34,7 +21,7 @@ OPERATIONS = [
 
 @pytest.mark.parametrize(("name", "operation"), OPERATIONS, ids=[name for name, _ in OPERATIONS])
 def test_every_error_status_has_examples_whose_code_belongs_to_that_status(name, operation):
-    codes = _codes()
+    codes = STATUS
     for status, answer in _error_responses(operation).items():
         examples = answer["content"]["application/json"]["examples"]
         assert examples, f"{name} {status}"

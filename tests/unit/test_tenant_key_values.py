@@ -1,6 +1,6 @@
 """The tenant key derivation the authorizer and the consumer share."""
 
-from controlplane.http import tenant_keys
+from controlplane.dal import tenant_keys
 
 
 def test_the_key_value_is_a_valid_api_gateway_key_and_stable():

@@ -7,8 +7,6 @@ the same name with another value (left by a destroyed stack whose secret is gone
 key created again, since the authorizer's ``usageIdentifierKey`` could never match it.
 """
 
-import json
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -132,9 +130,10 @@ class ApiKeys:
 def api_keys() -> ApiKeys:
     """From the consumer's environment: USAGE_PLAN_IDS (JSON, plan -> id) and API_KEY_NAME_PREFIX.
     Cached per container, so its pace holds across the batches a warm container takes."""
+    usage_plans, name_prefix = config.usage_plans()
     return ApiKeys(
         config.apigateway(),
-        usage_plans=json.loads(os.environ["USAGE_PLAN_IDS"]),
-        name_prefix=os.environ["API_KEY_NAME_PREFIX"],
+        usage_plans=usage_plans,
+        name_prefix=name_prefix,
         pace=Throttle(WRITES_PER_SECOND).wait,
     )

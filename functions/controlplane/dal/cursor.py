@@ -16,6 +16,8 @@ from typing import Any
 from controlplane import config
 from controlplane.models.errors import InvalidCursor
 
+INVALID = "The cursor is malformed, was altered, or belongs to another list"
+
 
 def encode(scope: str, last_id: str | None, secret: bytes) -> str | None:
     if last_id is None:
@@ -34,7 +36,7 @@ def decode(scope: str, token: str | None, secret: bytes) -> str | None:
     except (ValueError, binascii.Error, UnicodeDecodeError):
         valid = False
     if not valid:
-        raise InvalidCursor("The cursor is malformed, was altered, or belongs to another list")
+        raise InvalidCursor(INVALID)
     return last_id
 
 

@@ -10,16 +10,17 @@ still where the step found it: a job delivered twice does each step once.
 
 from typing import Any
 
-from controlplane.dal import batches, keys
+from controlplane.dal import batches, keys, seats
 from controlplane.dal.codec import from_dynamo, to_dynamo
-from controlplane.dal.conditions import Item
+from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
 from controlplane.dal.table import Key, Table, translate
-from controlplane.models.errors import Conflict
 from controlplane.observability import tracer
 
 # One transaction's worth: the users of a part go in with one write of the org's seat counter.
-PART_ROWS = 98
+PART_ROWS = seats.MOST_USERS_AT_ONCE
+# An import runs until every row is decided and every sign-in made or tried enough times.
+RUNNING, DONE = "running", "done"
 PART = "user_import_part"
 
 
@@ -90,7 +91,7 @@ def advance(
     names |= {f"#r{i}": name for i, name in enumerate(removed)}
     removal = f" REMOVE {', '.join(f'#r{i}' for i in range(len(removed)))}" if removed else ""
     try:
-        with translate(Conflict("moved on")):
+        with translate():
             table.client.update_item(
                 TableName=table.name,
                 Key=to_dynamo(keys.base_key(item)),
@@ -99,7 +100,7 @@ def advance(
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=to_dynamo(values),
             )
-    except Conflict:
+    except ConditionFailed:
         raise Superseded() from None
     now = {**item, **changes, "version": version + 1}
     for name, value in appended.items():

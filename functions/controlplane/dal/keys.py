@@ -22,9 +22,9 @@ docs/DATA_MODEL.md, "No partition shared between tenants".
 Callers pass validated ids only (see ``ids``); a ``#`` in an id would let one key impersonate another.
 """
 
-from typing import Any
+from typing import Any, TypedDict
 
-from controlplane.dal.schema import GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY
+from controlplane.dal.schema import GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
 
 # The ``entity`` attribute of each item.
 ORG, SEATS, USER, TICKET, SWEEP, ACTIVITY = "org", "seats", "user", "ticket", "sweep", "activity"
@@ -101,6 +101,27 @@ def ticket_keys(org_id: str, user_id: str, ticket_id: str) -> dict[str, str]:
 def idempotency_partition(org_id: str) -> str:
     """Where Powertools keeps an org's idempotency records (``operators`` for org creation)."""
     return f"IDEMPOTENCY#{org_id}"
+
+
+class IdempotencyLayout(TypedDict):
+    key_attr: str
+    sort_key_attr: str
+    static_pk_value: str
+    expiry_attr: str
+
+
+def idempotency_layout(org_id: str | None) -> IdempotencyLayout:
+    """Where Powertools' idempotency records go in the single table, as its DynamoDB persistence
+    layer's keyword arguments: ``PK = IDEMPOTENCY#<org>`` (one partition per tenant, so no tenant's
+    retries heat another's partition; operators' org creations, with no org in their path, use
+    ``IDEMPOTENCY#operators``), ``SK`` = Powertools' hash of the request, and the table's TTL
+    attribute for its expiry."""
+    return IdempotencyLayout(
+        key_attr=PARTITION_KEY,
+        sort_key_attr=SORT_KEY,
+        static_pk_value=idempotency_partition(org_id or "operators"),
+        expiry_attr=TTL_ATTRIBUTE,
+    )
 
 
 def sweep_key(org_id: str, user_id: str) -> dict[str, str]:

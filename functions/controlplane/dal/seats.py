@@ -13,17 +13,16 @@ An org stored before the counter had an item of its own keeps ``user_count`` on 
 write on an org not moved yet does it for that org, so the API serves while the migration runs.
 """
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from controlplane.dal import keys
 from controlplane.dal.codec import to_dynamo
-from controlplane.dal.conditions import Item, Params
+from controlplane.dal.conditions import ConditionFailed, Expect, Item, Params, condition
 from controlplane.dal.schema import PARTITION_KEY
-from controlplane.dal.table import Key, Table, serialized, translate
-from controlplane.dal.transactions import Cancellation, _transact
+from controlplane.dal.stamps import DELETING
+from controlplane.dal.table import Table, serialized
+from controlplane.dal.transactions import transact
 from controlplane.models import plans
-from controlplane.models.errors import ApiError
 from controlplane.models.resources import SUSPENDED
 from controlplane.observability import tracer
 
@@ -34,14 +33,6 @@ COUNT, LIMIT = plans.USER_COUNT, plans.USER_LIMIT
 _MOVE_ATTEMPTS = 4
 # TransactWriteItems takes at most 100 actions: the users, the org's check and the counter.
 MOST_USERS_AT_ONCE = 98
-
-
-class _Unmoved(ApiError):
-    """The org's counter is not on an item of its own yet (a transaction found no seats item)."""
-
-
-class _Changed(ApiError):
-    """The org item's count changed while ``move`` copied it."""
 
 
 def counter(org_id: str, count: int, limit: int) -> Item:
@@ -56,8 +47,9 @@ def read(table: Table, org_id: str, consistent: bool = False) -> tuple[Item | No
 
 
 @tracer.capture_method
-def create_org(table: Table, org: Item, limit: int, exists: ApiError) -> None:
-    """The org item and its counter (no seat taken), together: neither exists without the other."""
+def create_org(table: Table, org: Item, limit: int) -> None:
+    """The org item and its counter (no seat taken), together: neither exists without the other.
+    Refused (``ConditionFailed``, action 0 or 1): the org exists."""
     request: list[TransactWriteItemTypeDef] = [
         {
             "Put": {
@@ -69,7 +61,7 @@ def create_org(table: Table, org: Item, limit: int, exists: ApiError) -> None:
         }
         for item in (org, counter(org["org_id"], 0, limit))
     ]
-    _transact(table, request, (exists, exists))
+    transact(table, request)
 
 
 def _org_open(table: Table, org_id: str) -> "TransactWriteItemTypeDef":
@@ -80,7 +72,7 @@ def _org_open(table: Table, org_id: str) -> "TransactWriteItemTypeDef":
             "Key": to_dynamo(keys.org_key(org_id)),
             "ConditionExpression": "attribute_exists(#pk) AND attribute_not_exists(#deleting) "
             "AND (attribute_not_exists(#status) OR #status <> :suspended)",
-            "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#deleting": "deleting_since", "#status": "status"},
+            "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#deleting": DELETING, "#status": "status"},
             "ExpressionAttributeValues": to_dynamo({":suspended": SUSPENDED}),
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
@@ -88,26 +80,20 @@ def _org_open(table: Table, org_id: str) -> "TransactWriteItemTypeDef":
 
 
 @tracer.capture_method
-def take(
-    table: Table,
-    org_id: str,
-    users: list[Item],
-    exists: tuple[Cancellation, ...],
-    org_refused: Callable[[Item | None], ApiError],
-    full: Callable[[Item], ApiError],
-    not_counted: Callable[[], ApiError],
-    limit: int | None = None,
-) -> None:
-    """Put ``users`` (none may exist: ``exists`` names each one's refusal) and add as many to the
-    org's seat count, in one transaction, if the org is open (else ``org_refused`` of the org item,
-    None if missing) and has the seats (else ``full`` of the counter). One user needs no read first
-    (``count < limit``); several need the ``limit`` the caller read, as DynamoDB conditions do no
-    arithmetic (``count <= limit - n``, on condition the limit is still that one)."""
+def take(table: Table, org_id: str, users: list[Item], limit: int | None = None) -> None:
+    """Put ``users`` and add as many to the org's seat count, in one transaction, if none of them
+    exists, the org is open and it has the seats. One user needs no read first (``count < limit``);
+    several need the ``limit`` the caller read, as DynamoDB conditions do no arithmetic
+    (``count <= limit - n``, on condition the limit is still that one).
+
+    Refused (``ConditionFailed``): action ``i < n``, user ``i`` exists (the stored user); action
+    ``n``, the org (its item; None: missing); action ``n + 1``, the counter (its item: no seats;
+    None: the org was never counted)."""
     n = len(users)
     values: dict[str, object] = {":n": n}
-    condition = "attribute_exists(#count) AND #count < #limit"
+    expression = "attribute_exists(#count) AND #count < #limit"
     if limit is not None:
-        condition, values = "#limit = :limit AND #count <= :most", {":n": n, ":limit": limit, ":most": limit - n}
+        expression, values = "#limit = :limit AND #count <= :most", {":n": n, ":limit": limit, ":most": limit - n}
     elif n != 1:
         raise ValueError("several users take seats against a limit read first")
     request: list[TransactWriteItemTypeDef] = [
@@ -117,54 +103,41 @@ def take(
                 "Item": to_dynamo(user),
                 "ConditionExpression": "attribute_not_exists(#pk)",
                 "ExpressionAttributeNames": {"#pk": PARTITION_KEY},
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
             }
         }
         for user in users
     ]
     request.append(_org_open(table, org_id))
-    request.append(_on_counter(table, org_id, "ADD #count :n", condition, values))
-    cancelled = (*exists, org_refused, _counter_refused(full))
-    _with_counter(table, org_id, request, cancelled, not_counted)
+    request.append(_on_counter(table, org_id, "ADD #count :n", expression, values))
+    _with_counter(table, org_id, request)
 
 
 @tracer.capture_method
-def give_back(
-    table: Table,
-    org_id: str,
-    key: Key,
-    expected: Params,
-    refused: Callable[[Item | None], ApiError],
-    not_counted: Callable[[], ApiError],
-) -> None:
-    """Delete a user (at ``key``, if it meets the condition ``expected``; ``refused`` of the stored
-    user when it does not) and give their seat back, in one transaction."""
-    delete = {"TableName": table.name, "Key": to_dynamo(key), **serialized(expected)}
+def give_back(table: Table, org_id: str, key: dict[str, str], expects: tuple[Expect, ...] = ()) -> None:
+    """Delete a user (at ``key``, if it exists and meets ``expects``) and give their seat back, in
+    one transaction. Refused (``ConditionFailed``): action 0, the user (its item, if returned);
+    action 1, the counter (None: the org was never counted)."""
+    delete = {"TableName": table.name, "Key": to_dynamo(key), **serialized(condition(expects))}
     delete["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
     request: list[TransactWriteItemTypeDef] = [
         {"Delete": cast(Any, delete)},
         _on_counter(table, org_id, "ADD #count :minus_one", "attribute_exists(#count)", {":minus_one": -1}),
     ]
-    _with_counter(table, org_id, request, (refused, _counter_refused(lambda _: not_counted())), not_counted)
+    _with_counter(table, org_id, request)
 
 
 @tracer.capture_method
-def resize(
-    table: Table,
-    org_id: str,
-    update: Params,
-    refused: Callable[[Item | None], ApiError],
-    limit: int,
-    full: Callable[[Item], ApiError],
-    not_counted: Callable[[], ApiError],
-) -> None:
-    """Update the org item (``update``: an Update action's key, expression and condition; ``refused``
-    of the stored org when that fails) and set the counter's limit, in one transaction, on condition
-    that the org's users fit in it (else ``full`` of the counter)."""
+def resize(table: Table, org_id: str, update: Params, limit: int) -> None:
+    """Update the org item (``update``: an Update action's key, expression and condition) and set
+    the counter's limit, in one transaction, on condition that the org's users fit in it. Refused
+    (``ConditionFailed``): action 0, the org (its item, if returned); action 1, the counter (its item:
+    the users do not fit; None: the org was never counted)."""
     request: list[TransactWriteItemTypeDef] = [
         {"Update": cast("UpdateTypeDef", {"TableName": table.name, **update})},
         _on_counter(table, org_id, "SET #limit = :limit", "#count <= :limit", {":limit": limit}),
     ]
-    _with_counter(table, org_id, request, (refused, _counter_refused(full)), not_counted)
+    _with_counter(table, org_id, request)
 
 
 def _on_counter(
@@ -184,24 +157,15 @@ def _on_counter(
     }
 
 
-def _counter_refused(full: Callable[[Item], ApiError]) -> Callable[[Item | None], ApiError]:
-    return lambda seats: _Unmoved("no seats item") if seats is None else full(seats)
-
-
-def _with_counter(
-    table: Table,
-    org_id: str,
-    request: "list[TransactWriteItemTypeDef]",
-    cancelled: tuple[Cancellation, ...],
-    not_counted: Callable[[], ApiError],
-) -> None:
-    """Run a seat transaction; if the org's counter is still on the org item, move it and run again."""
+def _with_counter(table: Table, org_id: str, request: "list[TransactWriteItemTypeDef]") -> None:
+    """Run a seat transaction (its last action is on the counter); if the org's counter is still on
+    the org item, move it and run again."""
     try:
-        _transact(table, request, cancelled)
-    except _Unmoved:
-        if not move(table, org_id):
-            raise not_counted() from None
-        _transact(table, request, cancelled)
+        transact(table, request)
+    except ConditionFailed as failed:
+        if failed.action != len(request) - 1 or failed.item is not None or not move(table, org_id):
+            raise
+        transact(table, request)
 
 
 @tracer.capture_method
@@ -237,9 +201,8 @@ def move(table: Table, org_id: str) -> bool:
             {"Update": {"TableName": table.name, "Key": to_dynamo(keys.org_key(org_id)), **remove}},  # type: ignore[typeddict-item]
         ]
         try:
-            with translate():
-                _transact(table, request, (_Changed("moved meanwhile"), _Changed("count changed")))
+            transact(table, request)
             return True
-        except _Changed:
+        except ConditionFailed:  # moved meanwhile, or the count changed: read again
             continue
     return False

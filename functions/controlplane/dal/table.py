@@ -4,6 +4,10 @@ error codes into domain errors.
 Operations are domain-agnostic (put if absent, query a page, update if present...). Callers pass
 the domain error to raise when a condition fails, so DynamoDB's error codes never leave the data
 layer. Transactions are in ``transactions``, batch writes in ``batches``.
+
+Not wrapped in tracer subsegments of their own: each method is one DynamoDB call, which the
+tracer's patched botocore already records as a subsegment (operation, table, duration), and a
+wrapper would add its cost to every request and put the items it returns in the trace's metadata.
 """
 
 from collections.abc import Iterator
@@ -14,10 +18,9 @@ from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.dal.codec import from_dynamo, to_dynamo
-from controlplane.dal.conditions import Expect, Item, Params, condition, refused
+from controlplane.dal.conditions import ConditionFailed, Expect, Item, Params, condition
 from controlplane.dal.schema import GSI1_NAME, GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SORT_KEY
-from controlplane.models.errors import ApiError, NotFound, ServiceUnavailable
-from controlplane.observability import tracer
+from controlplane.models.errors import ServiceUnavailable
 
 if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
     from types_boto3_dynamodb import DynamoDBClient
@@ -37,12 +40,10 @@ def serialized(request: Params) -> Params:
 
 
 @contextmanager
-def translate(condition_failed: ApiError | None = None, expects: tuple[Expect, ...] = ()) -> Iterator[None]:
-    """Turn DynamoDB's error codes into domain errors; anything unexpected propagates.
+def translate() -> Iterator[None]:
+    """Turn DynamoDB's error codes into ours; anything unexpected propagates.
 
-    - ConditionalCheckFailed: ``condition_failed`` (the item is missing, or already exists), unless
-      DynamoDB returned the item (``ReturnValuesOnConditionCheckFailure``) and it fails one of
-      ``expects``: then that expectation's error.
+    - ConditionalCheckFailed: ``ConditionFailed`` with the item DynamoDB returned, if it did.
     - Throttling, once botocore's retries are spent: 503.
     """
     try:
@@ -52,8 +53,8 @@ def translate(condition_failed: ApiError | None = None, expects: tuple[Expect, .
         # attribute map, so read it untyped.
         response = cast(dict[str, Any], error.response)
         code = response["Error"]["Code"]
-        if code == "ConditionalCheckFailedException" and condition_failed:
-            raise refused(condition_failed, expects, from_dynamo(response.get("Item") or {})) from None
+        if code == "ConditionalCheckFailedException":
+            raise ConditionFailed(from_dynamo(response["Item"]) if response.get("Item") else None) from None
         if code in THROTTLING:
             raise ServiceUnavailable(BUSY) from None
         raise
@@ -95,15 +96,14 @@ class Table:
         self.client = client
         self.name = name
 
-    @tracer.capture_method
     def get(self, key: Key, consistent: bool = False) -> Item | None:
         with translate():
             response = self.client.get_item(TableName=self.name, Key=to_dynamo(key), ConsistentRead=consistent)
         return from_dynamo(response["Item"]) if "Item" in response else None
 
-    @tracer.capture_method
-    def put_new(self, item: Item, exists: ApiError) -> None:
-        with translate(exists):
+    def put_new(self, item: Item) -> None:
+        """Write ``item`` only if there is none at its key (else ``ConditionFailed``)."""
+        with translate():
             self.client.put_item(
                 TableName=self.name,
                 Item=to_dynamo(item),
@@ -111,19 +111,16 @@ class Table:
                 ExpressionAttributeNames={"#pk": PARTITION_KEY},
             )
 
-    @tracer.capture_method
     def put(self, item: Item) -> None:
         """Write ``item`` whatever is there (the cascade's own bookkeeping)."""
         with translate():
             self.client.put_item(TableName=self.name, Item=to_dynamo(item))
 
-    @tracer.capture_method
     def mark(
         self,
         key: Key,
         attribute: str,
         value: object,
-        missing: ApiError,
         expects: tuple[Expect, ...] = (),
         alongside: dict[str, Any] | None = None,
     ) -> Item:
@@ -136,7 +133,7 @@ class Table:
             f":m{i}": mark for i, mark in enumerate(marks.values())
         }
         assignments = ", ".join(f"#m{i} = if_not_exists(#m{i}, :m{i})" for i in range(len(marks)))
-        with translate(missing, expects):
+        with translate():
             response = self.client.update_item(
                 TableName=self.name,
                 Key=to_dynamo(key),
@@ -146,13 +143,11 @@ class Table:
             )
         return from_dynamo(response["Attributes"])
 
-    @tracer.capture_method
     def update(
         self,
         key: Key,
         changes: Item,
         now: str,
-        missing: ApiError,
         expects: tuple[Expect, ...] = (),
         *,
         kept: frozenset[str] = frozenset(),
@@ -161,7 +156,7 @@ class Table:
         """Set ``changes``, stamp ``updated_at`` and bump ``version``, only if the item exists and
         meets ``expects`` (e.g. its owner, its version). Changes named in ``kept`` are set only where
         the item has none yet; the ``removed`` attributes go."""
-        with translate(missing, expects):
+        with translate():
             response = self.client.update_item(
                 TableName=self.name,
                 ReturnValues="ALL_NEW",
@@ -169,12 +164,11 @@ class Table:
             )
         return from_dynamo(response["Attributes"])
 
-    @tracer.capture_method
-    def delete(self, key: Key, missing: ApiError, expects: tuple[Expect, ...] = ()) -> None:
-        with translate(missing, expects):
+    def delete(self, key: Key, expects: tuple[Expect, ...] = ()) -> None:
+        """Delete the item at ``key`` if it exists and meets ``expects`` (else ``ConditionFailed``)."""
+        with translate():
             self.client.delete_item(TableName=self.name, Key=to_dynamo(key), **serialized(condition(expects)))
 
-    @tracer.capture_method
     def query(
         self,
         partition: str,
@@ -233,19 +227,18 @@ class Table:
         self,
         partition: str,
         parent: str,
-        missing: NotFound,
         limit: int,
         on_index: bool = False,
         newest_first: bool = False,
         between: tuple[str, str] | None = None,
-    ) -> tuple[Item, list[Item], bool]:
+    ) -> tuple[Item, list[Item], bool] | None:
         """A parent item and the first ``limit`` items after it in its collection (or in the sort-key
         range ``between``), in one request: the parent sorts first (an org before its users, a user
-        before its tickets newest-first). The parent's ``entity`` is ``parent``, its absence
-        ``missing``; the flag says whether more items follow."""
+        before its tickets newest-first). The parent's ``entity`` is ``parent``; None
+        without it. The flag says whether more items follow."""
         found, last = self.query(
             partition, limit=limit + 1, on_index=on_index, newest_first=newest_first, between=between
         )
         if not found or found[0]["entity"] != parent:
-            raise missing
+            return None
         return found[0], found[1:], last is not None

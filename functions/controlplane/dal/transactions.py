@@ -1,20 +1,21 @@
 """The data layer's transactions: a write that succeeds only together with a condition on, or a
-change to, another item (a ticket and its user; a user and their org's seat count: ``seats``). Concurrent
-transactions on the same item cancel each other; a cancelled one is tried again a few times.
+change to, another item (a ticket and its user; a user and their org's seat count: ``seats``).
+Concurrent transactions on the same item cancel each other; a cancelled one is tried again a few
+times. A refused one is reported as ``ConditionFailed``: which action, and the item DynamoDB
+returned for it.
 """
 
 import random
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
 
 from controlplane.dal.codec import from_dynamo, to_dynamo
-from controlplane.dal.conditions import Item
+from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.schema import PARTITION_KEY
 from controlplane.dal.table import BUSY, Key, Table, translate
-from controlplane.models.errors import ApiError, ServiceUnavailable
+from controlplane.models.errors import ServiceUnavailable
 from controlplane.observability import tracer
 
 if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
@@ -23,22 +24,11 @@ if TYPE_CHECKING:  # the stub packages are for the type checker only, never in L
 _CONFLICT_ATTEMPTS = 4
 CONTENDED = "Other requests kept changing the same items; retry later"
 
-# What a transaction's action is refused with when its condition fails: an error, or a function of
-# the item DynamoDB returned for it (None when there is none) that makes one.
-Cancellation = ApiError | Callable[[Item | None], ApiError] | None
-
 
 @tracer.capture_method
-def put_child(
-    table: Table,
-    parent: Key,
-    item: Item,
-    parent_missing: ApiError,
-    exists: ApiError,
-    parent_unmarked: str | None = None,
-) -> None:
-    """Create ``item`` only if ``parent`` exists (and does not carry the mark ``parent_unmarked``)
-    and ``item`` does not, in one transaction."""
+def put_child(table: Table, parent: Key, item: Item) -> None:
+    """Create ``item`` only if ``parent`` exists and ``item`` does not, in one transaction.
+    Refused: action 0, the parent; action 1, the item."""
     names = {"#pk": PARTITION_KEY}
     parent_check: ConditionCheckTypeDef = {
         "TableName": table.name,
@@ -46,9 +36,6 @@ def put_child(
         "ConditionExpression": "attribute_exists(#pk)",
         "ExpressionAttributeNames": names,
     }
-    if parent_unmarked:
-        parent_check["ConditionExpression"] += " AND attribute_not_exists(#mark)"
-        parent_check["ExpressionAttributeNames"] = {**names, "#mark": parent_unmarked}
     request: list[TransactWriteItemTypeDef] = [
         {"ConditionCheck": parent_check},
         {
@@ -60,10 +47,10 @@ def put_child(
             }
         },
     ]
-    _transact(table, request, (parent_missing, exists))
+    transact(table, request)
 
 
-def _transact(table: Table, request: "list[TransactWriteItemTypeDef]", cancelled: tuple[Cancellation, ...]) -> None:
+def transact(table: Table, request: "list[TransactWriteItemTypeDef]") -> None:
     """TransactWriteItems. Concurrent transactions on the same item cancel each other
     (TransactionConflict) and botocore does not retry that; we do, a few times with jittered
     backoff, so a race ends in one success and 409s, not 503s."""
@@ -73,16 +60,16 @@ def _transact(table: Table, request: "list[TransactWriteItemTypeDef]", cancelled
                 table.client.transact_write_items(TransactItems=request)
             return
         except ClientError as error:
-            if not _lost_a_race(error, cancelled):
+            if not _lost_a_race(error):
                 raise
         time.sleep(random.uniform(0, 0.05 * 2**attempt))
     raise ServiceUnavailable(CONTENDED)
 
 
-def _lost_a_race(error: ClientError, cancelled: tuple[Cancellation, ...]) -> bool:
+def _lost_a_race(error: ClientError) -> bool:
     """True for a transaction another one cancelled (worth another try). A cancelled transaction
-    raises the error of the first action whose condition failed, in order (a function gets the item
-    DynamoDB returned for it, or None), or 503 when DynamoDB throttled it; anything else is False."""
+    raises ``ConditionFailed`` for the first action whose condition failed, with the item DynamoDB
+    returned for it (or None), or 503 when DynamoDB throttled it; anything else is False."""
     # botocore's stubs type a cancellation's Item as one key/value pair; DynamoDB's is an attribute
     # map, so read it untyped.
     response = cast(dict[str, Any], error.response)
@@ -90,10 +77,10 @@ def _lost_a_race(error: ClientError, cancelled: tuple[Cancellation, ...]) -> boo
         return False
     details = response.get("CancellationReasons", [])
     reasons = [reason.get("Code") for reason in details]
-    for reason, refusal in zip(details, cancelled, strict=False):
-        if reason.get("Code") == "ConditionalCheckFailed" and refusal:
+    for action, reason in enumerate(details):
+        if reason.get("Code") == "ConditionalCheckFailed":
             stored = from_dynamo(reason["Item"]) if "Item" in reason else None
-            raise (refusal if isinstance(refusal, ApiError) else refusal(stored)) from None
+            raise ConditionFailed(stored, action) from None
     if "TransactionConflict" in reasons:
         return True
     if set(reasons) & {"ThrottlingError", "ProvisionedThroughputExceeded"}:

@@ -1,6 +1,7 @@
-"""The one Lambda entry point of the API functions, and the admission it runs before Powertools
-sees a request: who is calling (401), are the path's ids well-formed (422), may they call this route
-here (403), is the path a route at all (404/405), and is the body JSON (415)."""
+"""The one Lambda entry point of the API functions, and the admission it runs, once per request,
+before Powertools sees it: is the path a route at all (404/405), who is calling (401), are the
+path's ids well-formed (422), may they call this route here (403), and is the body JSON (415). The
+route record and the caller it found go on the resolver's context, for the route to use."""
 
 import json
 import re
@@ -11,18 +12,14 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, CORSConf
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from controlplane.http import routes
-from controlplane.http.auth import Caller, authorize, authorizer_context, caller_from
-from controlplane.http.responses import cors, error_body, request_id
-from controlplane.models.errors import (
-    ApiError,
-    InvalidRequest,
-    MethodNotAllowed,
-    NotFound,
-    PayloadTooLarge,
-    UnsupportedMediaType,
-)
+from controlplane.http import json_body, routes
+from controlplane.http.auth import authorizer_context, caller_from
+from controlplane.http.errors import NOT_VALID, body_too_large, error_body, headers_of, send_as, status_of
+from controlplane.http.responses import cors, request_id
+from controlplane.logic.access import Caller, authorize
+from controlplane.models.errors import ApiError, InvalidRequest, MethodNotAllowed, NotFound
 from controlplane.models.ids import SLUG_PATTERN, ULID_PATTERN
+from controlplane.models.problems import malformed
 from controlplane.observability import logger, metrics, tracer
 
 # A Lambda handler of ours: an event (an API Gateway request or queue records) in, a response out.
@@ -51,20 +48,25 @@ def admit(route: routes.Route | None, context: Mapping[str, Any] | None, path_id
     bad = [name for name, value in path_ids.items() if not _ID_FORMATS.get(name, _NOTHING).fullmatch(value)]
     if bad:
         details = [
-            {"loc": ["path", name], "message": "malformed identifier", "type": "string_pattern_mismatch"}
+            # The message a body's id of that type gets: one explanation of a bad id, wherever it is.
+            {
+                "loc": ["path", name],
+                "message": malformed(_ID_FORMATS.get(name, _NOTHING).pattern),
+                "type": "string_pattern_mismatch",
+            }
             for name in bad
         ]
-        raise InvalidRequest("The request is not valid", details=details)
+        raise InvalidRequest(NOT_VALID, details=details)
     authorize(caller, route.allow if route else None, path_ids)
     return caller
 
 
 def entry_point(app: APIGatewayRestResolver, on_records: LambdaHandler | None = None) -> LambdaHandler:
     """The Lambda handler of a function: logger, tracer and metrics around the resolver. Before
-    Powertools sees the request, a route of the table admits its caller and the body's media type is
-    checked, so who may call is answered before what they sent (Powertools validates the body before
-    any middleware of ours could run, and offers no public hook ahead of it). ``on_records`` takes
-    the function's queue events, if it has any."""
+    Powertools sees the request, its caller is admitted and the body's media type is checked, so who
+    may call is answered before what they sent (Powertools validates the body before any middleware
+    of ours could run, and offers no public hook ahead of it). A route the table does not describe is
+    for operators only. ``on_records`` takes the function's queue events, if it has any."""
     cors_config = cors()
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
@@ -76,18 +78,20 @@ def entry_point(app: APIGatewayRestResolver, on_records: LambdaHandler | None = 
         try:
             method, resource = event.get("httpMethod", ""), event.get("resource")
             route = routes.find(method, resource)
-            if route is not None:
-                admit(route, authorizer_context(event), event.get("pathParameters") or {})
-                if len(event.get("body") or "") > route.max_body:
-                    raise PayloadTooLarge(f"Request bodies are limited to {route.max_body // 1024} KiB")
-            elif resource is None or resource in routes.RESOURCES or resource.endswith("{proxy+}"):
+            if route is None and (resource is None or resource in routes.RESOURCES or resource.endswith("{proxy+}")):
                 # Not a route of the table, so not one API Gateway would have sent: 404 or 405 for
                 # everyone, whatever a handler may have registered there. (A greedy ``{proxy+}`` is
                 # what SAM and the local gateway name a path that matched no resource.)
                 raise unrouted(method, event.get("path") or "/")
-            event = _accept_json_only(event)
+            path_ids = event.get("pathParameters") or {}
+            caller = admit(route, authorizer_context(event), path_ids)
+            if route is not None and len(event.get("body") or "") > route.max_body:
+                raise body_too_large(route.max_body)
+            event = json_body.as_text(_accept_json_only(event))
         except ApiError as refused:
             return _refusal(event, refused, cors_config)
+        logger.append_keys(**path_ids, caller=caller.subject)
+        app.append_context(route=route, caller=caller)  # type: ignore[no-untyped-call]  # unannotated in Powertools
         return app.resolve(event, context)
 
     return lambda_handler
@@ -100,7 +104,7 @@ def unrouted(method: str, path: str) -> ApiError:
         # The route exists but the resolver refused a segment (e.g. a "#"): a malformed id.
         return InvalidRequest(f"{path} contains a malformed identifier")
     if allowed:
-        return MethodNotAllowed(f"{method} is not allowed on {path}", headers={"Allow": ", ".join(allowed)})
+        return MethodNotAllowed(f"{method} is not allowed on {path}", allowed)
     return NotFound(f"No route for {method} {path}")
 
 
@@ -116,7 +120,7 @@ def _accept_json_only(event: dict[str, Any]) -> dict[str, Any]:
         return event
     accepted = _JSON_MEDIA_TYPES[""] | _JSON_MEDIA_TYPES.get(event.get("httpMethod", ""), frozenset())
     if event.get("body") and given[0].split(";")[0].strip().lower() not in accepted:
-        raise UnsupportedMediaType(f"Send the body as {' or '.join(sorted(accepted))}")
+        raise send_as(accepted)
     for mapping in (headers, multi):
         for name in [name for name in mapping if name.lower() == "content-type"]:
             del mapping[name]
@@ -128,13 +132,13 @@ def _accept_json_only(event: dict[str, Any]) -> dict[str, Any]:
 
 def _refusal(event: dict[str, Any], refused: ApiError, cors_config: CORSConfig | None) -> dict[str, Any]:
     """The error contract as a proxy response, for what the entry point refuses itself."""
-    headers = {"Content-Type": content_types.APPLICATION_JSON, **refused.headers}
+    headers = {"Content-Type": content_types.APPLICATION_JSON, **headers_of(refused)}
     if cors_config is not None:
         origin = next((v for k, v in (event.get("headers") or {}).items() if k.lower() == "origin"), None)
         headers |= cors_config.to_dict(cors_config.allowed_origin(origin) if origin else None)
     body = error_body(refused.code, refused.message, request_id(event), refused.details)
     return {
-        "statusCode": refused.status,
+        "statusCode": status_of(refused),
         "multiValueHeaders": {name: [value] for name, value in headers.items()},
         "body": json.dumps(body, separators=(",", ":")),  # the resolver's own style: one for every error
         "isBase64Encoded": False,

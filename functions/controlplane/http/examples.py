@@ -1,59 +1,77 @@
 """The OpenAPI examples of each error status of a route: each status shows its own codes, in the error
-contract, so Swagger UI shows what the route really answers with that status."""
+contract, with the very messages the code answers: each example is made by the code that raises it
+(or from the message constant it raises), so Swagger UI shows what the route really answers."""
 
+from collections.abc import Callable
 from typing import Any
 
+from controlplane.dal.cursor import INVALID
 from controlplane.http import routes
+from controlplane.http.auth import caller_from
+from controlplane.http.errors import (
+    IDEMPOTENCY_IN_PROGRESS,
+    IDEMPOTENCY_KEY_REUSED,
+    INTERNAL_ERROR,
+    INVALID_JSON,
+    NOT_VALID,
+    OUTAGE,
+    body_too_large,
+    error_body,
+    send_as,
+)
+from controlplane.logic.access import ADMIN, Caller, authorize
+from controlplane.logic.refusals import check_version
+from controlplane.models import errors
+from controlplane.models.errors import ApiError, QuotaExceeded
+from controlplane.models.ids import EMAIL_PATTERN
 from controlplane.models.plans import THROTTLED_MESSAGE
+from controlplane.models.problems import plain
 
 REQUEST_ID = "c6af9ac6-7b61-11e6-9a41-93e8deadbeef"
 Example = dict[str, Any]  # OpenAPI's Example Object: a summary and a value
 
 
-def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
-    body = {"code": code, "message": message, "request_id": REQUEST_ID}
-    return {"error": body | ({"details": details} if details is not None else {})}
+def raised(code: Callable[[], object]) -> str:
+    """The message of the error ``code`` raises."""
+    try:
+        code()
+    except ApiError as error:
+        return error.message
+    raise AssertionError(f"{code} raised nothing")
 
 
 def _example(summary: str, code: str, message: str, details: Any = None) -> dict[str, Example]:
-    return {code: {"summary": summary, "value": error_body(code, message, details)}}
+    return {code: {"summary": summary, "value": error_body(code, message, REQUEST_ID, details)}}
 
 
-_QUOTA = {"quota": "users", "limit": 5, "used": 5, "plan": "free"}
+_ACME_ADMIN = Caller(subject="alice", user_id="alice", org_id="acme", role=ADMIN)
+_BAD_EMAIL = {"loc": ["body", "email"], "type": "string_pattern_mismatch", "ctx": {"pattern": EMAIL_PATTERN}}
 
 # Every route's examples of a status, whatever its shape.
 _COMMON: dict[int, dict[str, Example]] = {
-    401: _example("No token, or one that expired or is not valid", "unauthorized", "The token expired; sign in again"),
+    401: _example("No token, or one that expired or is not valid", "unauthorized", raised(lambda: caller_from(None))),
     403: _example(
         "The caller may not call this route, or not in this organization",
         "forbidden",
-        "An admin of organization acme may not call this route in organization globex",
+        raised(lambda: authorize(_ACME_ADMIN, frozenset({ADMIN}), {"org_id": "globex"})),
     ),
-    404: _example("The organization, user or ticket does not exist", "not_found", "Organization acme not found"),
+    404: _example("The organization, user or ticket does not exist", "not_found", errors.org_missing("acme").message),
     412: _example(
         "If-Match names a version that is not the current one",
         "precondition_failed",
-        'The resource is at version "4", not "3"; GET it again',
+        raised(lambda: check_version({"version": 4}, 3)),
     ),
-    413: _example("The body is larger than the API accepts", "payload_too_large", "The request body is too large"),
-    415: _example(
-        "The body is not sent as application/json",
-        "unsupported_media_type",
-        "Send the body as application/json",
-    ),
+    413: _example("The body is larger than the API accepts", "payload_too_large", body_too_large().message),
+    415: _example("The body is not sent as application/json", "unsupported_media_type", send_as().message),
     422: _example(
         "A parameter or a body field is not valid",
         "validation_error",
-        "The request is not valid",
-        [{"loc": ["body", "email"], "message": "not a valid e-mail address", "type": "value_error"}],
+        NOT_VALID,
+        [{"loc": _BAD_EMAIL["loc"], "message": plain(_BAD_EMAIL), "type": _BAD_EMAIL["type"]}],
     ),
     429: _example("Too many requests: retry after Retry-After seconds", "throttled", THROTTLED_MESSAGE),
-    500: _example("A bug of ours: the request_id finds it in the logs", "internal_error", "Internal error"),
-    503: _example(
-        "A dependency is busy or out: retry after Retry-After seconds",
-        "service_unavailable",
-        "The service is busy; retry later",
-    ),
+    500: _example("A bug of ours: the request_id finds it in the logs", "internal_error", INTERNAL_ERROR),
+    503: _example("A dependency is busy or out: retry after Retry-After seconds", "service_unavailable", OUTAGE),
 }
 
 
@@ -63,20 +81,20 @@ def error_examples(route: routes.Route, status: int, page: bool) -> dict[str, Ex
     if status == 400:
         examples: dict[str, Example] = {}
         if route.method in ("POST", "PATCH"):
-            examples |= _example("The body is not JSON", "invalid_json", "The request body is not valid JSON")
-        if page:
             examples |= _example(
-                "The cursor is malformed, or belongs to another list", "invalid_cursor", "The cursor is not valid"
+                "The body is not JSON: bad syntax, not UTF-8, or a name twice in one object",
+                "invalid_json",
+                INVALID_JSON,
             )
+        if page:
+            examples |= _example("The cursor is malformed, or belongs to another list", "invalid_cursor", INVALID)
         return examples
     if status == 409:
         return _conflicts(route)
     examples = dict(_COMMON[status])
     if status == 422 and route.method == "POST":
         examples |= _example(
-            "The Idempotency-Key was used with another body",
-            "idempotency_key_reused",
-            "This Idempotency-Key was used with another request body",
+            "The Idempotency-Key was used with another body", "idempotency_key_reused", IDEMPOTENCY_KEY_REUSED
         )
     return examples
 
@@ -84,13 +102,9 @@ def error_examples(route: routes.Route, status: int, page: bool) -> dict[str, Ex
 def _conflicts(route: routes.Route) -> dict[str, Example]:
     examples: dict[str, Example] = {}
     if route.method == "POST":
+        examples |= _example("The resource already exists", "already_exists", _EXISTS[route.function].message)
         examples |= _example(
-            "The resource already exists", "already_exists", f"{_NOUN.get(route.function, 'It')} already exists"
-        )
-        examples |= _example(
-            "A request with the same Idempotency-Key is still in progress",
-            "conflict",
-            "A request with this Idempotency-Key is still in progress; retry shortly",
+            "A request with the same Idempotency-Key is still in progress", "conflict", IDEMPOTENCY_IN_PROGRESS
         )
     if route.seats:
         summary = (
@@ -98,17 +112,13 @@ def _conflicts(route: routes.Route) -> dict[str, Example]:
             if route.method == "POST"
             else "The new plan has fewer seats than the org has users"
         )
-        examples |= _example(
-            summary,
-            "quota_exceeded",
-            "The free plan allows 5 users and the organization has 5",
-            _QUOTA,
-        )
+        quota = QuotaExceeded("users", 5, 5, "free")
+        examples |= _example(summary, quota.code, quota.message, quota.details)
     return examples
 
 
-_NOUN = {
-    routes.ORGANIZATIONS: "Organization acme",
-    routes.USERS: "User alice",
-    routes.TICKETS: "Ticket 01J9Z3K4M5N6P7Q8R9S0T1V2W3",
+_EXISTS = {
+    routes.ORGANIZATIONS: errors.org_exists("acme"),
+    routes.USERS: errors.user_exists("acme", "alice"),
+    routes.TICKETS: errors.ticket_exists("01J9Z3K4M5N6P7Q8R9S0T1V2W3"),
 }

@@ -1,11 +1,9 @@
 """Idempotent creates: a retried POST with the same ``Idempotency-Key`` gets the first answer.
 
-Powertools' Idempotency utility does the work, with its records in the single table:
-``PK = IDEMPOTENCY#<org>`` (one partition per tenant, so no tenant's retries heat another's
-partition; operators' org creations use ``IDEMPOTENCY#operators``), ``SK`` = Powertools' hash of
-the caller, the route and the key, and ``expires_at`` (the table's TTL attribute) 24 hours on. The
-key is hashed together with the caller and the path, so two tenants, or two users, sending the same
-key never see each other's responses. The request body is the payload Powertools validates: the
+Powertools' Idempotency utility does the work, with its records in the single table where
+``keys.idempotency_layout`` puts them, one partition per tenant, expiring 24 hours on. The key is
+hashed together with the caller and the path, so two tenants, or two users, sending the same key
+never see each other's responses. The request body is the payload Powertools validates: the
 same key with another body is refused.
 """
 
@@ -27,7 +25,7 @@ from pydantic import BaseModel
 
 from controlplane import config
 from controlplane.dal import keys
-from controlplane.dal.schema import PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
+from controlplane.http.errors import IDEMPOTENCY_IN_PROGRESS, IDEMPOTENCY_KEY_REUSED
 from controlplane.models.errors import Conflict, IdempotencyKeyReused
 
 EXPIRES_AFTER_SECONDS = 24 * 60 * 60
@@ -42,7 +40,7 @@ _CONFIG = IdempotencyConfig(
 
 def once(
     key: str | None,
-    partition: str,
+    org_id: str | None,
     identity: dict[str, str],
     body: BaseModel,
     make: Callable[[], Response[Any]],
@@ -50,18 +48,16 @@ def once(
 ) -> Response[Any]:
     """Run ``make`` once per (``identity``, ``key``); replay its response for later calls.
 
-    The Lambda context bounds the in-progress record by the invocation's remaining time, so a
-    crashed attempt blocks retries for seconds, not for the 24 hours of a finished one.
+    ``org_id`` is the org of the request's path (None for none). The Lambda context bounds the
+    in-progress record by the invocation's remaining time, so a crashed attempt blocks retries for
+    seconds, not for the 24 hours of a finished one.
     """
     if key is None:
         return make()
     _CONFIG.register_lambda_context(lambda_context)
     store = DynamoDBPersistenceLayer(
         table_name=config.settings().table_name,
-        key_attr=PARTITION_KEY,
-        sort_key_attr=SORT_KEY,
-        static_pk_value=keys.idempotency_partition(partition),
-        expiry_attr=TTL_ATTRIBUTE,
+        **keys.idempotency_layout(org_id),
         boto3_client=config.dynamodb(),
     )
 
@@ -77,7 +73,7 @@ def once(
     try:
         stored = respond(request={"key": {**identity, "idempotency_key": key}, "body": body.model_dump(mode="json")})
     except IdempotencyValidationError:
-        raise IdempotencyKeyReused("This Idempotency-Key was used with another request body") from None
+        raise IdempotencyKeyReused(IDEMPOTENCY_KEY_REUSED) from None
     except IdempotencyAlreadyInProgressError:
-        raise Conflict("A request with this Idempotency-Key is still in progress; retry shortly") from None
+        raise Conflict(IDEMPOTENCY_IN_PROGRESS) from None
     return Response(stored["status"], content_types.APPLICATION_JSON, stored["body"], stored["headers"])

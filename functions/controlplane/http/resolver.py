@@ -1,15 +1,13 @@
-"""The resolver of the API functions: Powertools' REST resolver with our JSON body parser, the
-error contract's exception handlers and the guard; and what a route function asks of it: to be
-registered as its route record describes it, the caller, and a create that happens once per
+"""The resolver of the API functions: Powertools' REST resolver with our JSON body parser and the
+error contract's exception handlers; and what a route function asks of it: to be registered as its
+route record describes it, the caller the entry point admitted, and a create that happens once per
 Idempotency-Key."""
 
-import json
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
-from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
@@ -17,12 +15,25 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
-from controlplane.http import routes
-from controlplane.http.auth import Caller, authorizer_context
+from controlplane.dal.outage import is_outage
+from controlplane.http import json_body, routes
 from controlplane.http.docs import responses
-from controlplane.http.entry import LambdaHandler, admit, entry_point, unrouted
-from controlplane.http.responses import Reply, cors, created, error_body, request_id
-from controlplane.models.errors import ApiError, PayloadTooLarge, ServiceUnavailable, TooDeep, is_outage
+from controlplane.http.entry import LambdaHandler, entry_point, unrouted
+from controlplane.http.errors import (
+    INTERNAL_ERROR,
+    INVALID_JSON,
+    NOT_VALID,
+    OUTAGE,
+    STATUS,
+    body_too_large,
+    error_body,
+    headers_of,
+    send_as,
+    status_of,
+)
+from controlplane.http.responses import Reply, cors, created, request_id
+from controlplane.logic.access import Caller
+from controlplane.models.errors import ApiError, ServiceUnavailable, TooDeep
 from controlplane.models.problems import plain
 from controlplane.models.resources import Resource
 from controlplane.observability import logger
@@ -31,14 +42,13 @@ RouteFunction = TypeVar("RouteFunction", bound=Callable[..., Any])
 
 # The largest body any route takes; each route's own limit (``Route.max_body``: 64 KiB, far above the
 # largest valid ticket, except a user import's) is checked by the entry point, before this parser.
-MAX_BODY_BYTES = max(route.max_body for route in routes.ROUTES)
+_LARGEST_BODY = max(route.max_body for route in routes.ROUTES)
 
 
 class Resolver(APIGatewayRestResolver):
     def __init__(self) -> None:
         super().__init__(enable_validation=True, json_body_deserializer=_parse_body, cors=cors())
         self._answer_errors_in_the_contract()
-        self.use(middlewares=[_guard])
 
     def operation(self, operation_id: str) -> Callable[[RouteFunction], RouteFunction]:
         """Register a route function as the table's record ``operation_id`` describes it."""
@@ -54,84 +64,79 @@ class Resolver(APIGatewayRestResolver):
             responses=cast(dict[int, OpenAPIResponse], responses(route)),
         )
 
+    # Powertools' context is untyped; the entry point put the route and the caller there, once.
     @property
     def caller(self) -> Caller:
-        return cast(Caller, self.context["caller"])  # Powertools' context is untyped; the guard put it there
+        return cast(Caller, self.context["caller"])
+
+    @property
+    def route_record(self) -> routes.Route | None:
+        """The request's record in the route table (None for a route registered without one)."""
+        return cast(routes.Route | None, self.context["route"])
 
     def create_once(self, idempotency_key: str | None, body: BaseModel, create: Callable[[], Resource]) -> Reply:
         """201 for a new resource, once per Idempotency-Key: a retry replays the first response."""
         event = self.current_event
-        partition = (event.path_parameters or {}).get("org_id", "operators")
+        org_id = (event.path_parameters or {}).get("org_id")
         identity = {"caller": self.caller.subject, "route": f"{event.http_method} {event.path}"}
 
         def respond() -> Reply:
-            return created(self, create())
+            return created(self, self.route_record, create())
 
         # Here, not at the top: Powertools' idempotency utility is only needed for a POST with a key.
         from controlplane.http import idempotency
 
-        return idempotency.once(idempotency_key, partition, identity, body, respond, self.lambda_context)
+        return idempotency.once(idempotency_key, org_id, identity, body, respond, self.lambda_context)
 
     def entry_point(self, on_records: LambdaHandler | None = None) -> LambdaHandler:
         """The function's Lambda handler (see ``controlplane.http.entry``)."""
         return entry_point(self, on_records)
 
     def _answer_errors_in_the_contract(self) -> None:
-        def error(
-            status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
-        ) -> Reply:
+        def error(code: str, message: str, details: Any = None, headers: dict[str, str] | None = None) -> Reply:
             body = error_body(code, message, request_id(self.current_event.raw_event), details)
-            return Response(status, content_types.APPLICATION_JSON, body, headers)
+            return Response(STATUS[code], content_types.APPLICATION_JSON, body, headers)
+
+        def refusal(refused: ApiError) -> Reply:
+            body = error_body(refused.code, refused.message, request_id(self.current_event.raw_event), refused.details)
+            return Response(status_of(refused), content_types.APPLICATION_JSON, body, headers_of(refused))
 
         # Powertools leaves its exception_handler decorator unannotated.
         @self.exception_handler(ApiError)  # type: ignore[untyped-decorator]
         def api_error(exc: ApiError) -> Reply:
-            return error(exc.status, exc.code, exc.message, exc.details, exc.headers)
+            return refusal(exc)
 
         @self.exception_handler(RequestValidationError)  # type: ignore[untyped-decorator]
         def invalid_request(exc: RequestValidationError) -> Reply:
             problems = exc.errors()
             if any(problem["type"] == "json_invalid" for problem in problems):
-                return error(400, "invalid_json", "The request body is not valid JSON")
+                return error("invalid_json", INVALID_JSON)
             details = [{"loc": list(p["loc"]), "message": plain(p), "type": p["type"]} for p in problems]
-            return error(422, "validation_error", "The request is not valid", details)
+            return error("validation_error", NOT_VALID, details)
 
         @self.exception_handler(RequestUnsupportedContentType)  # type: ignore[untyped-decorator]
         def unsupported_content_type(exc: RequestUnsupportedContentType) -> Reply:
-            return error(415, "unsupported_media_type", "Send the body as application/json")
+            return refusal(send_as())
 
         @self.not_found
         def no_route(exc: NotFoundError) -> Reply:
-            refused = unrouted(self.current_event.http_method, self.current_event.path)
-            return error(refused.status, refused.code, refused.message, headers=refused.headers)
+            return refusal(unrouted(self.current_event.http_method, self.current_event.path))
 
         @self.exception_handler(Exception)  # type: ignore[untyped-decorator]
         def unexpected(exc: Exception) -> Reply:
             if is_outage(exc):
                 logger.warning("A service we depend on is unavailable", exc_info=exc)
-                outage = ServiceUnavailable("A service this API depends on is unavailable; retry later")
-                return error(outage.status, outage.code, outage.message, headers=outage.headers)
+                return refusal(ServiceUnavailable(OUTAGE))
             logger.exception("Unhandled error")
-            return error(500, "internal_error", "Something went wrong on our side")
-
-
-def _guard(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Reply:
-    """Every route the resolver matched is admitted here before it runs; one the table does not
-    describe, for operators only. The entry point has already admitted the table's routes, before
-    Powertools read the body."""
-    event = app.current_event
-    parameters = event.path_parameters or {}
-    caller = admit(routes.find(event.http_method, event.resource), authorizer_context(event.raw_event), parameters)
-    logger.append_keys(**parameters, caller=caller.subject)
-    app.append_context(caller=caller)  # type: ignore[no-untyped-call]  # unannotated in Powertools
-    return next_middleware(app)
+            return error("internal_error", INTERNAL_ERROR)
 
 
 def _parse_body(raw: str) -> Any:
-    """The resolver's JSON parser, bounded: too big is 413, nested too deep is 400."""
-    if len(raw) > MAX_BODY_BYTES:
-        raise PayloadTooLarge(f"Request bodies are limited to {MAX_BODY_BYTES // 1024} KiB")
+    """The resolver's JSON parser, bounded and strict: too big is 413, nested too deep, not UTF-8 or
+    with a repeated name is 400 (``json_body``)."""
+    if len(raw) > _LARGEST_BODY:
+        raise body_too_large(_LARGEST_BODY)
     try:
-        return json.loads(raw)
+        return json_body.loads(raw)
     except RecursionError:
         raise TooDeep("The request body is nested too deeply") from None

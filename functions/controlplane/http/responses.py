@@ -1,16 +1,14 @@
 """What the routes answer: a new resource (201, ``Location``, ``ETag``), a versioned resource with
-its ``ETag`` (and the version an ``If-Match`` asks for), nothing (204), accepted work (202); the
-error contract's body; and the CORS headers every response carries when origins are configured.
-
-Every error leaves as ``{"error": {"code", "message", "request_id"[, "details"]}}``.
+its ``ETag`` (and the version an ``If-Match`` asks for), nothing (204), accepted work (202); and the
+CORS headers every response carries when origins are configured. Errors are ``errors``'.
 """
 
-import os
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, CORSConfig, Response, content_types
 from pydantic import BaseModel
 
+from controlplane import config
 from controlplane.http import routes
 from controlplane.models.errors import PreconditionFailed
 from controlplane.models.resources import Resource
@@ -19,15 +17,15 @@ from controlplane.models.resources import Resource
 Reply = Response[Any]
 
 
-def created(app: APIGatewayRestResolver, body: Resource) -> Reply:
+def created(app: APIGatewayRestResolver, route: routes.Route | None, body: Resource) -> Reply:
     """201 with its ``ETag`` and a ``Location``, the route record's, filled from the new resource and
     with the stage prefix the client called through."""
-    return Response(201, content_types.APPLICATION_JSON, body, {"Location": _location(app, body), **_etag(body)})
+    location = _location(app, route, body)
+    return Response(201, content_types.APPLICATION_JSON, body, {"Location": location, **_etag(body)})
 
 
-def _location(app: APIGatewayRestResolver, body: BaseModel) -> str:
+def _location(app: APIGatewayRestResolver, route: routes.Route | None, body: BaseModel) -> str:
     event = app.current_event
-    route = routes.find(event.http_method, event.resource)
     if route is None or route.location is None:
         raise LookupError(f"{event.http_method} {event.resource} has no location in the route table")
     called = event.request_context.path or event.path
@@ -59,20 +57,13 @@ def accepted(body: BaseModel) -> Reply:
     return Response(202, content_types.APPLICATION_JSON, body)
 
 
-def started(app: APIGatewayRestResolver, body: BaseModel) -> Reply:
+def started(app: APIGatewayRestResolver, route: routes.Route | None, body: BaseModel) -> Reply:
     """202 for a job the request created, with the ``Location`` to follow it (the route record's)."""
-    return Response(202, content_types.APPLICATION_JSON, body, {"Location": _location(app, body)})
+    return Response(202, content_types.APPLICATION_JSON, body, {"Location": _location(app, route, body)})
 
 
 def no_content() -> Reply:
     return Response(204, None, None)
-
-
-def error_body(code: str, message: str, request_id: str, details: Any = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"code": code, "message": message, "request_id": request_id}
-    if details is not None:
-        body["details"] = details
-    return {"error": body}
 
 
 def request_id(event: dict[str, Any]) -> str:
@@ -81,8 +72,8 @@ def request_id(event: dict[str, Any]) -> str:
 
 def cors() -> CORSConfig | None:
     """Browsers read a response only if it names their origin. API Gateway answers the preflight;
-    the actual responses carry the header from here. CORS_ALLOW_ORIGINS: comma-separated, or unset."""
-    origins = [origin.strip() for origin in os.environ.get("CORS_ALLOW_ORIGINS", "").split(",") if origin.strip()]
+    the actual responses carry the header from here. The origins are the stage's (``config``)."""
+    origins = config.cors_allow_origins()
     if not origins:
         return None
     return CORSConfig(

@@ -1,7 +1,7 @@
 """The route table: one record per route, the API's one definition.
 
 Everything else is derived from it: each handler registers its routes from these records
-(``api.operation``), the guard authorizes with ``allow``, the CDK stack builds API Gateway from
+(``api.operation``), the entry point authorizes with ``allow``, the CDK stack builds API Gateway from
 it, the local gateway dispatches with it, ``Location`` headers are filled from ``location``, and the
 OpenAPI document takes its summaries, operationIds, statuses and models from it. A route that is not
 here is refused to everyone but operators. Paths use API Gateway's ``{param}`` syntax.
@@ -9,7 +9,8 @@ here is refused to everyone but operators. Paths use API Gateway's ``{param}`` s
 
 from typing import Any, NamedTuple
 
-from controlplane.http.auth import ADMIN, ANYONE, MEMBER, OWNER, SELF
+from controlplane.http.errors import MAX_BODY_BYTES
+from controlplane.logic.access import ADMIN, ANYONE, MEMBER, OWNER, SELF
 from controlplane.models.activity import ActivityPage
 from controlplane.models.imports import UserImport
 from controlplane.models.resources import (
@@ -43,7 +44,7 @@ class Route(NamedTuple):
     also: tuple[tuple[int, Any], ...] = ()  # other success statuses and their models
     location: str | None = None  # a create's new resource, filled from its fields
     seats: bool = False  # takes or resizes an org's seats, so may answer 409 quota_exceeded
-    max_body: int = 64 * 1024  # bytes; a bigger body is 413 before it is parsed
+    max_body: int = MAX_BODY_BYTES  # bytes; a bigger body is 413 before it is parsed
 
     def __str__(self) -> str:
         return f"{self.method} {self.path}"

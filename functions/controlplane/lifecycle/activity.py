@@ -1,9 +1,12 @@
 """Each org's activity log: the lifecycle events it was sent, kept where its admins can read them.
 
-An entry is derived from the very ``Event`` the publisher sends (``contract.events_for``), so the log
-and the bus never disagree. Its key comes from the stream record (``keys.activity_position``): the
+One entry per change: a stream record's entry is derived from the very ``Event``s the publisher
+sends for it (``contract.events_for``), so the log and the bus never disagree, but a write that sends
+two events (``Updated`` and its ``Changed``, ``Suspended``...) is one entry, named by the most telling
+of them (``_RANK``). Its key comes from the stream record (``keys.activity_position``): the
 record's own time (``Event.recorded_at``, DynamoDB's rounded ApproximateCreationDateTime, never the
-exact ``occurred_at``), its sequence number and the event's index. So the log is in stream order,
+exact ``occurred_at``), its sequence number and index 0 (entries written before issue 29 kept one
+per event, numbered in the record). So the log is in stream order,
 a delete (whose ``occurred_at`` is only a lower bound) never sorts before the change that preceded
 it, and a record delivered again rewrites the same item. Its TTL comes from ``occurred_at``: the same on
 a replay of the same batch, so the rewrite is identical (a delete's may be earlier in a batch that
@@ -46,6 +49,17 @@ _MODELS: dict[str, type] = {
     )
 } | {DELETION_STARTED: OrgSummary}
 
+# Which of a record's events names its entry (``_RANK``): one write that suspends an org sends
+# ``Organization Updated`` and ``Organization Suspended``; its entry says "Organization Suspended".
+# The transitions and a deletion's start say the most, then a watched field's change (a plan, a
+# role, a ticket's status), then what every write sends (created, updated, deleted).
+_RANK: dict[str, int] = (
+    {detail_type: 0 for detail_type in _MODELS}
+    | {kind.changed: 1 for kind in KINDS}
+    | {t.detail_type: 2 for kind in KINDS for t in kind.transitions}
+    | {DELETION_STARTED: 3}
+)
+
 _ENTITIES = [kind.entity for kind in KINDS]
 # Filters are ORed. A DynamoDB event source filters on the ``dynamodb`` key only: a record passes
 # when the item after the change (insert, modify) or before it (remove) is one of the resources.
@@ -81,26 +95,33 @@ def _matches(value: Any, pattern: Mapping[str, Any]) -> bool:
 
 
 def entries(sequence_number: str, events: list[Event], retention_days: int) -> list[Item]:
-    """The activity items of one stream record's events, in the record's order."""
-    found = []
-    for index, event in enumerate(events):
-        detail = event.detail.model_dump(mode="json")
-        kind, id_field = _RESOURCES[_MODELS[event.detail_type]]
-        recorded_at = event.recorded_at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        position = keys.activity_position(recorded_at, sequence_number, index)
-        found.append(
-            {
-                **keys.activity_key(detail["org_id"], position),
-                "entity": keys.ACTIVITY,
-                "org_id": detail["org_id"],
-                "position": position,
-                "event_id": detail["event_id"],
-                "type": event.detail_type,
-                "occurred_at": detail["occurred_at"],
-                "actor": detail["actor"],
-                "resource": {"kind": kind, "id": detail["resource"][id_field]},
-                "changes": detail.get("changes"),
-                TTL_ATTRIBUTE: int(event.time.timestamp()) + retention_days * _DAY_SECONDS,
-            }
-        )
-    return found
+    """The activity item of one stream record: one entry per change, however many events the change
+    sent. Its ``type`` is the record's most telling event (``_RANK``), its ``changes`` every field
+    the write changed; a ticket's entry carries its subject."""
+    if not events:
+        return []
+    event = max(events, key=lambda e: _RANK[e.detail_type])  # the first of the highest rank
+    detail = event.detail.model_dump(mode="json")
+    changed = [e.detail.model_dump(mode="json").get("changes") for e in events]
+    changes = {name: change for found in changed if found for name, change in found.items()} or None
+    kind, id_field = _RESOURCES[_MODELS[event.detail_type]]
+    resource = {"kind": kind, "id": detail["resource"][id_field]}
+    if kind == "ticket":
+        resource["subject"] = detail["resource"]["subject"]
+    recorded_at = event.recorded_at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    position = keys.activity_position(recorded_at, sequence_number, 0)
+    return [
+        {
+            **keys.activity_key(detail["org_id"], position),
+            "entity": keys.ACTIVITY,
+            "org_id": detail["org_id"],
+            "position": position,
+            "event_id": detail["event_id"],
+            "type": event.detail_type,
+            "occurred_at": detail["occurred_at"],
+            "actor": detail["actor"],
+            "resource": resource,
+            "changes": changes,
+            TTL_ATTRIBUTE: int(event.time.timestamp()) + retention_days * _DAY_SECONDS,
+        }
+    ]

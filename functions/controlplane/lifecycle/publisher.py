@@ -19,7 +19,6 @@ activity logs (``activity``), in batches: a record sent again rewrites the same 
 write fails, nothing is published and every record is reported, to be sent again.
 """
 
-import os
 import random
 import time
 from collections.abc import Iterable
@@ -55,22 +54,19 @@ class Outcome:
 
 @cache
 def bus_name() -> str:
-    name = os.environ.get("EVENT_BUS_NAME")
-    if not name:
-        raise RuntimeError("environment variable EVENT_BUS_NAME is not set")
-    return name
+    return config.event_bus_name()
 
 
 @cache
 def _table() -> Table:
     # Not api_table(): that needs the cursor secret, which this function has no business reading.
-    return Table(config.dynamodb(), os.environ["TABLE_NAME"])
+    return Table(config.dynamodb(), config.table_name())
 
 
 @cache
 def retention_days() -> int:
     """How long activity entries are kept (ACTIVITY_RETENTION_DAYS, the stack's ``activity_retention_days``)."""
-    days = int(os.environ.get("ACTIVITY_RETENTION_DAYS") or activity.DEFAULT_RETENTION_DAYS)
+    days = config.activity_retention_days() or activity.DEFAULT_RETENTION_DAYS
     if days < 1:
         raise RuntimeError(f"ACTIVITY_RETENTION_DAYS must be at least 1, not {days}")
     return days

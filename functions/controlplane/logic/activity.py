@@ -12,7 +12,7 @@ before it belongs to the org deleted before (that page may read more items than 
 from controlplane.dal import cursor, keys
 from controlplane.dal.conditions import Item
 from controlplane.dal.table import api_table
-from controlplane.http.auth import Caller
+from controlplane.logic.access import Caller
 from controlplane.models import errors
 from controlplane.models.activity import ActivityEntry, ActivityPage
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 from controlplane import config
 from controlplane.dal import batches, keys, stamps
-from controlplane.dal.conditions import version_is
 from controlplane.dal.table import Table, api_table
+from controlplane.logic import refusals
 from controlplane.models import errors
 
 # Stop starting new steps of a cascade delete when less time than this is left.
@@ -32,14 +32,15 @@ def delete_org(
     4. Delete the org's idempotency records, then the org.
     """
     table = api_table()
-    table.mark(
-        keys.org_key(org_id),
-        stamps.DELETING,
-        stamps.now(),
-        errors.org_missing(org_id),
-        version_is(version),
-        alongside={stamps.DELETED_BY: actor} if actor else None,
-    )
+    rules = refusals.if_match(version)
+    with refusals.refused_as(errors.org_missing(org_id), rules):
+        table.mark(
+            keys.org_key(org_id),
+            stamps.DELETING,
+            stamps.now(),
+            refusals.expects(rules),
+            alongside={stamps.DELETED_BY: actor} if actor else None,
+        )
     for users in table.query_all(keys.org_partition(org_id), prefix=keys.USER_PREFIX):
         for user in users:
             if time_left() < DELETE_STEP_SECONDS:

@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from controlplane import config
-from controlplane.logic import cascade, imports, signins
+from controlplane.logic import cascade, import_job, signins
 from controlplane.models.errors import NotFound
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from controlplane.http.auth import Caller
+    from controlplane.logic.access import Caller
 
 # API Gateway gives up on an integration after 29 s.
 REQUEST_SECONDS = 29.0
@@ -62,9 +62,7 @@ def _continue(record: SQSRecord, lambda_context: LambdaContext) -> None:
     if message.get("kind") == signins.KIND:
         signins.resume(message, lambda: _remaining(lambda_context))
         return
-    if message.get("kind") == imports.KIND:
-        from controlplane.logic import import_job  # the job's modules load only where a job runs
-
+    if message.get("kind") == import_job.KIND:
         import_job.resume(message, lambda: _remaining(lambda_context))
         return
     org_id = message["org_id"]

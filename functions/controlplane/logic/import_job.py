@@ -1,38 +1,46 @@
 """The user import's job (see ``logic.imports``): one pass decides every part's rows, then tries
-their sign-ins; a pass stops early when time runs short, and the rest is queued."""
+their sign-ins; a pass stops early when time runs short, and the rest is queued (on the deletions
+queue, as ``{"kind": "user-import", ...}``)."""
 
+import json
 import math
 from collections.abc import Callable
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from controlplane import config
 from controlplane.dal import imports, keys, seats, stamps
-from controlplane.dal.conditions import Item
+from controlplane.dal.conditions import ConditionFailed, Item
+from controlplane.dal.directory import Directory, SignInRefused
+from controlplane.dal.imports import DONE, RUNNING
 from controlplane.dal.table import api_table
-from controlplane.logic.imports import DONE, RUNNING, enqueue, refusal
 from controlplane.models import errors, plans
-from controlplane.models.errors import AlreadyExists, ApiError, ServiceUnavailable
+from controlplane.models.errors import AlreadyExists, ServiceUnavailable
 from controlplane.models.resources import SUSPENDED
 from controlplane.observability import logger
 from controlplane.pacing import Throttle
+
+KIND = "user-import"
 
 IMPORT_SIGNINS_PER_SECOND = 10.0
 SIGN_IN_ATTEMPTS = 3
 RETRY_SECONDS = 60
 STEP_SECONDS = 5.0  # stop starting steps when less time than this is left, and queue the rest
 PROGRESS_EVERY = 10  # sign-ins per write of a part's progress
+# Reads of the org and its counter in a row that a transaction found out of date before giving up
+# (the queue delivers the job again): other writes kept moving the counter.
+_REREADS = 10
 
 
-class _Exists(ApiError):
-    def __init__(self, index: int, stored: Item | None):
-        super().__init__("exists")
-        self.index, self.stored = index, stored or {}
+def refusal(row: int, user_id: str | None, code: str, message: str) -> Item:
+    return {"row": row, "user_id": user_id, "code": code, "message": message}
 
 
-class _Moved(ApiError):
-    """The org or its counter changed since it was read: read again."""
+def enqueue(org_id: str, import_id: str, delay: int = 0) -> None:
+    queue_url = config.settings().deletions_queue_url
+    if not queue_url:  # unreachable: only a job that has a queue is queued
+        raise RuntimeError("DELETIONS_QUEUE_URL is not set")
+    body = json.dumps({"kind": KIND, "org_id": org_id, "import_id": import_id})
+    config.sqs().send_message(QueueUrl=queue_url, MessageBody=body, DelaySeconds=min(delay, 900))
 
 
 def resume(job: dict[str, Any], time_left: Callable[[], float]) -> None:
@@ -108,7 +116,7 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
     table = api_table()
     created: list[str] = []
     refused: list[Item] = []
-    pending = list(rows)
+    pending, rereads = list(rows), 0
     while pending:
         org, counter = seats.read(table, org_id, consistent=True)
         if org is None or stamps.DELETING in org or org.get("status") == SUSPENDED:
@@ -119,11 +127,9 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
                 else ("org_suspended", "The organization was suspended")
             )
             return created, refused + [refusal(row["row"], row["user_id"], code, message) for row in pending]
+        if counter is None and not seats.move(table, org_id):
+            raise ServiceUnavailable(f"Organization {org_id}'s seats are being counted; retry shortly", retry_after=30)
         if counter is None:
-            if not seats.move(table, org_id):
-                raise ServiceUnavailable(
-                    f"Organization {org_id}'s seats are being counted; retry shortly", retry_after=30
-                )
             continue
         limit, count = int(counter[plans.USER_LIMIT]), int(counter[plans.USER_COUNT])
         if count >= limit:
@@ -133,13 +139,16 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
             ]
         batch, rest = pending[: limit - count], pending[limit - count :]
         users = [_user(org_id, import_id, row, actor) for row in batch]
-        exists = tuple((lambda stored, i=i: _Exists(i, stored)) for i in range(len(users)))
-        moved = lambda _: _Moved("moved")  # noqa: E731
         try:
-            seats.take(table, org_id, users, exists, moved, moved, lambda: _Moved("moved"), limit=limit)
-        except _Exists as found:
-            row = batch[found.index]
-            if found.stored.get("import_id") == import_id:
+            seats.take(table, org_id, users, limit=limit)
+        except ConditionFailed as failed:
+            if failed.action >= len(batch):  # the org or its counter changed since the read: read again
+                rereads += 1
+                if rereads >= _REREADS:
+                    raise ServiceUnavailable(f"Organization {org_id}'s seats kept changing; retry shortly") from None
+                continue
+            row = batch[failed.action]  # this user exists: this job's own (before a crash), or another
+            if (failed.item or {}).get("import_id") == import_id:
                 created.append(row["user_id"])
             else:
                 refused.append(
@@ -147,10 +156,8 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
                 )
             pending.remove(row)
             continue
-        except _Moved:
-            continue
         created += [row["user_id"] for row in batch]
-        pending = rest
+        pending, rereads = rest, 0
     return created, refused
 
 
@@ -192,10 +199,10 @@ def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Thro
     return tried == len(new) + len(retried)
 
 
-def _create_sign_in(directory: Any, org_id: str, row: Item) -> str | None:
+def _create_sign_in(directory: Directory, org_id: str, row: Item) -> str | None:
     """None once the sign-in exists (made now, or by this job before a crash); else why not."""
     try:
-        directory.create(org_id, row["user_id"], row["email"], row["role"])
+        directory.create_or_refusal(org_id, row["user_id"], row["email"], row["role"])
     except AlreadyExists:
         stored = directory.attributes(org_id, row["user_id"])
         if stored.get("email") == row["email"] and stored.get("custom:role") == row["role"]:
@@ -203,7 +210,7 @@ def _create_sign_in(directory: Any, org_id: str, row: Item) -> str | None:
         return "A sign-in of this name is left over from an earlier user; delete the user and import it again"
     except ServiceUnavailable as busy:
         return busy.message
-    except ClientError as refused:  # Cognito's refusal (a bad address, the e-mail quota...): the row's outcome
+    except SignInRefused as refused:  # Cognito's refusal (a bad address, the e-mail quota...): the row's outcome
         logger.warning("Sign-in not created", org_id=org_id, user_id=row["user_id"], error=str(refused))
         return str(refused)[:300]
     return None

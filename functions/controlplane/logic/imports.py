@@ -18,7 +18,6 @@ and tried again by a later pass (``RETRY_SECONDS`` later, up to ``SIGN_IN_ATTEMP
 that exists already with this user's attributes is this job's own, from before a crash.
 """
 
-import json
 from typing import Any
 
 from pydantic import ValidationError
@@ -26,8 +25,11 @@ from pydantic import ValidationError
 from controlplane import config
 from controlplane.dal import imports, keys, seats, stamps
 from controlplane.dal.conditions import Item
+from controlplane.dal.imports import RUNNING
 from controlplane.dal.table import api_table
-from controlplane.http.auth import Caller
+from controlplane.logic import import_job
+from controlplane.logic.access import Caller
+from controlplane.logic.import_job import refusal
 from controlplane.models import errors
 from controlplane.models.errors import OrgSuspended
 from controlplane.models.ids import new_ulid
@@ -35,9 +37,6 @@ from controlplane.models.imports import RefusedRow, SignInFailure, SignIns, User
 from controlplane.models.problems import field, plain
 from controlplane.models.resources import SUSPENDED, UserCreate
 from controlplane.observability import logger
-
-KIND = "user-import"
-RUNNING, DONE = "running", "done"
 
 
 def start_import(org_id: str, body: UserImportCreate, caller: Caller) -> UserImport:
@@ -53,10 +52,8 @@ def start_import(org_id: str, body: UserImportCreate, caller: Caller) -> UserImp
     record = stamps.new_item(keys.import_key(org_id, import_id), keys.USER_IMPORT, attributes, caller.subject)
     imports.create(table, record, parts)
     if config.settings().deletions_queue_url:
-        enqueue(org_id, import_id)
+        import_job.enqueue(org_id, import_id)
     else:
-        from controlplane.logic import import_job
-
         while (delay := import_job.run(org_id, import_id)) is not None:
             logger.info("User import: another pass", org_id=org_id, import_id=import_id, delay=delay)
     return get_import(org_id, import_id)
@@ -87,10 +84,6 @@ def _parts(org_id: str, import_id: str, rows: list[dict[str, Any]]) -> list[Item
     return parts
 
 
-def refusal(row: int, user_id: str | None, code: str, message: str) -> Item:
-    return {"row": row, "user_id": user_id, "code": code, "message": message}
-
-
 def get_import(org_id: str, import_id: str) -> UserImport:
     record, parts = imports.load(api_table(), org_id, import_id)
     if record is None:
@@ -112,11 +105,3 @@ def get_import(org_id: str, import_id: str) -> UserImport:
             "sign_ins": SignIns(done=signed - len(failed), pending=created - signed, failed=failed),
         }
     )
-
-
-def enqueue(org_id: str, import_id: str, delay: int = 0) -> None:
-    queue_url = config.settings().deletions_queue_url
-    if not queue_url:  # unreachable: only a job that has a queue is queued
-        raise RuntimeError("DELETIONS_QUEUE_URL is not set")
-    body = json.dumps({"kind": KIND, "org_id": org_id, "import_id": import_id})
-    config.sqs().send_message(QueueUrl=queue_url, MessageBody=body, DelaySeconds=min(delay, 900))

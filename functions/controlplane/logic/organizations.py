@@ -5,11 +5,12 @@ from collections.abc import Callable
 from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane.dal import cursor, keys, seats, stamps
-from controlplane.dal.conditions import Expect, Item, refused, version_is
+from controlplane.dal.conditions import ConditionFailed, Expect, Item
 from controlplane.dal.table import api_table, update_request
-from controlplane.http.auth import Caller, authorize_fields
+from controlplane.logic import refusals
+from controlplane.logic.access import Caller, authorize_fields
 from controlplane.models import errors, plans
-from controlplane.models.errors import AlreadyExists, ApiError, QuotaExceeded
+from controlplane.models.errors import ApiError, QuotaExceeded
 from controlplane.models.resources import (
     ACTIVE,
     SUSPENDED,
@@ -49,7 +50,8 @@ def create_org(body: OrgCreate, caller: Caller) -> Org:
         keys.org_keys(body.org_id), keys.ORG, {**body.model_dump(), "status": ACTIVE}, caller.subject
     )
     limit = plans.limit(body.plan)
-    seats.create_org(api_table(), item, limit, exists=AlreadyExists(f"Organization {body.org_id} already exists"))
+    with refusals.refused_as(errors.org_exists(body.org_id)):
+        seats.create_org(api_table(), item, limit)
     metrics.add_metric(name="OrganizationCreated", unit=MetricUnit.Count, value=1)
     return Org.from_item(item, seats.counter(body.org_id, 0, limit))
 
@@ -83,11 +85,12 @@ def first_users(org_id: str, limit: int) -> tuple[Item, Item | None, list[Item],
     """The org, its seat counter and its first users, in one request: METADATA#<org> and its #SEATS
     sort before USER# in the partition (and after the org's ACTIVITY#, outside the range). Sweep
     markers of an org being deleted (SWEEP#) sort between them and are left out."""
-    partition, missing = keys.org_partition(org_id), errors.org_missing(org_id)
     # One more than the users asked for: the counter (absent on an org not migrated yet).
-    org, rest, more = api_table().parent_first(
-        partition, keys.ORG, missing, limit + 1, between=keys.users_range(org_id)
-    )
+    partition = keys.org_partition(org_id)
+    found = api_table().parent_first(partition, keys.ORG, limit + 1, between=keys.users_range(org_id))
+    if found is None:
+        raise errors.org_missing(org_id)
+    org, rest, more = found
     counter = next((item for item in rest if item["entity"] == keys.SEATS), None)
     users = [item for item in rest if item["entity"] == keys.USER]
     return org, counter, users[:limit], more or len(users) > limit
@@ -96,7 +99,7 @@ def first_users(org_id: str, limit: int) -> tuple[Item, Item | None, list[Item],
 def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None = None) -> Org:
     changes = body.changes()
     authorize_fields(caller, set(changes))
-    expects = version_is(version)
+    rules = refusals.if_match(version)
     table = api_table()
     counted = "plan" in changes and seats.move(table, org_id)
     if "plan" in changes and not counted:
@@ -104,7 +107,7 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
         # counts its users against it.
         limit = plans.limit(changes["plan"])
         changes[plans.USER_LIMIT] = limit
-        expects += (Expect(plans.USER_COUNT, limit, _downgrade_refused(changes["plan"], limit), at_most=True),)
+        rules += ((Expect(plans.USER_COUNT, limit, at_most=True), _downgrade_refused(changes["plan"], limit)),)
     stamp = stamps.now()
     kept: frozenset[str] = frozenset()
     removed: tuple[str, ...] = ()
@@ -114,25 +117,17 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
         kept = frozenset({SUSPENDED_AT})
     elif changes.get("status") == ACTIVE:
         removed = (SUSPENDED_AT, SUSPENSION_REASON)
-    written = stamps.written_by(changes, caller.subject)
+    written, missing = stamps.written_by(changes, caller.subject), errors.org_missing(org_id)
+    counter: Item | None = None
     if counted:
         # The new plan's limit goes on the counter, on condition that the org's users fit in it,
         # in the same transaction as the plan on the org item.
-        limit = plans.limit(changes["plan"])
-        update = update_request(keys.org_key(org_id), written, stamp, expects, kept=kept, removed=removed)
-        missing = errors.org_missing(org_id)
-        full = _downgrade_refused(changes["plan"], limit)
-        seats.resize(table, org_id, update, lambda org: refused(missing, expects, org), limit, full, lambda: missing)
-        item, counter = seats.read(table, org_id, consistent=True)
-        if item is None:  # deleted right after the change
-            raise missing
+        item, counter = _change_plan(org_id, written, stamp, rules, kept, removed)
     else:
-        item, counter = (
-            table.update(
-                keys.org_key(org_id), written, stamp, errors.org_missing(org_id), expects, kept=kept, removed=removed
-            ),
-            None,
-        )
+        with refusals.refused_as(missing, rules):
+            item = table.update(
+                keys.org_key(org_id), written, stamp, refusals.expects(rules), kept=kept, removed=removed
+            )
     if "status" in changes:
         from controlplane.logic import signins  # the rare path: the users function never loads it
 
@@ -140,6 +135,32 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
     if counter is None and plans.USER_COUNT not in item:  # a change that did not read the counter
         counter = seats.read(table, org_id)[1]
     return Org.from_item(item, counter).seen_by(caller.operator)
+
+
+def _change_plan(
+    org_id: str,
+    written: Item,
+    stamp: str,
+    rules: tuple[refusals.Rule, ...],
+    kept: frozenset[str],
+    removed: tuple[str, ...],
+) -> tuple[Item, Item | None]:
+    """The org's changes and the new plan's limit on its counter, in one transaction; the org and
+    its counter as they are now."""
+    table, missing = api_table(), errors.org_missing(org_id)
+    plan = written["plan"]
+    limit = plans.limit(plan)
+    update = update_request(keys.org_key(org_id), written, stamp, refusals.expects(rules), kept=kept, removed=removed)
+    try:
+        seats.resize(table, org_id, update, limit)
+    except ConditionFailed as failed:
+        if failed.action == 0:
+            raise refusals.refusal(failed, missing, rules) from None
+        raise (missing if failed.item is None else _downgrade_refused(plan, limit)(failed.item)) from None
+    item, counter = seats.read(table, org_id, consistent=True)
+    if item is None:  # deleted right after the change
+        raise missing
+    return item, counter
 
 
 def _downgrade_refused(plan: str, limit: int) -> Callable[[Item], ApiError]:

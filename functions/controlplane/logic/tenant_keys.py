@@ -5,22 +5,21 @@ replay, a duplicate or events out of order (a Plan Changed after the Deleted, a 
 twice) all end with the key where the org is now: in its current plan's usage plan, or gone.
 """
 
-import os
-
 from controlplane import config
-from controlplane.dal import api_keys, keys
+from controlplane.dal import api_keys, keys, tenant_keys
 from controlplane.dal.table import Table
-from controlplane.http import tenant_keys
+from controlplane.lifecycle import contract
 from controlplane.observability import logger
 
-# What the consumer acts on; every other detail-type of the bus is no business of it.
-EVENTS = ("Organization Created", "Organization Plan Changed", "Organization Deleted")
+_ORG = next(kind for kind in contract.KINDS if kind.entity == keys.ORG)
+# What the consumer acts on, named by the contract: every other detail-type of the bus is no business of it.
+EVENTS = (_ORG.created, _ORG.changed, _ORG.deleted)
 
 
 def reconcile(org_id: str, table: Table | None = None, keyring: api_keys.ApiKeys | None = None) -> str:
     """Put the org's key where its org item says; returns the plan, or ``deleted``. The table and the
     keys are the consumer's (from its environment) unless given (ops.tenant_keys)."""
-    table = table or Table(config.dynamodb(), os.environ["TABLE_NAME"])
+    table = table or Table(config.dynamodb(), config.table_name())
     keyring = keyring or api_keys.api_keys()
     org = table.get(keys.org_key(org_id), consistent=True)
     if org is None:

@@ -3,11 +3,12 @@
 from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane.dal import cursor, keys, stamps, transactions
-from controlplane.dal.conditions import Expect, Item, version_is
+from controlplane.dal.conditions import ConditionFailed, Expect, Item
 from controlplane.dal.table import api_table
-from controlplane.http.auth import Caller
+from controlplane.logic import refusals
+from controlplane.logic.access import Caller
 from controlplane.models import errors
-from controlplane.models.errors import AlreadyExists, Forbidden
+from controlplane.models.errors import Forbidden
 from controlplane.models.ids import new_ulid
 from controlplane.models.resources import Ticket, TicketCreate, TicketPage, TicketUpdate
 from controlplane.observability import metrics
@@ -23,13 +24,10 @@ def ticket_item(org_id: str, user_id: str, body: TicketCreate, actor: str | None
 def create_ticket(org_id: str, user_id: str, body: TicketCreate, caller: Caller) -> Ticket:
     item = ticket_item(org_id, user_id, body, caller.subject)
     ticket_id = item["ticket_id"]
-    transactions.put_child(
-        api_table(),
-        keys.user_key(org_id, user_id),
-        item,
-        parent_missing=errors.user_missing(org_id, user_id),
-        exists=AlreadyExists(f"Ticket {ticket_id} already exists"),
-    )
+    try:
+        transactions.put_child(api_table(), keys.user_key(org_id, user_id), item)
+    except ConditionFailed as failed:
+        raise (_missing(org_id, user_id) if failed.action == 0 else errors.ticket_exists(ticket_id)) from None
     metrics.add_metric(name="TicketCreated", unit=MetricUnit.Count, value=1)
     return Ticket.model_validate(item)
 
@@ -38,7 +36,10 @@ def list_tickets(org_id: str, user_id: str, limit: int, cursor_token: str | None
     scope = keys.tickets_scope(org_id, user_id)
     after = cursor.resume_after(scope, cursor_token)
     if after is None:  # the first page comes with the user, so a missing user is a 404
-        _, found, more = first_tickets(org_id, user_id, limit)
+        try:
+            _, found, more = first_tickets(org_id, user_id, limit)
+        except errors.NotFound:
+            raise _missing(org_id, user_id) from None
     else:
         start = keys.ticket_keys(org_id, user_id, after) if after else None
         found, last = api_table().query(
@@ -57,20 +58,30 @@ def list_tickets(org_id: str, user_id: str, limit: int, cursor_token: str | None
 def first_tickets(org_id: str, user_id: str, limit: int) -> tuple[Item, list[Item], bool]:
     """The user and their newest tickets, in one request: on GSI1 the user item sorts after its
     tickets (USER# > TICKET#), so newest-first puts it first."""
-    missing = errors.user_missing(org_id, user_id)
     collection = keys.user_collection(org_id, user_id)
-    return api_table().parent_first(collection, keys.USER, missing, limit, on_index=True, newest_first=True)
+    found = api_table().parent_first(collection, keys.USER, limit, on_index=True, newest_first=True)
+    if found is None:
+        raise errors.user_missing(org_id, user_id)
+    return found
+
+
+def _missing(org_id: str, user_id: str) -> errors.NotFound:
+    """Why a user's tickets are not there: the user is missing, or their whole org is. One more read,
+    on the 404's path only (the write's own condition cannot tell which)."""
+    if api_table().get(keys.org_key(org_id)) is None:
+        return errors.org_missing(org_id)
+    return errors.user_missing(org_id, user_id)
 
 
 def _not_yours(ticket_id: str) -> Forbidden:
     return Forbidden(f"Ticket {ticket_id} belongs to another user")
 
 
-def _ticket_expects(caller: Caller, ticket_id: str, version: int | None) -> tuple[Expect, ...]:
+def _ticket_rules(caller: Caller, ticket_id: str, version: int | None) -> tuple[refusals.Rule, ...]:
     """Members may only touch their own tickets; the write's own condition checks it (403 first)."""
     owner = caller.owner_filter()
-    mine = (Expect("user_id", owner, _not_yours(ticket_id)),) if owner else ()
-    return mine + version_is(version)
+    mine: tuple[refusals.Rule, ...] = ((Expect("user_id", owner), lambda _: _not_yours(ticket_id)),) if owner else ()
+    return mine + refusals.if_match(version)
 
 
 def get_ticket(org_id: str, ticket_id: str, caller: Caller) -> Ticket:
@@ -85,19 +96,18 @@ def get_ticket(org_id: str, ticket_id: str, caller: Caller) -> Ticket:
 def update_ticket(
     org_id: str, ticket_id: str, body: TicketUpdate, caller: Caller, version: int | None = None
 ) -> Ticket:
-    item = api_table().update(
-        keys.ticket_key(org_id, ticket_id),
-        stamps.written_by(body.changes(), caller.subject),
-        stamps.now(),
-        errors.ticket_missing(org_id, ticket_id),
-        _ticket_expects(caller, ticket_id, version),
-    )
+    rules = _ticket_rules(caller, ticket_id, version)
+    with refusals.refused_as(errors.ticket_missing(org_id, ticket_id), rules):
+        item = api_table().update(
+            keys.ticket_key(org_id, ticket_id),
+            stamps.written_by(body.changes(), caller.subject),
+            stamps.now(),
+            refusals.expects(rules),
+        )
     return Ticket.model_validate(item)
 
 
 def delete_ticket(org_id: str, ticket_id: str, caller: Caller, version: int | None = None) -> None:
-    api_table().delete(
-        keys.ticket_key(org_id, ticket_id),
-        errors.ticket_missing(org_id, ticket_id),
-        _ticket_expects(caller, ticket_id, version),
-    )
+    rules = _ticket_rules(caller, ticket_id, version)
+    with refusals.refused_as(errors.ticket_missing(org_id, ticket_id), rules):
+        api_table().delete(keys.ticket_key(org_id, ticket_id), refusals.expects(rules))

@@ -1,18 +1,16 @@
 """Users: the people of an organization, kept in step with their Cognito sign-in."""
 
-from collections.abc import Callable
-
 from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane import config
 from controlplane.dal import cursor, keys, seats, stamps
-from controlplane.dal.conditions import Expect, Item, check_version, condition, refused, version_is
+from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.directory import SYNCED
 from controlplane.dal.table import api_table
-from controlplane.http.auth import Caller, authorize_fields
-from controlplane.logic import cascade, organizations, tickets
+from controlplane.logic import cascade, organizations, refusals, tickets
+from controlplane.logic.access import Caller, authorize_fields
 from controlplane.models import errors, plans
-from controlplane.models.errors import AlreadyExists, ApiError, OrgSuspended, QuotaExceeded, ServiceUnavailable
+from controlplane.models.errors import ApiError, OrgSuspended, QuotaExceeded, ServiceUnavailable
 from controlplane.models.resources import Ticket, User, UserCreate, UserPage, UserUpdate, UserWithTickets
 from controlplane.observability import logger, metrics
 
@@ -24,26 +22,30 @@ def _not_counted(org_id: str) -> ServiceUnavailable:
     return ServiceUnavailable(f"Organization {org_id}'s seats are being counted; retry shortly", retry_after=30)
 
 
-def _org_refused(org_id: str) -> Callable[[Item | None], ApiError]:
+def _org_refused(org_id: str, org: Item | None) -> ApiError:
     """Why the org refused a new user, from the org item the failed transaction returned."""
-
-    def refused(org: Item | None) -> ApiError:
-        if org is None or stamps.DELETING in org:  # an org being deleted takes no one new
-            return errors.org_missing(org_id)
-        return _suspended(org_id)
-
-    return refused
+    if org is None or stamps.DELETING in org:  # an org being deleted takes no one new
+        return errors.org_missing(org_id)
+    return _suspended(org_id)
 
 
-def _full(org_id: str) -> Callable[[Item], ApiError]:
+def _full(org_id: str, counter: Item | None) -> ApiError:
     """The quota refusal, from the counter the failed transaction returned (and the org's plan: a
-    read on the refusal path only)."""
+    read on the refusal path only); an org never counted has no counter."""
+    if counter is None:
+        return _not_counted(org_id)
+    org = api_table().get(keys.org_key(org_id)) or {"plan": "?"}
+    return QuotaExceeded("users", int(counter[plans.USER_LIMIT]), int(counter[plans.USER_COUNT]), org["plan"])
 
-    def full(counter: Item) -> ApiError:
-        org = api_table().get(keys.org_key(org_id)) or {"plan": "?"}
-        return QuotaExceeded("users", int(counter[plans.USER_LIMIT]), int(counter[plans.USER_COUNT]), org["plan"])
 
-    return full
+def seat_refused(org_id: str, failed: ConditionFailed, users: int = 1) -> ApiError | None:
+    """Why ``seats.take`` of ``users`` users was refused, if for the org or its seats; None when a
+    user exists (action ``i < users``: the caller says which)."""
+    if failed.action == users:
+        return _org_refused(org_id, failed.item)
+    if failed.action == users + 1:
+        return _full(org_id, failed.item)
+    return None
 
 
 def _suspended(org_id: str) -> OrgSuspended:
@@ -52,32 +54,24 @@ def _suspended(org_id: str) -> OrgSuspended:
     return OrgSuspended(f"Organization {org_id} is suspended; reactivate it before adding users")
 
 
-def _remove(org_id: str, user_id: str, expects: tuple[Expect, ...] = ()) -> None:
+def _remove(org_id: str, user_id: str, rules: tuple[refusals.Rule, ...] = ()) -> None:
     """Delete the user's item and give their seat back, in one transaction."""
     missing = errors.user_missing(org_id, user_id)
-    key, expected = keys.user_key(org_id, user_id), condition(expects)
-    seats.give_back(
-        api_table(),
-        org_id,
-        key,
-        expected,
-        lambda stored: refused(missing, expects, stored),
-        lambda: _not_counted(org_id),
-    )
+    try:
+        seats.give_back(api_table(), org_id, keys.user_key(org_id, user_id), refusals.expects(rules))
+    except ConditionFailed as failed:
+        if failed.action == 0:
+            raise refusals.refusal(failed, missing, rules) from None
+        raise _not_counted(org_id) from None
 
 
 def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
     attributes = {"org_id": org_id, **body.model_dump()}
     item = stamps.new_item(keys.user_keys(org_id, body.user_id), keys.USER, attributes, caller.subject)
-    seats.take(
-        api_table(),
-        org_id,
-        [item],
-        exists=(AlreadyExists(f"User {body.user_id} already exists in organization {org_id}"),),
-        org_refused=_org_refused(org_id),
-        full=_full(org_id),
-        not_counted=lambda: _not_counted(org_id),
-    )
+    try:
+        seats.take(api_table(), org_id, [item])
+    except ConditionFailed as failed:
+        raise (seat_refused(org_id, failed) or errors.user_exists(org_id, body.user_id)) from None
     # The table decides 404/409 first; only then the sign-in. If that fails, the user (and their
     # seat) goes too.
     if directory := config.directory():
@@ -124,19 +118,21 @@ def get_user_with_tickets(org_id: str, user_id: str, limit: int) -> UserWithTick
 def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, version: int | None = None) -> User:
     changes = body.changes()
     authorize_fields(caller, set(changes))
-    missing = errors.user_missing(org_id, user_id)
+    missing, rules = errors.user_missing(org_id, user_id), refusals.if_match(version)
     written = stamps.written_by(changes, caller.subject)
     synced = {SYNCED[field]: value for field, value in changes.items() if field in SYNCED}
     directory = config.directory() if synced else None
     if directory is None:
-        item = api_table().update(keys.user_key(org_id, user_id), written, stamps.now(), missing, version_is(version))
+        with refusals.refused_as(missing, rules):
+            item = api_table().update(keys.user_key(org_id, user_id), written, stamps.now(), refusals.expects(rules))
         return User.model_validate(item)
     # The role a token carries is the one that authorizes: change the sign-in first, and put it
     # back if the table refuses the change (missing user, stale If-Match, throttling).
     stored = directory.attributes(org_id, user_id)
     directory.set_attributes(org_id, user_id, synced)
     try:
-        item = api_table().update(keys.user_key(org_id, user_id), written, stamps.now(), missing, version_is(version))
+        with refusals.refused_as(missing, rules):
+            item = api_table().update(keys.user_key(org_id, user_id), written, stamps.now(), refusals.expects(rules))
     except Exception:
         directory.set_attributes(org_id, user_id, {name: stored[name] for name in synced if name in stored})
         raise
@@ -149,7 +145,7 @@ def delete_user(org_id: str, user_id: str, version: int | None = None) -> None:
         user = table.get(keys.user_key(org_id, user_id))
         if user is None:
             raise errors.user_missing(org_id, user_id)
-        check_version(user, version)
+        refusals.check_version(user, version)
     cascade.remove_sign_in(org_id, user_id)
     cascade.delete_tickets_of(table, org_id, user_id)
-    _remove(org_id, user_id, version_is(version))
+    _remove(org_id, user_id, refusals.if_match(version))

@@ -10,10 +10,14 @@ from controlplane.models.resources import Page, Timestamp
 class ActivityResource(BaseModel):
     kind: Literal["organization", "user", "ticket"]
     id: str = Field(description="Its org_id, user_id or ticket_id", examples=["alice"])
+    subject: str | None = Field(
+        None, description="A ticket's subject as the change left it (as it was, for a delete); null for others"
+    )
 
 
 class ActivityEntry(BaseModel):
-    """One lifecycle event of the org, as it was published (docs/EVENTS.md)."""
+    """One change of the org: the lifecycle event it published (docs/EVENTS.md), the most telling one
+    where the change published two."""
 
     event_id: str = Field(description="The event's event_id: the stream record it came from")
     type: str = Field(description="The event's detail-type", examples=["User Role Changed"])
@@ -21,7 +25,7 @@ class ActivityEntry(BaseModel):
     actor: str | None = Field(description="The `sub` of the caller who made the change; null where none is known")
     resource: ActivityResource
     changes: dict[str, Any] | None = Field(
-        description="{field: {old, new}} for an update; null for other events", examples=[None]
+        description="{field: {old, new}} for every field an update changed; null for other events", examples=[None]
     )
 
     def seen_by(self, operator: bool) -> "ActivityEntry":

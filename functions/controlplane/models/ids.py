@@ -9,8 +9,9 @@ SLUG_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
 # A canonical ULID in Crockford base32; the first character is at most 7 (128-bit limit).
 ULID_PATTERN = r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$"
 # email-validator is not in the Powertools layer, so EmailStr is out; this is the pragmatic
-# "something@domain.tld" check that a control plane needs before Cognito sends the invite.
-EMAIL_PATTERN = r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$"
+# "something@domain.tld" check that a control plane needs before Cognito sends the invite. No
+# control character either (models.text says why).
+EMAIL_PATTERN = r"^[^@\s\x00-\x1F\x7F-\x9F]{1,64}@[^@\s\x00-\x1F\x7F-\x9F]+\.[^@\s\x00-\x1F\x7F-\x9F]+$"
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _RANDOM_BITS = 80

@@ -3,6 +3,7 @@ same messages. pydantic's own read "Value error, ..." or quote a regular express
 
 from typing import Any
 
+from controlplane.models import text
 from controlplane.models.ids import EMAIL_PATTERN, SLUG_PATTERN, ULID_PATTERN
 
 # A pattern's meaning, by the pattern itself: the id types and the e-mail address all use these.
@@ -10,6 +11,8 @@ _PATTERNS = {
     SLUG_PATTERN: "must be 1 to 63 lower-case letters, digits or dashes, not starting or ending with a dash",
     ULID_PATTERN: "not a ticket id (26 characters, as the API gave them)",
     EMAIL_PATTERN: "not a valid e-mail address",
+    text.ONE_LINE: "must not contain control characters (U+0000 to U+001F, U+007F to U+009F), line breaks included",
+    text.LINES: "must not contain control characters other than tab and line breaks",
 }
 _TYPES = {
     "extra_forbidden": "not a field of this request",
@@ -21,11 +24,15 @@ def plain(problem: dict[str, Any]) -> str:
     """The message of one pydantic error (``type``, ``msg`` and ``ctx``), as a person reads it."""
     kind, message = problem.get("type", ""), str(problem.get("msg", ""))
     if kind == "string_pattern_mismatch":
-        pattern = (problem.get("ctx") or {}).get("pattern")
-        return _PATTERNS.get(str(pattern), "not in the expected format")
+        return malformed(str((problem.get("ctx") or {}).get("pattern")))
     if kind in _TYPES:
         return _TYPES[kind]
     return message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+
+
+def malformed(pattern: str) -> str:
+    """What a value that does not match ``pattern`` gets wrong, wherever it was sent (path or body)."""
+    return _PATTERNS.get(pattern, "not in the expected format")
 
 
 def field(location: list[str | int] | tuple[str | int, ...]) -> str:

@@ -12,15 +12,16 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from controlplane.models import plans
 from controlplane.models.ids import EMAIL_PATTERN, SLUG_PATTERN, ULID_PATTERN
+from controlplane.models.text import LINES, ONE_LINE
 
 OrgId = Annotated[str, Field(pattern=SLUG_PATTERN, examples=["acme"])]
 UserId = Annotated[str, Field(pattern=SLUG_PATTERN, examples=["alice"])]
 TicketId = Annotated[str, Field(pattern=ULID_PATTERN, examples=["01JD3Q0Z6V7S3M8E2K9XWQY4PB"])]
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128, pattern=ONE_LINE)]
 Email = Annotated[str, Field(pattern=EMAIL_PATTERN, max_length=254)]
-Subject = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-Description = Annotated[str, Field(max_length=10_000)]
-Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=32)]
+Subject = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=ONE_LINE)]
+Description = Annotated[str, Field(max_length=10_000, pattern=LINES)]
+Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=32, pattern=ONE_LINE)]
 Tags = Annotated[list[Tag], Field(max_length=20)]
 if TYPE_CHECKING:
     Plan = str  # a Literal built at run time is no type to a checker; pydantic validates the names
@@ -34,7 +35,7 @@ ACTIVE: Final = "active"
 SUSPENDED: Final = "suspended"
 SuspensionReason = Annotated[
     str,
-    StringConstraints(strip_whitespace=True, min_length=1, max_length=500),
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=500, pattern=ONE_LINE),
     Field(description="Why, for operators (shown to operators only)", examples=["Invoice 2026-11 unpaid"]),
 ]
 Priority = Literal["low", "normal", "high", "urgent"]

@@ -1,0 +1,90 @@
+// Activity (admins and operators: the API refuses members), newest first. The log is written from
+// the table's stream seconds after a change, so while the panel is on screen its first page is read
+// again every few seconds and new entries are put on top (one entry: event_id and type).
+
+import * as api from "./api.js";
+import { h, pagedList, scrolling, when } from "./dom.js";
+
+const ACTIVITY_REFRESH_MS = 3000;
+
+export function activityPanel(org, who) {
+  const rows = h("tbody", {});
+  const section = h(
+    "section",
+    { "aria-labelledby": "org-activity" },
+    h("h2", { id: "org-activity" }, "Activity"),
+    h("p", { className: "muted" }, "Newest first; new entries appear within seconds."),
+    scrolling(
+      h(
+        "table",
+        { "aria-labelledby": "org-activity" },
+        h("thead", {}, h("tr", {}, ...["When", "What", "Who", "Resource", "Changes"].map((t) => h("th", { scope: "col" }, t)))),
+        rows,
+      ),
+    ),
+  );
+  const shown = new Set();
+  const unseen = (page) => {
+    const items = page.items.filter((entry) => !shown.has(`${entry.event_id} ${entry.type}`));
+    items.forEach((entry) => shown.add(`${entry.event_id} ${entry.type}`));
+    return { ...page, items };
+  };
+  const row = (entry) =>
+    h(
+      "tr",
+      {},
+      h("td", {}, when(entry.occurred_at)),
+      h("td", {}, entry.type),
+      h("td", {}, actorOf(entry.actor, who)),
+      h("td", {}, [entry.resource.kind, entry.resource.id, entry.resource.subject].filter(Boolean).join(" ")),
+      h("td", {}, changesText(entry.changes)),
+    );
+  const [message, more] = pagedList({
+    container: rows,
+    fetchPage: async (cursor) => unseen(await api.listActivity(org.org_id, cursor)),
+    label: "activity",
+    empty: "No activity yet.",
+    row,
+  });
+  section.append(message, more);
+  const newer = async () => {
+    if (!section.isConnected) return; // the screen changed: stop
+    if (!document.hidden) {
+      try {
+        const fresh = unseen(await api.listActivity(org.org_id)).items;
+        if (fresh.length) {
+          rows.prepend(...fresh.map(row));
+          if (!message.querySelector("[role=alert]")) message.replaceChildren();
+        }
+      } catch {
+        return; // the first load shows errors; a failing refresh stops quietly (a 401 signs out)
+      }
+    }
+    setTimeout(newer, ACTIVITY_REFRESH_MS);
+  };
+  setTimeout(newer, ACTIVITY_REFRESH_MS);
+  return section;
+}
+
+// The actor is the caller's `sub`; null when none is known (a cascade's removals).
+function actorOf(actor, who) {
+  if (!actor) return "the system";
+  return actor === who.sub ? `you (${actor})` : actor;
+}
+
+function valueText(value) {
+  if (value === null || value === undefined || value === "") return "none";
+  if (Array.isArray(value)) return value.length ? value.map(valueText).join(", ") : "none";
+  if (typeof value === "object") return JSON.stringify(value);
+  return String(value);
+}
+
+// {plan: {old: "free", new: "pro"}} as "plan: free → pro"; one line per field.
+function changesText(changes) {
+  if (!changes) return "";
+  return h(
+    "ul",
+    { className: "changes" },
+    ...Object.entries(changes).map(([name, change]) => h("li", {}, `${name}: ${valueText(change.old)} → ${valueText(change.new)}`)),
+  );
+}

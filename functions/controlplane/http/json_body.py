@@ -1,0 +1,74 @@
+"""Request bodies read strictly, as JSON text (RFC 8259) is defined: UTF-8, and an object's names
+unique. Anything else is 400 ``invalid_json`` before a model sees it, so nothing is stored.
+
+Where bytes become text: API Gateway treats a payload whose media type is not one of the API's
+binary media types (this API configures none) as UTF-8 text and hands it to a proxy integration as a
+string (AWS's "Binary media types for REST APIs in API Gateway"); a binary one would come
+base64-encoded. Bytes that are not UTF-8 reach the function as U+FFFD, the replacement character
+(API Gateway does not refuse them; that they are replaced is observed behaviour, not documented),
+as they do through ``make run``'s gateway (local/server.py decodes the same way). The function
+cannot tell those from a U+FFFD the client sent, so a text body that holds one is refused: nobody
+types it, and a client that means it can send it escaped (``\\ufffd``). A base64-encoded body is
+decoded here, strictly, rather than by Powertools (whose ``decoded_body`` would raise a 500).
+
+``\\ud800``-style escapes of half a surrogate pair parse to a string that is no Unicode text (it
+cannot be encoded as UTF-8, so DynamoDB could not store it): refused too.
+"""
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from controlplane.models.errors import InvalidJson
+
+_REPLACEMENT = "\ufffd"
+NOT_UTF8 = "The request body is not valid UTF-8"
+
+
+def as_text(event: dict[str, Any]) -> dict[str, Any]:
+    """``event`` with a base64-encoded body decoded to text, strictly (400 if it is not UTF-8)."""
+    if not event.get("isBase64Encoded") or not event.get("body"):
+        return event
+    try:
+        text = base64.b64decode(event["body"], validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise InvalidJson(NOT_UTF8) from None
+    return {**event, "body": text, "isBase64Encoded": False}
+
+
+def loads(raw: str) -> Any:
+    """The JSON value of a text body; ``InvalidJson`` for what RFC 8259 does not allow and Python's
+    parser lets through (it keeps the last of a repeated key)."""
+    if _REPLACEMENT in raw:
+        raise InvalidJson(f"{NOT_UTF8} (it holds U+FFFD, what invalid bytes are replaced with)")
+    value = json.loads(raw, object_pairs_hook=_unique_names)
+    _characters_only(value)
+    return value
+
+
+def _unique_names(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(name for name, _ in pairs if name in seen or seen.add(name))  # type: ignore[func-returns-value]
+        raise InvalidJson(f"The request body repeats the name {json.dumps(repeated)[:80]} in an object")
+    return found
+
+
+def _characters_only(value: Any) -> None:
+    """Every string of the value (names too) is Unicode text. Iterative: the parser allows a depth
+    that recursion here might not."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidJson("The request body holds an escaped lone surrogate (\\ud800 to \\udfff)") from None

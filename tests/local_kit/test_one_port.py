@@ -1,0 +1,159 @@
+"""One port setting: `PORT=... make run` is all a user sets. make seed, make console, make tokens and
+cpctl find that server by themselves (local.running's .local/api.json), do not trust a record whose
+server is gone, and an explicit URL wins. And make seed opens each ticket as its own user."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from local import ROOT, running, tokens
+from local.dynamodb_local import free_port
+from local.process import ServerProcess
+from local.seed import fetch
+
+pytestmark = pytest.mark.dynamodb_local
+
+OPERATOR = tokens.issue(tokens.OPERATOR)
+ACTIVITY_WAIT_SECONDS = 20.0
+# What a developer's shell may set that would tell the tools the URL: the tests say it themselves.
+_URL_SETTINGS = ("PORT", "API_URL", "CONTROLPLANE_URL", "CONTROLPLANE_TOKEN")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """make run on a port that is not 3000, with its own record of where it serves."""
+    try:
+        server = ServerProcess(tmp_path_factory.mktemp("run") / "server.log", tmp_path_factory.mktemp("db"))
+    except RuntimeError as error:
+        pytest.fail(str(error))
+    yield server
+    server.stop()
+
+
+def tool(run: ServerProcess, *command: str, **env: str) -> subprocess.CompletedProcess:
+    """``python -m <command>`` as a second terminal runs it: no URL nor PORT, only run's record."""
+    environment = {k: v for k, v in os.environ.items() if k not in _URL_SETTINGS}
+    environment |= {"LOCAL_API_FILE": run.env["LOCAL_API_FILE"], "CPCTL_CONFIG_DIR": str(ROOT / ".local" / "none")}
+    environment |= env
+    return subprocess.run(
+        [sys.executable, "-m", *command], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_make_run_says_where_it_serves_while_it_serves(run):
+    assert run.port != 3000
+    assert json.loads(Path(run.env["LOCAL_API_FILE"]).read_text()) == {"url": run.url, "pid": run.process.pid}
+
+
+def test_seed_fills_the_server_on_another_port_unasked(run):
+    seeded = tool(run, "local.seed", "--org", "portless", "--users", "2", "--tickets", "4")
+
+    assert seeded.returncode == 0, seeded.stderr
+    assert f"then GET {run.url}/orgs/portless/" in seeded.stderr
+    assert fetch(f"{run.url}/orgs/portless", headers={"Authorization": f"Bearer {OPERATOR}"})[0] == 200
+
+
+def test_console_links_and_demo_tokens_point_at_the_server_on_another_port(run):
+    links = tool(run, "local.console")
+    exports = tool(run, "local.tokens", "--demo")
+
+    urls = re.findall(r"^(http://\S+)/console/#id_token=", links.stdout, re.MULTILINE)
+    assert urls == [run.url] * 3, links.stdout
+    assert links.stderr == ""
+    assert f"export API={run.url}  # make run's API" in exports.stdout.splitlines()
+
+
+def test_cpctl_reaches_the_server_on_another_port_unasked(run):
+    fetch(f"{run.url}/orgs", "POST", {"org_id": "seen", "name": "Seen"}, {"Authorization": f"Bearer {OPERATOR}"})
+
+    listed = tool(run, "cpctl", "--token", OPERATOR, "--output", "json", "orgs", "list")
+
+    assert listed.returncode == 0, listed.stderr
+    assert "seen" in [org["org_id"] for org in json.loads(listed.stdout)["items"]]
+
+
+def test_an_explicit_url_wins_over_the_running_server(run):
+    nowhere = f"http://127.0.0.1:{free_port()}"
+
+    listed = tool(run, "cpctl", "--token", OPERATOR, "orgs", "list", CONTROLPLANE_URL=nowhere)
+    seeded = tool(run, "local.seed", "--url", nowhere, "--users", "1", "--tickets", "0")
+    links = tool(run, "local.console", API_URL=nowhere)
+
+    assert listed.returncode == 1 and nowhere in listed.stderr
+    assert seeded.returncode == 1 and f"No API at {nowhere}" in seeded.stderr
+    assert re.findall(r"^(http://\S+)/console/", links.stdout, re.MULTILINE) == [nowhere] * 3
+
+
+def _dead_pid() -> int:
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    finished.wait()
+    return finished.pid
+
+
+@pytest.mark.parametrize("kind", ["dead pid", "nothing answers"])
+def test_a_record_whose_server_is_gone_is_not_trusted(run, tmp_path, monkeypatch, kind):
+    # Given a record left by a server that was killed (its pid is dead), or whose pid now belongs to
+    # another process while nothing listens on its port
+    nowhere = f"http://127.0.0.1:{free_port()}"
+    record = {"url": run.url, "pid": _dead_pid()} if kind == "dead pid" else {"url": nowhere, "pid": os.getpid()}
+    stale = tmp_path / "api.json"
+    stale.write_text(json.dumps(record))
+    monkeypatch.setenv("LOCAL_API_FILE", str(stale))
+    monkeypatch.setenv("PORT", str(free_port()))
+
+    # Then the tools take the default, http://127.0.0.1:$PORT, not the record's URL
+    assert running.running_url() is None
+    assert running.api_url() == f"http://127.0.0.1:{os.environ['PORT']}"
+    seeded = subprocess.run(
+        [sys.executable, "-m", "local.seed", "--users", "1", "--tickets", "0"],
+        cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if k != "API_URL"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert seeded.returncode == 1
+    assert f"No API at http://127.0.0.1:{os.environ['PORT']}" in seeded.stderr
+
+
+def test_the_record_goes_when_its_server_stops_unless_another_wrote_its_own(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOCAL_API_FILE", str(tmp_path / "api.json"))
+
+    with running.recorded("http://127.0.0.1:3301") as path:
+        assert json.loads(path.read_text()) == {"url": "http://127.0.0.1:3301", "pid": os.getpid()}
+    assert not path.exists()
+
+    with running.recorded("http://127.0.0.1:3301") as path:
+        path.write_text(json.dumps({"url": "http://127.0.0.1:3302", "pid": os.getpid() + 1}))
+    assert json.loads(path.read_text())["url"] == "http://127.0.0.1:3302"
+
+
+def test_seed_opens_each_ticket_as_its_own_user(run):
+    # Given the seed of an org with two users (alice the admin, bob a member) and their tickets
+    seeded = tool(run, "local.seed", "--org", "owned", "--users", "2", "--tickets", "6")
+    assert seeded.returncode == 0, seeded.stderr
+    operator = {"Authorization": f"Bearer {OPERATOR}"}
+    opened = {
+        user: len(fetch(f"{run.url}/orgs/owned/users/{user}/tickets?limit=100", headers=operator)[2]["items"])
+        for user in ("alice", "bob")
+    }
+
+    # When the activity log has caught up with the stream
+    deadline, actors = time.monotonic() + ACTIVITY_WAIT_SECONDS, []
+    while time.monotonic() < deadline:
+        entries = fetch(f"{run.url}/orgs/owned/activity?limit=100", headers=operator)[2]["items"]
+        actors = [entry["actor"] for entry in entries if entry["type"] == "Ticket Opened"]
+        if len(actors) == 6:
+            break
+        time.sleep(0.5)
+
+    # Then each "Ticket Opened" names the user who opened it, never the operator
+    sub = {user: tokens.decode(tokens.issue(tokens.MEMBER, "owned", user))["sub"] for user in ("alice", "bob")}
+    assert sorted(actors) == sorted([sub["alice"]] * opened["alice"] + [sub["bob"]] * opened["bob"])
+    assert tokens.decode(OPERATOR)["sub"] not in actors
