@@ -90,7 +90,7 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/plans", ORGANIZATIONS, _ANYONE, "listPlans", "List the plans and what each allows", 200, PlanList),
     Route("POST", f"{_ORG}/user-imports", ORGANIZATIONS, _ADMIN, "importUsers",
           "Import up to 10,000 users: a job creates them, as seats allow, and their sign-ins", 202, UserImport,
-          location=_IMPORT, seats=True, max_body=IMPORT_BODY_BYTES),
+          location=_IMPORT, max_body=IMPORT_BODY_BYTES),
     Route("GET", _IMPORT, ORGANIZATIONS, _ADMIN, "getUserImport",
           "Get a user import: its status, counts, refused rows and failed sign-ins", 200, UserImport),
     Route("POST", f"{_ORG}/users", USERS, _ADMIN, "createUser", "Create a user; takes one of the org's seats", 201,

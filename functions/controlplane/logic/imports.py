@@ -31,9 +31,8 @@ from controlplane.logic import import_job
 from controlplane.logic.access import Caller
 from controlplane.logic.import_job import refusal
 from controlplane.models import errors
-from controlplane.models.errors import OrgSuspended
 from controlplane.models.ids import new_ulid
-from controlplane.models.imports import RefusedRow, SignInFailure, SignIns, UserImport, UserImportCreate
+from controlplane.models.imports import RefusedRow, SignInFailure, SignIns, UserImport, UserImportCreate, suspended
 from controlplane.models.problems import field, plain
 from controlplane.models.resources import SUSPENDED, UserCreate
 from controlplane.observability import logger
@@ -45,7 +44,7 @@ def start_import(org_id: str, body: UserImportCreate, caller: Caller) -> UserImp
     if org is None or stamps.DELETING in org:
         raise errors.org_missing(org_id)
     if org.get("status") == SUSPENDED:
-        raise OrgSuspended(f"Organization {org_id} is suspended; reactivate it before importing users")
+        raise suspended(org_id)
     import_id = new_ulid()
     parts = _parts(org_id, import_id, body.rows)
     attributes = {"org_id": org_id, "import_id": import_id, "status": RUNNING, "total": len(body.rows)}

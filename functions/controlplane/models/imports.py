@@ -4,6 +4,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from controlplane.models.errors import OrgSuspended
 from controlplane.models.ids import ULID_PATTERN
 from controlplane.models.resources import OrgId, Request, Timestamp, UserId
 
@@ -14,6 +15,11 @@ ImportStatus = Literal["running", "done"]
 # in the file (``duplicate``), a user of that id in the org already (``already_exists``), no seat
 # left on the plan (``quota_exceeded``), or the org was suspended or deleted while it ran.
 RefusalCode = Literal["validation_error", "duplicate", "already_exists", "quota_exceeded", "org_suspended", "not_found"]
+
+
+def suspended(org_id: str) -> OrgSuspended:
+    """A suspended org imports no one (as it takes no new user): reactivate it first."""
+    return OrgSuspended(f"Organization {org_id} is suspended; reactivate it before importing users")
 
 
 class UserImportCreate(Request):
