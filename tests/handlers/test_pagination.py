@@ -151,12 +151,20 @@ def test_cursor_of_another_kind_of_list_returns_400(alice_with_45_tickets):
     assert reply.error_code == "invalid_cursor"
 
 
+QUERY_AND_GET = ["Query", "GetItem"]
+
+
 @pytest.mark.parametrize(
-    ("setup", "path"),
-    [((), "/orgs/ghost/users"), (("acme",), "/orgs/acme/users/ghost/tickets")],
-    ids=["users-of-missing-org", "tickets-of-missing-user"],
+    ("setup", "path", "missing", "calls"),
+    [
+        ((), "/orgs/ghost/users", "Organization ghost not found", ["Query"]),
+        # the user's collection is empty: one GetItem more, on the 404's path only, says which is missing
+        (("acme",), "/orgs/acme/users/ghost/tickets", "User ghost not found in organization acme", QUERY_AND_GET),
+        ((), "/orgs/ghost/users/ghost/tickets", "Organization ghost not found", QUERY_AND_GET),
+    ],
+    ids=["users-of-missing-org", "tickets-of-missing-user", "tickets-of-missing-org"],
 )
-def test_a_list_of_a_missing_parent_is_404_in_one_request(table, dynamodb_calls, setup, path):
+def test_a_list_of_a_missing_parent_is_404_that_names_it(table, dynamodb_calls, setup, path, missing, calls):
     for org_id in setup:
         create_org(org_id)
     dynamodb_calls.clear()
@@ -165,7 +173,8 @@ def test_a_list_of_a_missing_parent_is_404_in_one_request(table, dynamodb_calls,
 
     assert reply.status == 404
     assert reply.error_code == "not_found"
-    assert dynamodb_calls == ["Query"]
+    assert reply.body["error"]["message"] == missing
+    assert dynamodb_calls == calls
 
 
 def test_an_empty_list_of_an_existing_parent_is_200(table):
