@@ -9,6 +9,7 @@ from aws_cdk import aws_logs as logs
 from cfnlint.rules.resources.lmbd.SnapStartSupported import SnapStartSupported
 
 from controlplane.http.routes import ORGANIZATIONS, TICKETS, USERS
+from controlplane.logic.import_job import IMPORT_SIGNINS_PER_SECOND, USER_CREATION_PER_SECOND
 
 ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS_DIR = ROOT / "functions"
@@ -109,6 +110,10 @@ INVITATION_SENDER = "no-reply"  # the local part of the From address when ses_id
 # of at least six times the function's timeout, so a message is not redelivered while it is in work.
 DELETIONS_VISIBILITY_TIMEOUT = Duration.seconds(6 * TIMEOUT.to_seconds())
 DELETIONS_MAX_RECEIVE_COUNT = 5  # then the message waits in the dead-letter queue for a person
+# The queue's jobs that run at once: each user import creates sign-ins at IMPORT_SIGNINS_PER_SECOND, so
+# the imports together take at most 4 x 10 = 40 of Cognito's 50 UserCreation requests a second, and
+# interactive user creates keep the rest. Deletes and status changes beyond it wait in the queue.
+DELETIONS_MAX_CONCURRENCY = int(USER_CREATION_PER_SECOND * 0.8 // IMPORT_SIGNINS_PER_SECOND)
 DEAD_LETTER_RETENTION = Duration.days(14)  # SQS's maximum
 
 EVENT_BUS_PREFIX = "controlplane"

@@ -134,7 +134,9 @@ def seeded(table):
     create_user("acme", "root", role="admin")
     create_user("acme", "alice")
     ticket = create_ticket("acme", "alice").body["ticket_id"]
-    return {"org_id": "acme", "user_id": "alice", "ticket_id": ticket}
+    rows = [{"user_id": "bob", "name": "Bob", "email": "bob@example.com"}]
+    import_id = call("POST", "/orgs/acme/user-imports", {"rows": rows}).body["import_id"]
+    return {"org_id": "acme", "user_id": "alice", "ticket_id": ticket, "import_id": import_id}
 
 
 @pytest.mark.parametrize("table", ["moto"], indirect=True)

@@ -21,6 +21,10 @@ from controlplane.pacing import Throttle
 
 KIND = "user-import"
 
+# AdminCreateUser is in Cognito's UserCreation category: 50 requests a second per account and Region
+# by default ("Quotas in Amazon Cognito"). One import takes a fifth; infra caps the jobs that run at
+# once (DELETIONS_MAX_CONCURRENCY) so that every import together still leaves interactive creates some.
+USER_CREATION_PER_SECOND = 50
 IMPORT_SIGNINS_PER_SECOND = 10.0
 SIGN_IN_ATTEMPTS = 3
 RETRY_SECONDS = 60
