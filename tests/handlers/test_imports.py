@@ -4,6 +4,7 @@ the job runs in line, as make run runs it; the queued job and the sign-ins: test
 
 import pytest
 
+from controlplane.dal import imports as dal_imports
 from controlplane.dal import keys, seats
 from controlplane.dal.table import api_table
 from controlplane.models import plans
@@ -134,3 +135,20 @@ def test_an_orgs_delete_takes_its_imports_with_it(table):
 
     create_org("acme")
     assert call("GET", f"/orgs/acme/user-imports/{import_id}").status == 404
+
+
+def test_a_user_created_between_the_jobs_read_and_its_transaction_is_refused_and_the_rest_go_in(table, monkeypatch):
+    # Given bob is created by someone else after the job read which of its rows exist
+    create_org("acme", plan="pro")
+    create_user("acme", "bob")
+    read = dal_imports.users_present
+    stale = iter([{}])
+    monkeypatch.setattr(dal_imports, "users_present", lambda *args: next(stale, None) or read(*args))
+
+    # When the import's transaction meets him
+    body = _import([_row("alice"), _row("bob"), _row("carol")]).body
+
+    # Then he is refused as existing, the others are created, and every seat is counted once
+    assert (body["created"], [(r["user_id"], r["code"]) for r in body["refused"]]) == (2, [("bob", "already_exists")])
+    assert sorted(_users()) == ["alice", "bob", "carol"]
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 3}

@@ -151,14 +151,19 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
                 if rereads >= _REREADS:
                     raise ServiceUnavailable(f"Organization {org_id}'s seats kept changing; retry shortly") from None
                 continue
-            row = batch[failed.action]  # this user exists: this job's own (before a crash), or another
-            if (failed.item or {}).get("import_id") == import_id:
-                created.append(row["user_id"])
-            else:
-                refused.append(
-                    refusal(row["row"], row["user_id"], "already_exists", f"User {row['user_id']} already exists")
-                )
-            pending.remove(row)
+            # A user of the batch exists now: another delivery of this job got there first (or a
+            # create of the same id). Read which of the batch exist, in one request, and go on without them.
+            present = imports.users_present(table, org_id, [row["user_id"] for row in batch])
+            for row in batch:
+                if row["user_id"] not in present:
+                    continue
+                if present[row["user_id"]].get("import_id") == import_id:
+                    created.append(row["user_id"])
+                else:
+                    refused.append(
+                        refusal(row["row"], row["user_id"], "already_exists", f"User {row['user_id']} already exists")
+                    )
+            pending = [row for row in pending if row["user_id"] not in present]
             continue
         created += [row["user_id"] for row in batch]
         pending, rereads = rest, 0
