@@ -144,3 +144,22 @@ def test_a_failed_sign_in_is_shown_with_why_and_retried_by_a_later_pass(cloud, m
     done = _get(started["import_id"])
     assert (done["status"], done["sign_ins"]) == ("done", {"done": 3, "pending": 0, "failed": []})
     assert "acme.user-001" in _sign_ins(cloud)
+
+
+def test_sign_ins_made_after_the_org_was_suspended_are_disabled(cloud):
+    # Given an import whose users went in, and whose pass ran out of time before their sign-ins
+    started = _import(_rows(2))
+    _queued()  # the job's message: run by hand here
+    budget = iter([math.inf])
+    assert import_job.run("acme", started["import_id"], time_left=lambda: next(budget, 0.0)) == 0
+    assert (_get(started["import_id"])["created"], _sign_ins(cloud)) == (2, [])
+
+    # When the org is suspended, and the next pass makes the sign-ins
+    assert call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "Unpaid"}).status == 200
+    assert import_job.run("acme", started["import_id"]) is None
+
+    # Then they exist, disabled like every other sign-in of the org
+    cognito = boto3.client("cognito-idp")
+    found = [cognito.admin_get_user(UserPoolId=cloud, Username=name) for name in _sign_ins(cloud)]
+    assert [user["Enabled"] for user in found] == [False, False]
+    assert _get(started["import_id"])["status"] == "done"

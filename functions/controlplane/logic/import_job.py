@@ -78,8 +78,13 @@ def _pass(org_id: str, import_id: str, time_left: Callable[[], float], pace: Thr
             if decided is None:
                 return 0
             parts[i] = decided
+    org, _ = seats.read(table, org_id, consistent=True)
+    if org is None or stamps.DELETING in org:  # its users go with it: no sign-in to make
+        return None
     for part in parts:
-        if not _sign_in(org_id, part, time_left, pace):
+        # A suspended org's sign-ins are disabled; one made now is disabled too, and its
+        # reactivation enables it with the others (logic.signins).
+        if not _sign_in(org_id, part, time_left, pace, disabled=org.get("status") == SUSPENDED):
             return 0
     record, parts = imports.load(table, org_id, import_id)
     if record is None:
@@ -176,7 +181,7 @@ def _user(org_id: str, import_id: str, row: Item, actor: str | None) -> Item:
     return stamps.new_item(keys.user_keys(org_id, row["user_id"]), keys.USER, attributes, actor)
 
 
-def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Throttle) -> bool:
+def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Throttle, disabled: bool) -> bool:
     """Create the sign-ins of the part's new users, then try its failed ones again (each failure
     counted, with why); False if time ran short first. Progress is written every few sign-ins."""
     directory = config.directory()
@@ -197,6 +202,8 @@ def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Thro
         reason = _create_sign_in(directory, org_id, rows[user_id])
         if reason is None:
             failures.pop(user_id, None)
+            if disabled:
+                directory.disable(org_id, user_id)
         else:
             failures[user_id] = {"reason": reason, "attempts": int(failures.get(user_id, {}).get("attempts", 0)) + 1}
         signed += user_id in new
