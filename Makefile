@@ -114,7 +114,8 @@ synth-sam: install ## the template for sam local invoke (never deploy it)
 	node_modules/.bin/cdk synth --no-notices --quiet -c stage=$(STAGE) -c sam_local=true $(CDK_ARGS)
 	@echo "Wrote cdk.out/ControlPlane-$(STAGE).template.json for sam local invoke." >&2
 
-# A local ID token for make run's API: make token (an operator), make token ORG=acme USER=alice ROLE=admin.
+# A local ID token for make run's API: make token (an operator), make token ORG=acme USER=alice (a user who
+# exists in make run's table: their token carries their sign-in's subject and their role is their item's).
 # USER is only taken from the command line: the shell's own $$USER is not an org user.
 ROLE ?= operator
 TOKEN_USER := $(if $(filter command line,$(origin USER)),$(USER))
@@ -129,7 +130,7 @@ endif
 endif
 endif
 .PHONY: token tokens
-token: install ## a local ID token: make token (an operator), make token ORG=acme USER=alice ROLE=admin
+token: install ## a local ID token: make token (an operator), make token ORG=acme USER=alice (an existing user)
 	@$(BIN)/python -m local.tokens --role $(ROLE) $(if $(ORG),--org $(ORG)) $(if $(TOKEN_USER),--user $(TOKEN_USER))
 
 tokens: install ## ready-to-paste exports: API (the running make run's URL), and OPS, ADMIN, MEMBER of the demo org
@@ -187,6 +188,17 @@ migrate-user-counts: install ## one-off: count each org's users: make migrate-us
 .PHONY: migrate-seats
 migrate-seats: install ## one-off: move each org's seat counter to its own item: make migrate-seats TABLE=...
 	$(BIN)/python -m ops.migrate_seats --table $(TABLE)
+
+# An operator's sign-in, in the operators group; a username with a dot is refused (docs/OPERATIONS.md).
+.PHONY: operator
+operator: install ## an operator: make operator USERNAME=ops-alice EMAIL=... USER_POOL_ID=...
+	$(BIN)/python -m ops.operators --user-pool-id $(USER_POOL_ID) --username $(USERNAME) --email $(EMAIL)
+
+# One-off, right after deploying the authorizer that checks each caller's item (docs/OPERATIONS.md):
+# store every existing user's Cognito sub on their item. Resumable (AFTER=<org_id>), safe to run again.
+.PHONY: sign-in-subjects
+sign-in-subjects: install ## one-off: store users' sign-in subjects: make sign-in-subjects TABLE=... USER_POOL_ID=...
+	$(BIN)/python -m ops.sign_in_subjects --table $(TABLE) --user-pool-id $(USER_POOL_ID) $(if $(AFTER),--after $(AFTER))
 
 # Tenants' API keys, which the tenant-keys consumer creates outside CloudFormation (docs/LIMITS.md).
 # Backfill: every org's key in its plan (orgs older than the consumer; after the key secret was lost).

@@ -18,7 +18,7 @@ import sys
 import timeit
 from collections import Counter
 
-from bench import coldstart, data, harness, overhead
+from bench import coldstart, data, harness, overhead, steps
 from bench.harness import Section
 from bench.stats import markdown, ms
 from local import ROOT
@@ -260,6 +260,8 @@ def run(client, runs: int, calls: int) -> Section:
         + "\n\n"
         + warm_report(warm(client, calls, runs), calls, runs)
         + "\n\n"
+        + steps.run(client)
+        + "\n\n"
         + responses(runs)
     )
     return Section("7. Where the time goes", body)
@@ -275,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         client = harness.bare_client()
         if args.warm_only:
             print(warm_report(warm(client, args.calls, args.runs), args.calls, args.runs))
+            print(steps.run(client))
         else:
             print(run(client, args.runs, args.calls).body)
     return 0

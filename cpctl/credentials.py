@@ -52,6 +52,8 @@ def local_token(role: str, org_id: str | None = None, user_id: str | None = None
     """A token for ``make run``'s gateway, signed with the local development key."""
     from local import tokens  # the local stack only: joserfc and the development key
 
+    if org_id and user_id:  # a user's token carries their sign-in's subject, from the table
+        return tokens.for_user(org_id, user_id)
     return tokens.issue(role, org_id, user_id)
 
 

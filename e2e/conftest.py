@@ -25,7 +25,7 @@ from cpctl.errors import NotFound
 from local import tokens
 from local.process import ServerProcess
 
-LOCAL_TTL = 2  # seconds the local gateway caches an authorizer decision during the suite
+LOCAL_TTL = 60  # the stack's default: changes of access must take effect by the flush, not the TTL
 TokenFor = Callable[[str, str, str], str | None]  # (org_id, user_id, role) -> an ID token, or None
 
 
@@ -55,6 +55,22 @@ def _cognito(pool: str, client_id: str) -> TokenFor:
     return token_for
 
 
+def _local_users(server: ServerProcess) -> TokenFor:
+    """A user's token carries their sign-in's subject, stored on their item in the server's table."""
+    import boto3
+
+    from local.environment import LOCAL
+
+    dynamodb = boto3.client(
+        "dynamodb",
+        endpoint_url=server.dynamodb_endpoint,
+        region_name=LOCAL["AWS_DEFAULT_REGION"],
+        aws_access_key_id=LOCAL["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=LOCAL["AWS_SECRET_ACCESS_KEY"],
+    )
+    return lambda org_id, user_id, role: tokens.for_user(org_id, user_id, dynamodb=dynamodb, table=LOCAL["TABLE_NAME"])
+
+
 @pytest.fixture(scope="session")
 def target(tmp_path_factory) -> Iterator[Target]:
     url = os.environ.get("E2E_API_URL")
@@ -72,13 +88,13 @@ def target(tmp_path_factory) -> Iterator[Target]:
     folder = tmp_path_factory.mktemp("e2e-server")
     try:
         # Limits off: the suite's outcome must not depend on the machine's speed (they have their own tests).
-        # A short authorizer cache, so the suspension test waits seconds, not the default minute.
+        # The stack's cache TTL: suspensions and revocations must bite through the flush (seconds), not the TTL.
         env = {"RATE_LIMITS": "off", "AUTHORIZER_TTL_SECONDS": str(LOCAL_TTL)}
         server = ServerProcess(folder / "server.log", folder / "dynamodb", **env)
     except RuntimeError as error:
         pytest.fail(str(error))
     try:
-        yield Target(server.url, tokens.issue(tokens.OPERATOR), lambda org, user, role: tokens.issue(role, org, user))
+        yield Target(server.url, tokens.issue(tokens.OPERATOR), _local_users(server))
     finally:
         server.stop()
 

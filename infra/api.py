@@ -9,9 +9,11 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from authorizer.token_format import IDENTITY_VALIDATION_EXPRESSION
 from controlplane.http.errors import error_body
 from controlplane.http.routes import ROUTES
 from controlplane.models import plans
+from controlplane.models.errors import UNAUTHORIZED_MESSAGE
 from infra.config import StageConfig
 from infra.constants import CORS_REQUEST_HEADERS, LOG_RETENTION
 
@@ -22,7 +24,8 @@ _DENIED_CODE, _DENIED_MESSAGE = "$context.authorizer.error_code", "$context.auth
 # (response type, status code or None to keep API Gateway's, error code, message or None for API
 # Gateway's own, Retry-After or None). An unknown path or method is MISSING_AUTHENTICATION_TOKEN,
 # whatever the token. The authorizer (functions/authorizer) raises for a missing, invalid or expired
-# token: UNAUTHORIZED. Its Deny (a suspended org) is ACCESS_DENIED, with the code and message it puts
+# token (one static message: the gateway response cannot tell why): UNAUTHORIZED. Its Deny (a
+# suspended org, a user who is no longer one) is ACCESS_DENIED, with the code and message it puts
 # in its context ($context.authorizer.<key>). When it cannot decide (JWKS or DynamoDB down) it fails:
 # AUTHORIZER_FAILURE, a 503 to retry, never an Allow. THROTTLED is a tenant's usage plan (or the stage) out of requests
 # per second; QUOTA_EXCEEDED its daily quota (a static Retry-After: the template cannot count the
@@ -31,7 +34,7 @@ _DENIED_CODE, _DENIED_MESSAGE = "$context.authorizer.error_code", "$context.auth
 _GATEWAY_ERRORS = (
     (apigw.ResponseType.DEFAULT_4_XX, None, "bad_request", None, None),
     (apigw.ResponseType.DEFAULT_5_XX, None, "internal_error", None, None),
-    (apigw.ResponseType.UNAUTHORIZED, "401", "unauthorized", None, None),
+    (apigw.ResponseType.UNAUTHORIZED, "401", "unauthorized", UNAUTHORIZED_MESSAGE, None),
     (
         apigw.ResponseType.ACCESS_DENIED,
         "403",
@@ -130,6 +133,8 @@ class Api(Construct):
             "Authorizer",
             handler=authorizer,
             identity_source=apigw.IdentitySource.header("Authorization"),
+            # A header that is not a bearer JWT is 401 without invoking the authorizer (authorizer.token_format).
+            validation_regex=IDENTITY_VALIDATION_EXPRESSION,
             results_cache_ttl=Duration.seconds(config.authorizer_ttl_seconds),
         )
         # The stack outputs the URL without the trailing slash, under a plain name, instead of this one.
@@ -161,9 +166,16 @@ class Api(Construct):
                 "Cognito authorizer did (RS256 against the pool's JWKS, iss, aud, token_use, exp) and also "
                 "denies suspended tenants, which a Cognito authorizer cannot know.",
             ),
-            Acknowledgment(
-                id="AwsSolutions-APIG3",
-                reason="No WAF yet: stage throttling bounds abuse; a web ACL is a separate cost decision.",
+            *(
+                ()
+                if config.waf_enabled
+                else (
+                    Acknowledgment(
+                        id="AwsSolutions-APIG3",
+                        reason="The web ACL is off in this stage (-c waf=false, or not prod): stage throttling "
+                        "and the usage plans bound abuse; infra/waf.py has its cost.",
+                    ),
+                )
             ),
             Acknowledgment(
                 id="AwsSolutions-APIG6",

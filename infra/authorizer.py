@@ -92,10 +92,11 @@ class ApiAuthorizer(Construct):
         *,
         data: ControlPlaneTable,
         user_pool: cognito.IUserPool,
-        client: cognito.IUserPoolClient,
+        clients: list[cognito.IUserPoolClient],
         removal_policy: RemovalPolicy,
         snap_start: bool = False,
     ) -> None:
+        """``clients``: exactly the app clients that sign users in; their ID tokens' ``aud``."""
         super().__init__(scope, construct_id)
         issuer = user_pool.user_pool_provider_url
         authorizer = ControlPlaneFunction(
@@ -107,7 +108,7 @@ class ApiAuthorizer(Construct):
                 "TABLE_NAME": data.table.table_name,
                 "JWKS_URL": f"{issuer}/.well-known/jwks.json",
                 "TOKEN_ISSUER": issuer,
-                "TOKEN_AUDIENCE": client.user_pool_client_id,
+                "TOKEN_AUDIENCES": ",".join(client.user_pool_client_id for client in clients),
                 "LOG_LEVEL": LOG_LEVEL,
             },
             removal_policy=removal_policy,
@@ -115,10 +116,11 @@ class ApiAuthorizer(Construct):
         )
         # On the request path at every cache miss: with SnapStart, API Gateway invokes the alias.
         self.function, self.target = authorizer.function, authorizer.target
-        # One action on the table itself (no index), and only on org partitions: the org item.
+        # One action on the table itself (no index), and only on org partitions: the org item and the
+        # caller's user item, in one BatchGetItem.
         self.function.add_to_role_policy(
             iam.PolicyStatement(
-                actions=["dynamodb:GetItem"],
+                actions=["dynamodb:BatchGetItem"],
                 resources=[data.table.table_arn],
                 conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [org_partition("*")]}},
             )

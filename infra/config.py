@@ -13,10 +13,12 @@ from infra.constants import (
     DEFAULT_ACCOUNT_RPS_LIMIT,
     DEFAULT_AUTHORIZER_TTL_SECONDS,
     DEFAULT_EVENTS_ARCHIVE_DAYS,
+    DEFAULT_WAF_RATE_LIMIT,
     MAX_AUTHORIZER_TTL_SECONDS,
     PROTECTED_STAGES,
     SNAP_START_REGIONS,
     STACK_NAME,
+    WAF_MIN_RATE_LIMIT,
 )
 
 _STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9]{0,15}$")  # a valid API Gateway stage and stack name suffix
@@ -49,6 +51,10 @@ class StageConfig:
     # already has one: another stack owns the setting.
     api_gateway_account_role: bool = True
     alarm_email: str | None = None  # subscribed to the alarm topic; it confirms by e-mail
+    # A web ACL with a per-IP rate-based rule on the stage (infra.waf). None: on where the stage is
+    # protected (prod). Its cost is in infra/waf.py and docs/SECURITY.md.
+    waf: bool | None = None
+    waf_rate_limit: int = DEFAULT_WAF_RATE_LIMIT  # one client IP's requests per WAF_EVALUATION_WINDOW_SECONDS
     # A verified SES identity that the user pool sends its e-mail through (invitations, password resets):
     # a domain (sent from no-reply@<domain>) or an address (sent from it). None: Cognito's own e-mail,
     # capped at COGNITO_DEFAULT_EMAILS_PER_DAY for the account, which prod warns about at synth.
@@ -80,6 +86,10 @@ class StageConfig:
             raise ValueError(
                 f"Lambda SnapStart is not available in {self.region} (cfn-lint E2530's list): "
                 "deploy with -c snap_start=false"
+            )
+        if self.waf_rate_limit < WAF_MIN_RATE_LIMIT:
+            raise ValueError(
+                f"waf_rate_limit must be at least {WAF_MIN_RATE_LIMIT} (AWS WAF's least), not {self.waf_rate_limit}"
             )
         if self.alarm_email is not None and not _EMAIL_PATTERN.match(self.alarm_email):
             raise ValueError(f"alarm_email {self.alarm_email!r} is not an e-mail address")
@@ -114,6 +124,10 @@ class StageConfig:
         return self.stage in PROTECTED_STAGES
 
     @property
+    def waf_enabled(self) -> bool:
+        return self.protected if self.waf is None else self.waf
+
+    @property
     def snap_start_enabled(self) -> bool:
         if self.snap_start is not None:
             return self.snap_start
@@ -125,8 +139,9 @@ class StageConfig:
         in cdk.json, comma-separated on the command line, where every value is a string),
         events_archive_days, activity_retention_days, authorizer_ttl_seconds, sam_local, snap_start
         (``true``/``false``; unset: on for prod where the region has it), api_gateway_account_role
-        (``true``/``false``; unset: true), alarm_email, ses_identity and ses_region (each a string, or in
-        cdk.json an object by stage: ``{"prod": "example.com"}``). The region is the CDK CLI's
+        (``true``/``false``; unset: true), alarm_email, waf (``true``/``false``; unset: on for prod),
+        waf_rate_limit, ses_identity and ses_region (each a string, or in cdk.json an object by stage:
+        ``{"prod": "example.com"}``). The region is the CDK CLI's
         (``CDK_DEFAULT_REGION``: the profile's or ``AWS_REGION``)."""
         defaults = cls()
         stage = node.try_get_context("stage") or defaults.stage
@@ -149,6 +164,8 @@ class StageConfig:
             region=os.environ.get("CDK_DEFAULT_REGION") or None,
             api_gateway_account_role=_flag(node.try_get_context("api_gateway_account_role")) is not False,
             alarm_email=node.try_get_context("alarm_email") or None,
+            waf=_flag(node.try_get_context("waf")),
+            waf_rate_limit=int(node.try_get_context("waf_rate_limit") or defaults.waf_rate_limit),
             ses_identity=_for_stage(node.try_get_context("ses_identity"), stage) or None,
             ses_region=_for_stage(node.try_get_context("ses_region"), stage) or None,
         )

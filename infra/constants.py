@@ -60,6 +60,23 @@ TENANT_KEYS_RULE_MAX_EVENT_AGE = Duration.hours(24)  # EventBridge's maximum
 # second per account: a burst of sign-ups is throttled and retried through the queue's redelivery.
 TENANT_KEYS_MAX_RECEIVE_COUNT = 8
 TENANT_KEY_SECRET_LENGTH = 64
+# Revocations (functions/revocations): the events that change access (controlplane.lifecycle.access),
+# through a queue, to a flush of the stage's authorizer cache. Two invocations at once at most (an SQS
+# event source's least), each at least a second long: about two flushes a second at most, whatever the
+# burst. 10 messages a batch, with no batching window (a window would add its length to every
+# revocation). A failed flush is retried after the visibility timeout (twice the function's timeout:
+# no redelivery while an invocation runs), then lands in the dead-end queue.
+REVOCATIONS_FUNCTION = "revocations"
+REVOCATIONS_MAX_CONCURRENCY = 2
+REVOCATIONS_BATCH_SIZE = 10
+REVOCATIONS_MAX_RECEIVE_COUNT = 5
+# A web ACL on the stage (infra.waf): a per-IP rate-based rule, on in protected stages (context key
+# waf). WAF counts each client IP's requests over the last WAF_EVALUATION_WINDOW_SECONDS (60, 120, 300
+# or 600) and blocks it above the limit (10 at least): 6,000 a minute is 100 a second on average, a
+# pro plan's rate, so an abuser needs 100 addresses to fill the stage's 10,000 a second.
+WAF_EVALUATION_WINDOW_SECONDS = 60
+DEFAULT_WAF_RATE_LIMIT = 6_000
+WAF_MIN_RATE_LIMIT = 10
 OPERATORS_KEY_LENGTH = 40  # an API key value: 20 to 128 characters
 
 MEMORY_MB = {
@@ -79,6 +96,7 @@ MEMORY_MB = {
     AUTHORIZER_FUNCTION: 512,
     # A handful of API Gateway control calls per org event; waiting, not computing.
     TENANT_KEYS_FUNCTION: 256,
+    REVOCATIONS_FUNCTION: 256,  # one control call per batch
 }
 LAMBDA_FULL_VCPU_MB = 1769  # the memory size at which a function gets one whole vCPU
 TIMEOUT = Duration.seconds(28)  # just under API Gateway's 29 s integration timeout

@@ -36,9 +36,11 @@ from infra.deletions import DeletionsQueue
 from infra.events import LifecycleEvents
 from infra.function import ControlPlaneFunction, powertools_layer
 from infra.identity import Identity
+from infra.revocations import Revocations
 from infra.table import ControlPlaneTable
 from infra.tenant_keys import TenantKeys
 from infra.usage_plans import UsagePlans
+from infra.waf import RateLimit
 
 
 class ControlPlaneStack(Stack):
@@ -83,6 +85,9 @@ class ControlPlaneStack(Stack):
             "CURSOR_SECRET_ARN": cursor_secret.secret_arn,
             "POWERTOOLS_SERVICE_NAME": SERVICE_NAME,
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+            # The tracer records no return value in X-Ray: a response, an item or a sign-in is a tenant's
+            # data (names, e-mails), which the trace would keep outside the table, and copying it costs.
+            "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
             "LOG_LEVEL": LOG_LEVEL,
         }
         environment["CORS_ALLOW_ORIGINS"] = ",".join([console.origin, *config.cors_allow_origins])
@@ -133,11 +138,11 @@ class ControlPlaneStack(Stack):
             "Authorizer",
             data=data,
             user_pool=identity.user_pool,
-            client=identity.client,
+            clients=[identity.client, console_client],  # the app clients that sign users in
             removal_policy=removal_policy,
             snap_start=config.snap_start_enabled,
         )
-        if config.sam_local:  # JWKS_URL, TOKEN_ISSUER and TOKEN_AUDIENCE are declared already
+        if config.sam_local:  # JWKS_URL, TOKEN_ISSUER and TOKEN_AUDIENCES are declared already
             authorizer.function.add_environment("AWS_ENDPOINT_URL_DYNAMODB", "")
         api = Api(
             self,
@@ -162,6 +167,17 @@ class ControlPlaneStack(Stack):
             environment=without_api_settings,
             removal_policy=removal_policy,
         )
+        Revocations(
+            self,
+            "Revocations",
+            bus=lifecycle.bus,
+            api=api.api,
+            layers=[powertools],
+            environment=without_api_settings,
+            removal_policy=removal_policy,
+        )
+        if config.waf_enabled:
+            RateLimit(self, "Waf", stage=api.api.deployment_stage, name=config.stack_name, limit=config.waf_rate_limit)
         # The authorizer names each caller's usage plan key (usageIdentifierKey): the org's, derived
         # from the tenant-key secret, or the operators' (controlplane.dal.tenant_keys).
         authorizer.use_keys(tenant_keys.secret, usage_plans.operators_key_secret)

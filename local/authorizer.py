@@ -1,8 +1,14 @@
-"""The local gateway's authorizer step, as API Gateway runs a TOKEN authorizer: the same
-functions/authorizer handler, called with the event API Gateway sends, its decision cached per
+"""The local gateway's authorizer step, as API Gateway runs a TOKEN authorizer: a header that fails
+the identity validation expression (authorizer.token_format) is 401 without a call; otherwise the
+same functions/authorizer handler, called with the event API Gateway sends, its decision cached per
 Authorization header for AUTHORIZER_TTL_SECONDS (60 by default, as the stack's
 ``authorizer_ttl_seconds``), and its refusals answered as the stack's gateway responses do:
-UNAUTHORIZED 401, ACCESS_DENIED 403 with the authorizer's code and message, AUTHORIZER_FAILURE 503.
+UNAUTHORIZED 401 (one message, whatever the reason, as API Gateway's), ACCESS_DENIED 403 with the
+authorizer's code and message, AUTHORIZER_FAILURE 503.
+
+The cache is dropped whenever a lifecycle event that changes access is published
+(``on_events``, controlplane.lifecycle.access), as functions/revocations flushes the stage's cache in
+the cloud: ``make run`` reads the table's stream every half second, so within a second.
 """
 
 import logging
@@ -37,6 +43,7 @@ class Authorizer:
         self._cache: dict[str, tuple[float, dict[str, Any]]] = {}
         self._lock = threading.Lock()
         self.invocations = 0  # how often the handler ran: the tests' view of the cache
+        self.flushes = 0
 
     @property
     def ttl(self) -> float:
@@ -46,7 +53,9 @@ class Authorizer:
     def decide(self, authorization: str | None, method: str, path: str) -> dict[str, Any] | Refusal:
         """The context the function receives in ``requestContext.authorizer``, or the refusal.
         Without the header, API Gateway answers 401 without calling the authorizer."""
-        if not (authorization or "").strip():
+        from authorizer.token_format import well_formed
+
+        if not well_formed(authorization or ""):  # API Gateway's own refusal: the Lambda is not called
             return Refusal(401, "unauthorized", self.unauthorized_message)
         policy = self._policy(authorization or "", method, path)
         if isinstance(policy, Refusal):
@@ -96,23 +105,26 @@ class Authorizer:
     def clear(self) -> None:
         with self._lock:
             self._cache.clear()
+        self.flushes += 1
+
+    def on_events(self, entries: list[dict[str, Any]]) -> None:
+        """The bus published ``entries`` (PutEvents entries): flush if one of them changes access."""
+        from controlplane.lifecycle.access import ACCESS_CHANGES
+
+        if any(entry.get("DetailType") in ACCESS_CHANGES for entry in entries):
+            self.clear()
 
 
-def _functions_sign_in_message() -> str:
-    """The functions' own 401 message, so the gateway's cannot drift from it."""
-    from controlplane.http import auth
-    from controlplane.models import errors
+def _sign_in_message() -> str:
+    """Every 401's message (the functions' and the stack's UNAUTHORIZED gateway response)."""
+    from controlplane.models.errors import UNAUTHORIZED_MESSAGE
 
-    try:
-        auth.caller_from(None)
-    except errors.Unauthorized as refused:
-        return refused.message
-    raise AssertionError("the functions accept a request without an authorizer context")
+    return UNAUTHORIZED_MESSAGE
 
 
 # The authorizer's 401 in make run's gateway, with how to get a token here.
 UNAUTHORIZED = (
-    f'{_functions_sign_in_message()}. Locally: OPS=$(make -s token), then -H "Authorization: Bearer $OPS" '
+    f'{_sign_in_message()}. Locally: OPS=$(make -s token), then -H "Authorization: Bearer $OPS" '
     "(make tokens prints one per role of the demo org)"
 )
 AUTHORIZER = Authorizer(UNAUTHORIZED)  # functions/authorizer, called and cached as API Gateway does

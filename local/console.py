@@ -71,17 +71,21 @@ def sign_in_links(base_url: str, org_id: str | None = None) -> str:
 
     org_id = org_id or DEMO_ORG
     admin, member = demo_users()
-    links = [
-        ("an operator", tokens.issue(tokens.OPERATOR)),
-        (f"{admin}, admin of {org_id}", tokens.issue(tokens.ADMIN, org_id, admin)),
-        (f"{member}, member of {org_id}", tokens.issue(tokens.MEMBER, org_id, member)),
-    ]
-    return "\n\n".join(f"# {who}\n{base_url}{PREFIX}/#id_token={token}" for who, token in links)
+    links = [f"# an operator\n{base_url}{PREFIX}/#id_token={tokens.issue(tokens.OPERATOR)}"]
+    for who, user_id in ((f"{admin}, admin of {org_id}", admin), (f"{member}, member of {org_id}", member)):
+        try:  # their token carries the subject stored on their item: they must exist
+            links.append(f"# {who}\n{base_url}{PREFIX}/#id_token={tokens.for_user(org_id, user_id)}")
+        except LookupError as missing:
+            links.append(f"# {who}: no link ({missing})")
+    return "\n\n".join(links)
 
 
 def main() -> None:
     """Links to the running `make run`'s console, whatever its PORT (``local.running``); API_URL wins."""
+    from local import tokens
+
     explicit = os.environ.get("API_URL")
+    tokens.use_make_run_dynamodb(explicit)  # the demo users' subjects are in make run's table
     url = running.api_url(explicit)
     if not explicit and running.running_url() is None:
         print(f"No `make run` is running: these links are for {url}, once it runs there.", file=sys.stderr)

@@ -51,3 +51,19 @@ def expected_suspended(route: tuple[str, str], caller: str) -> int:
     if caller == "operator":
         return SUSPENDED_OPERATOR.get(route, expected(route, caller))
     return 403
+
+
+# The time column: a token used (and its decision cached) just before a change is refused within
+# REVOCATION_SECONDS after it, on every route, before any function runs: the change's lifecycle event
+# flushes the authorizer's cache (functions/revocations; the local gateway's own), and the next decision
+# reads the caller's item. Case -> (whose token, the route it calls, status and error code after).
+REVOCATION_SECONDS = 5.0
+REVOCATIONS = {
+    "user deleted": ("member", ("GET", "/orgs/{org_id}/users"), 403, "forbidden"),
+    "admin demoted": ("admin", ("GET", "/orgs/{org_id}/activity"), 403, "forbidden"),
+    "user id deleted and re-created": ("member", ("GET", "/orgs/{org_id}/users/{user_id}/tickets"), 403, "forbidden"),
+    "org id deleted and re-created": ("admin", ("GET", "/orgs/{org_id}/users"), 403, "forbidden"),
+    "org suspended": ("member", ("GET", "/orgs/{org_id}"), 403, "org_suspended"),
+}
+# And back: a reactivated org's tokens are served again within the same bound.
+REACTIVATED = ("member", ("GET", "/orgs/{org_id}"), 200)

@@ -45,6 +45,11 @@ class ServerProcess:
         self.stop()
         raise RuntimeError(f"the local server did not come up:\n{self.output()}")
 
+    @property
+    def dynamodb_endpoint(self) -> str:
+        """Its DynamoDB Local, where its table (control-plane-local) is."""
+        return f"http://127.0.0.1:{self.env['DYNAMODB_PORT']}"
+
     def output(self) -> str:
         return self.log.read_text()
 

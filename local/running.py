@@ -1,6 +1,7 @@
 """Where ``make run``'s API is: the one port setting.
 
-``make run`` (``local.server``) writes its URL and pid to .local/api.json while it serves, and removes
+``make run`` (``local.server``) writes its URL and pid to .local/api.json while it serves, with its
+DynamoDB endpoint and table (the tokens of ``local.tokens`` read users' subjects there), and removes
 the file when it stops. ``make seed``, ``make console``, ``make tokens`` and ``cpctl`` read it, so
 ``PORT=3300 make run`` is all a user sets. A file whose server is gone is not trusted: its pid is dead
 (a killed server never removed it), or nothing accepts connections on its port (the pid was reused).
@@ -34,12 +35,12 @@ def default_url() -> str:
 
 
 @contextmanager
-def recorded(url: str) -> Iterator[Path]:
-    """Say where this process serves for as long as the block runs; the file goes when it ends, unless
-    another server has written its own since."""
+def recorded(url: str, **details: str) -> Iterator[Path]:
+    """Say where this process serves (and its ``details``: its DynamoDB) for as long as the block runs;
+    the file goes when it ends, unless another server has written its own since."""
     path = record_file()
     path.parent.mkdir(parents=True, exist_ok=True)
-    mine = {"url": url, "pid": os.getpid()}
+    mine = {"url": url, "pid": os.getpid(), **details}
     temporary = path.with_suffix(f".{os.getpid()}.tmp")
     temporary.write_text(json.dumps(mine) + "\n")
     temporary.replace(path)  # whole or not at all, for a reader that looks at the same moment
@@ -79,12 +80,18 @@ def _answers(url: str) -> bool:
         return False
 
 
-def running_url() -> str | None:
-    """The URL of the ``make run`` that is serving now, or None (no file, or its server is gone)."""
+def running_record() -> dict | None:
+    """The record of the ``make run`` that is serving now, or None (no file, or its server is gone)."""
     record = _read(record_file())
     if record is None or not _alive(record["pid"]) or not _answers(record["url"]):
         return None
-    return record["url"]
+    return record
+
+
+def running_url() -> str | None:
+    """The URL of the ``make run`` that is serving now, or None."""
+    record = running_record()
+    return record["url"] if record else None
 
 
 def api_url(explicit: str | None = None) -> str:

@@ -252,10 +252,12 @@ def main() -> int:
                 f"Console on http://{HOST}:{port}/console/  (make console prints sign-in links)\n"
                 f"Lifecycle events: one line each below, and in {EVENTS_FILE.relative_to(ROOT)}\n"
                 f"Rate limits per org, from the plans: {'on' if server.limiter else 'off'} (RATE_LIMITS=on|off)\n"
-                "Tokens: make token (an operator), make token ORG=acme USER=alice ROLE=admin, make tokens (demo).\n"
+                "Tokens: make token (an operator), make token ORG=acme USER=alice (a user), make tokens (demo).\n"
                 "Ctrl-C stops."
             )
-            with running.recorded(f"http://{HOST}:{port}"):  # make seed, make console and cpctl find it here
+            # make seed, make console, make tokens and cpctl find it here, and its DynamoDB if others can reach it
+            endpoint = {"dynamodb": url} if (url := os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")) else {}
+            with running.recorded(f"http://{HOST}:{port}", table=table, **endpoint):
                 server.serve_forever()
     except KeyboardInterrupt:
         pass

@@ -6,6 +6,7 @@ import json
 import sys
 import threading
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,9 +28,15 @@ def log_line(detail_type: str, detail: dict) -> str:
 class Sink:
     """Answers PutEvents like EventBridge (every entry accepted), writing each entry down instead."""
 
-    def __init__(self, path: Path = EVENTS_FILE, log=lambda line: print(line, file=sys.stderr, flush=True)):
+    def __init__(
+        self,
+        path: Path = EVENTS_FILE,
+        log=lambda line: print(line, file=sys.stderr, flush=True),
+        listeners: tuple[Callable[[list[dict]], None], ...] = (),
+    ):
         self.path = path
         self.log = log
+        self.listeners = listeners  # told of every PutEvents, as the bus's rules are (local.authorizer)
         self._lock = threading.Lock()
 
     def put_events(self, Entries: list[dict]) -> dict:
@@ -52,4 +59,6 @@ class Sink:
                     out.write(json.dumps(line) + "\n")
                     results.append({"EventId": event_id})
                     self.log(log_line(entry["DetailType"], detail))
+        for listener in self.listeners:
+            listener(Entries)
         return {"FailedEntryCount": 0, "Entries": results}

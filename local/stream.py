@@ -120,16 +120,26 @@ class Feeder:
             return  # the rest waits for the next feed, as Lambda retries later
 
 
-def publish_lifecycle_events(stop: threading.Event, one_at_a_time: threading.Lock, log: Callable[[str], None]) -> None:
+def publish_lifecycle_events(
+    stop: threading.Event,
+    one_at_a_time: threading.Lock,
+    log: Callable[[str], None],
+    sink: Sink | None = None,
+) -> None:
     """What Lambda's event source mapping does in the cloud: the table's stream into the events
-    function, in process, until ``stop``; its bus is the local sink. It takes the stream's position,
-    then returns and reads from a thread: called before the gateway serves, every change made while it
-    serves is published. ``one_at_a_time`` is the gateway's: the functions run one request at a time."""
+    function, in process, until ``stop``; its bus is the local sink (``sink``, or .local/events.jsonl's
+    with the gateway's authorizer as a listener). It takes the stream's position, then returns and
+    reads from a thread: called before the gateway serves, every change made while it serves is
+    published. ``one_at_a_time`` is the gateway's: the functions run one request at a time."""
     import boto3
     from botocore.exceptions import ClientError
 
     os.environ.setdefault("EVENT_BUS_NAME", "controlplane-local")  # the sink's name for the bus
-    config.use_bus(Sink(log=log))
+    if sink is None:
+        from local.authorizer import AUTHORIZER  # its cache drops on the events that change access
+
+        sink = Sink(log=log, listeners=(AUTHORIZER.on_events,))
+    config.use_bus(sink)
     table = config.dynamodb().describe_table(TableName=config.settings().table_name)["Table"]
     streams = boto3.client("dynamodbstreams", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
     try:

@@ -9,8 +9,15 @@ The key pair is DEVELOPMENT ONLY: generated on first use into .local/dev-token-k
 git; LOCAL_TOKEN_KEY_FILE moves it), so tokens from `make token` keep verifying across restarts
 until `make reset` deletes it. No deployed stack trusts it.
 
+A user's token carries the ``sub`` of their sign-in, which the authorizer compares with the one
+stored on their user item (functions/authorizer). Without a user pool (make run), the API stores a
+new random subject each time it creates a user, as Cognito makes a new ``sub`` for every user it
+creates: ``for_user`` reads it from the table, so it mints tokens for users who exist, and a user
+deleted and re-created gets tokens that the first one's are not. ``issue`` mints any claims (the
+tests' refused tokens; operators, who have no item).
+
     python -m local.tokens --role operator
-    python -m local.tokens --org acme --user alice --role admin
+    python -m local.tokens --org acme --user alice    # alice's token: her subject and role, from make run's table
     python -m local.tokens --demo           # export lines: API, and make seed's demo org's OPS, ADMIN, MEMBER
 """
 
@@ -21,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
@@ -86,8 +94,49 @@ def issue(
         **overrides,
     }
     if role == OPERATOR:
+        if "." in str(payload["cognito:username"]):  # as ops.operators refuses to create one
+            raise ValueError("an operator's username may not contain a dot (reserved for <org_id>.<user_id>)")
         payload["cognito:groups"] = [payload["cognito:groups"]]  # a list in a real ID token
     return jwt.encode({"alg": "RS256", "kid": key.kid}, payload, key)
+
+
+def for_user(
+    org_id: str, user_id: str, lifetime: int = LIFETIME_SECONDS, *, dynamodb: Any = None, table: str | None = None
+) -> str:
+    """The ID token of the user ``user_id`` of ``org_id`` as they exist now: their sign-in's subject
+    and role, read (consistently) from the table the functions' environment names (or ``table``
+    through the client ``dynamodb``: another process's server). LookupError if they do not exist, or
+    the table cannot be read."""
+    from controlplane import config
+    from controlplane.dal import keys, stamps
+    from controlplane.dal.codec import item as plain
+
+    key = {name: {"S": value} for name, value in keys.user_key(org_id, user_id).items()}
+    client, name = dynamodb or config.dynamodb(), table or config.settings().table_name
+    try:
+        found = client.get_item(TableName=name, Key=key, ConsistentRead=True)
+    except (BotoCoreError, ClientError) as error:  # no DynamoDB there, or no table
+        raise LookupError(
+            f"Cannot read {user_id} of {org_id} from table {name} ({error}): is `make run` running?"
+        ) from None
+    user = plain(found.get("Item") or {})
+    if not user.get(stamps.SIGN_IN_SUBJECT):
+        raise LookupError(f"No user {user_id} in organization {org_id} (create them first, e.g. make seed)")
+    return issue(str(user["role"]), org_id, user_id, lifetime, sub=str(user[stamps.SIGN_IN_SUBJECT]))
+
+
+def use_make_run_dynamodb(url: str | None = None) -> None:
+    """For the command line: the DynamoDB and table of the ``make run`` serving now, as its record says
+    (``local.running``), unless ``url`` names another server; otherwise the functions' local
+    environment and DynamoDB Local on DYNAMODB_PORT, unless AWS_ENDPOINT_URL_DYNAMODB names another."""
+    from local import environment, running
+
+    record = running.running_record() or {}
+    if record.get("dynamodb") and record.get("table") and url in (None, record["url"]):
+        os.environ |= {"AWS_ENDPOINT_URL_DYNAMODB": record["dynamodb"], "TABLE_NAME": record["table"]}
+    environment.use_defaults()
+    port = os.environ.get("DYNAMODB_PORT", "8000")
+    os.environ.setdefault("AWS_ENDPOINT_URL_DYNAMODB", f"http://127.0.0.1:{port}")
 
 
 def decode(token: str) -> dict[str, Any]:
@@ -97,7 +146,7 @@ def decode(token: str) -> dict[str, Any]:
 
 def environment(jwks_url: str) -> dict[str, str]:
     """What the authorizer reads to trust these tokens: the local JWKS, issuer and audience."""
-    return {"JWKS_URL": jwks_url, "TOKEN_ISSUER": ISSUER, "TOKEN_AUDIENCE": AUDIENCE}
+    return {"JWKS_URL": jwks_url, "TOKEN_ISSUER": ISSUER, "TOKEN_AUDIENCES": AUDIENCE}
 
 
 def demo_exports(org_id: str | None = None) -> str:
@@ -108,25 +157,32 @@ def demo_exports(org_id: str | None = None) -> str:
     lines = [
         (f"export API={running.api_url(os.environ.get('API_URL'))}", "make run's API"),
         (f"export OPS={issue(OPERATOR)}", "an operator"),
-        (f"export ADMIN={issue(ADMIN, org_id, admin)}", f"{admin}, admin of {org_id}"),
-        (f"export MEMBER={issue(MEMBER, org_id, member)}", f"{member}, member of {org_id}"),
+        (f"export ADMIN={for_user(org_id, admin)}", f"{admin}, admin of {org_id}"),
+        (f"export MEMBER={for_user(org_id, member)}", f"{member}, member of {org_id}"),
     ]
     return "\n".join(f"{line}  # {who}" for line, who in lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Print a local ID token.")
-    parser.add_argument("--role", choices=[OPERATOR, ADMIN, MEMBER], default=OPERATOR)
+    parser.add_argument(
+        "--role", choices=[OPERATOR, ADMIN, MEMBER], default=OPERATOR, help="a user's comes from their item"
+    )
     parser.add_argument("--org", help="org_id (admins and members)")
     parser.add_argument("--user", help="user_id (admins and members)")
     parser.add_argument("--demo", action="store_true", help="export lines for the demo org's three roles")
     args = parser.parse_args()
-    if args.demo:
-        print(demo_exports(args.org))
-        return
-    if args.role != OPERATOR and not (args.org and args.user):
+    a_user = bool(args.org and args.user)
+    if args.role != OPERATOR and not (args.demo or a_user):
         parser.error(f"a {args.role} needs --org and --user")
-    print(issue(args.role, args.org, args.user))
+    if not (args.demo or a_user):
+        print(issue(OPERATOR))
+        return
+    use_make_run_dynamodb()
+    try:
+        print(demo_exports(args.org) if args.demo else for_user(args.org, args.user))
+    except LookupError as error:
+        parser.exit(1, f"{error}\n")
 
 
 if __name__ == "__main__":

@@ -6,9 +6,18 @@ input. One decision then serves every route for ``authorizer_ttl_seconds``.
 
 - The ID token is verified as Cognito's authorizer did: RS256 against the pool's JWKS (fetched once
   per container, again for an unknown ``kid`` at most every ``JWKS_REFETCH_SECONDS``), ``iss``,
-  ``aud`` (the app client), ``token_use = id`` and ``exp``. Anything else is ``Unauthorized`` (401).
-- A caller in an org: one GetItem of the org's status and plan. Suspended is a Deny (403
-  ``org_suspended``); a missing org too (deleted, or its token outlived it). Operators read nothing.
+  ``aud`` (one of ``TOKEN_AUDIENCES``: the app clients that sign users in), ``token_use = id`` and
+  ``exp``. Anything else is ``Unauthorized`` (401).
+- A caller in an org: ONE BatchGetItem, strongly consistent and projected, of the org item and the
+  caller's own user item. The caller's access is what the table says now, not what the token said
+  when it was issued: a Deny (403, cached like an Allow) when the org is missing or being deleted,
+  when the user item is missing, when its stored sign-in subject (``stamps.SIGN_IN_SUBJECT``) is not
+  the token's ``sub`` (a deleted and re-created user id, or org id, has a new sign-in, so a new
+  ``sub``; an item without a subject is refused too), and when the org is suspended
+  (``org_suspended``). The role handed to the functions is the item's, never the token's.
+- Operators (the ``operators`` group) read nothing; an operator username with a dot, which could
+  pass for a tenant's ``<org_id>.<user_id>``, is refused. A token in no group without an org and a
+  user is refused.
 - The Allow covers every method of the stage: the decision is cached per token and reused on other
   routes, whose records (``controlplane.http.routes``) stay the only fine-grained rules.
 - Fail closed: a JWKS or DynamoDB outage raises, which API Gateway answers with its
@@ -38,11 +47,14 @@ from joserfc.errors import JoseError
 from joserfc.jwk import RSAKey
 from joserfc.jwt import JWTClaimsRegistry
 
-from controlplane.dal import tenant_keys
-from controlplane.dal.keys import org_key
+from controlplane.dal import stamps, tenant_keys
+from controlplane.dal.keys import org_key, user_key
+from controlplane.dal.schema import SORT_KEY
 
 OPERATORS_GROUP = "operators"  # controlplane.http.auth.OPERATORS_GROUP; not imported, for the cold start
 SUSPENDED = "suspended"
+ROLES = ("admin", "member")  # controlplane.http.auth.ADMIN, MEMBER; not imported, for the cold start
+USERNAME_SEPARATOR = "."  # controlplane.dal.directory.username: <org_id>.<user_id>; operators have none
 JWKS_REFETCH_SECONDS = 30.0  # the least time between two fetches for unknown kids: a flood of bogus kids fetches once
 JWKS_TIMEOUT_SECONDS = 2.0
 _LOCAL_HOSTS = ("http://127.0.0.1:", "http://localhost:", "http://host.docker.internal:")  # sam local: the host
@@ -139,11 +151,17 @@ def _fetch_jwks() -> dict[str, RSAKey]:
 def _claims_registry() -> JWTClaimsRegistry:
     return JWTClaimsRegistry(
         iss={"essential": True, "value": os.environ["TOKEN_ISSUER"]},
-        aud={"essential": True, "value": os.environ["TOKEN_AUDIENCE"]},
+        aud={"essential": True, "values": audiences()},
         token_use={"essential": True, "value": "id"},
         exp={"essential": True},
         sub={"essential": True},
     )
+
+
+def audiences() -> list[str]:
+    """The app clients whose ID tokens are accepted (``TOKEN_AUDIENCES``, comma-separated): exactly
+    the clients that sign users in (infra.authorizer). Empty accepts nothing."""
+    return [audience.strip() for audience in os.environ["TOKEN_AUDIENCES"].split(",") if audience.strip()]
 
 
 def decide(claims: dict[str, Any], method_arn: str) -> dict[str, Any]:
@@ -151,21 +169,14 @@ def decide(claims: dict[str, Any], method_arn: str) -> dict[str, Any]:
     groups = groups.split(",") if isinstance(groups, str) else [str(group) for group in groups]
     operator = OPERATORS_GROUP in groups
     org_id = "" if operator else str(claims.get("custom:org_id") or "")
-    context = {
-        "sub": str(claims["sub"]),
-        "org_id": org_id,
-        "user_id": "" if operator else str(claims.get("custom:user_id") or ""),
-        "role": "" if operator else str(claims.get("custom:role") or ""),
-        "groups": ",".join(groups),
-        "plan": "",
-    }
-    if org_id:
-        org = _read_org(org_id)
-        if org is None:
-            return _policy("Deny", context, method_arn, "forbidden", f"Organization {org_id} does not exist")
-        if org.get("status", {}).get("S") == SUSPENDED:
-            return _policy("Deny", context, method_arn, "org_suspended", f"Organization {org_id} is suspended")
-        context["plan"] = org.get("plan", {}).get("S", "")
+    user_id = "" if operator else str(claims.get("custom:user_id") or "")
+    context = {"sub": str(claims["sub"]), "org_id": org_id, "user_id": user_id, "role": "", "groups": "", "plan": ""}
+    if operator:
+        context["groups"] = ",".join(groups)
+        if USERNAME_SEPARATOR in str(claims.get("cognito:username") or ""):
+            return _policy("Deny", context, method_arn, "forbidden", "An operator's username may not contain a dot")
+    elif refusal := _membership(context, org_id, user_id):
+        return _policy("Deny", context, method_arn, *refusal)
     policy = _policy("Allow", context, method_arn)
     # The caller's usage plan key (API key source AUTHORIZER): the org's, or the operators'.
     if key := tenant_keys.usage_identifier_key(org_id or None, operator):
@@ -173,16 +184,57 @@ def decide(claims: dict[str, Any], method_arn: str) -> dict[str, Any]:
     return policy
 
 
-def _read_org(org_id: str) -> dict[str, Any] | None:
-    """The org's status and plan: one GetItem. Any error propagates (fail closed: 503)."""
-    response = dynamodb().get_item(
-        TableName=os.environ["TABLE_NAME"],
-        Key={name: {"S": value} for name, value in org_key(org_id).items()},
-        ProjectionExpression="#status, #plan",
-        ExpressionAttributeNames={"#status": "status", "#plan": "plan"},
-    )
-    item: dict[str, Any] | None = response.get("Item")
-    return item
+def _membership(context: dict[str, str], org_id: str, user_id: str) -> tuple[str, str] | None:
+    """Why a tenant caller is refused (error code, message), or None: then ``context`` has the role and
+    plan the table holds now."""
+    if not (org_id and user_id):
+        return "forbidden", "Your sign-in names no organization and user"
+    org, user = read_org_and_user(org_id, user_id)
+    if org is None or stamps.DELETING in org:
+        return "forbidden", f"Organization {org_id} does not exist"
+    subject = (user or {}).get(stamps.SIGN_IN_SUBJECT, {}).get("S")
+    role = (user or {}).get("role", {}).get("S")
+    if not subject or subject != context["sub"] or role not in ROLES:
+        return "forbidden", f"Your sign-in is no longer a user of organization {org_id}"
+    if org.get("status", {}).get("S") == SUSPENDED:
+        return "org_suspended", f"Organization {org_id} is suspended"
+    context["role"], context["plan"] = str(role), org.get("plan", {}).get("S", "")
+    return None
+
+
+# What each decision reads: the sort key (which item is which), the org's status, plan and delete mark,
+# the user's role and sign-in subject.
+_PROJECTION = {"#sk": SORT_KEY, "#status": "status", "#plan": "plan", "#deleting": stamps.DELETING}
+_PROJECTION |= {"#role": "role", "#sub": stamps.SIGN_IN_SUBJECT}
+
+
+def read_org_and_user(org_id: str, user_id: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The org item and the user item, projected: ONE BatchGetItem, strongly consistent, so a decision
+    made right after a cache flush sees the write that caused the flush. Keys DynamoDB leaves
+    unprocessed (throttling) are asked once more; still unprocessed, or any error, raises (fail closed:
+    503)."""
+    table = os.environ["TABLE_NAME"]
+    org_wanted, user_wanted = org_key(org_id), user_key(org_id, user_id)
+    wanted = [{name: {"S": value} for name, value in key.items()} for key in (org_wanted, user_wanted)]
+    request = {
+        table: {
+            "Keys": wanted,
+            "ConsistentRead": True,
+            "ProjectionExpression": ", ".join(_PROJECTION),
+            "ExpressionAttributeNames": _PROJECTION,
+        }
+    }
+    found: list[dict[str, Any]] = []
+    for _ in range(2):
+        response = dynamodb().batch_get_item(RequestItems=request)
+        found += response.get("Responses", {}).get(table, [])
+        request = response.get("UnprocessedKeys") or {}
+        if not request:
+            break
+    else:
+        raise RuntimeError("DynamoDB left the authorizer's keys unprocessed")
+    by_sort_key = {item[SORT_KEY]["S"]: item for item in found}
+    return by_sort_key.get(org_wanted[SORT_KEY]), by_sort_key.get(user_wanted[SORT_KEY])
 
 
 def dynamodb() -> Any:

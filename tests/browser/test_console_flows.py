@@ -95,7 +95,7 @@ def seed_demo(api):
 
 def test_admin_renames_the_org_adds_a_user_and_is_offered_no_plan_or_org_list(console, api, page):
     seed_demo(api)
-    sign_in(page, console, tokens.issue(tokens.ADMIN, "demo", "alice"))
+    sign_in(page, console, tokens.for_user("demo", "alice"))
 
     expect(page.get_by_role("heading", name="Organization demo", level=1)).to_be_visible()
     expect(page.get_by_role("button", name="Change plan")).to_have_count(0)
@@ -116,7 +116,7 @@ def test_admin_renames_the_org_adds_a_user_and_is_offered_no_plan_or_org_list(co
 def test_admin_edits_a_ticket_is_told_of_a_concurrent_change_and_deletes_with_confirmation(console, api, page):
     seed_demo(api)
     ticket = api.call("POST", "/orgs/demo/users/bob/tickets", {"subject": "Printer on fire", "tags": ["hw"]})
-    sign_in(page, console, tokens.issue(tokens.ADMIN, "demo", "alice"))
+    sign_in(page, console, tokens.for_user("demo", "alice"))
     page.get_by_role("link", name="bob").click()
     page.get_by_role("link", name="Printer on fire").click()
     editor = page.get_by_role("form", name="Edit the ticket")
@@ -160,7 +160,7 @@ def test_member_sees_their_own_tickets_newest_first_and_no_one_elses(console, ap
     for n in range(12):
         api.call("POST", "/orgs/demo/users/bob/tickets", {"subject": f"Bob's ticket {n:02d}"})
     api.call("POST", "/orgs/demo/users/carol/tickets", {"subject": "Carol's secret"})
-    sign_in(page, console, tokens.issue(tokens.MEMBER, "demo", "bob"))
+    sign_in(page, console, tokens.for_user("demo", "bob"))
 
     # They land on their own page: newest first, ten at a time, no role to change
     expect(page.get_by_role("heading", name="Bob (bob)", level=1)).to_be_visible()
@@ -224,7 +224,7 @@ def test_pasted_token_signs_in_and_sign_out_forgets_it(console, api, page):
     page.get_by_role("button", name="Sign in with this token").click()
     expect(page.get_by_role("alert")).to_contain_text("not an ID token")
 
-    page.get_by_label("ID token").fill(tokens.issue(tokens.ADMIN, "demo", "alice"))
+    page.get_by_label("ID token").fill(tokens.for_user("demo", "alice"))
     page.get_by_role("button", name="Sign in with this token").click()
     expect(page.get_by_role("heading", name="Organization demo", level=1)).to_be_visible()
 

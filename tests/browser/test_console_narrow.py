@@ -10,7 +10,6 @@ from tests.browser.kit import OPERATOR_TOKEN, seed_demo, shoot, sign_in
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 
 PHONE = {"width": 390, "height": 844}
-ADMIN_TOKEN = tokens.issue(tokens.ADMIN, "demo", "alice")
 PAGE_WIDTH = "document.scrollingElement.scrollWidth"
 # Each table's box: how it scrolls, and how wide it is on the page.
 TABLE_BOXES = """[...document.querySelectorAll('table')].map(
@@ -59,7 +58,7 @@ def test_every_screen_fits_390_px_with_tables_scrolling_in_their_own_box(console
 def test_a_user_added_shows_at_once_even_when_the_list_has_pages(console, api, page):
     # Given an org with more users than a page of the list (10), and its admin on its page
     seed_demo(api, members=11)
-    sign_in(page, console, ADMIN_TOKEN)
+    sign_in(page, console, tokens.for_user("demo", "alice"))
     expect(page.get_by_role("button", name="Load more")).to_be_visible()
 
     # When they add a user whose id sorts last
@@ -87,7 +86,7 @@ def test_an_error_below_the_fold_is_scrolled_into_view(console, api, page):
     # Given an admin on a phone, adding a user who exists, and the API's answer held back
     seed_demo(api, members=11)
     page.set_viewport_size(PHONE)
-    sign_in(page, console, ADMIN_TOKEN)
+    sign_in(page, console, tokens.for_user("demo", "alice"))
     held = []
     page.route(
         "**/orgs/demo/users", lambda route: held.append(route) if route.request.method == "POST" else route.continue_()

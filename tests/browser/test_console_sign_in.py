@@ -12,8 +12,6 @@ from tests.browser.kit import OPERATOR_TOKEN, seed_demo, shoot, sign_in
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 
-ADMIN_TOKEN = tokens.issue(tokens.ADMIN, "demo", "alice")
-MEMBER_TOKEN = tokens.issue(tokens.MEMBER, "demo", "bob")
 STORED_TOKEN = "sessionStorage.getItem('console.id_token')"
 COGNITO = "cognito-test"  # a stand-in for the Cognito domain, on the page's origin (the CSP's connect-src)
 
@@ -25,30 +23,32 @@ def signed_in_as(page, who: str) -> None:
 def test_a_link_opened_in_a_signed_in_tab_signs_in_as_its_identity_and_stays_after_a_reload(console, api, page):
     # Given a tab signed in as an operator
     seed_demo(api)
+    admin_token = tokens.for_user("demo", "alice")
     sign_in(page, console, OPERATOR_TOKEN)
     signed_in_as(page, "operator (operator)")
 
     # When the admin's sign-in link is opened in the same tab
-    sign_in(page, console, ADMIN_TOKEN)
+    sign_in(page, console, admin_token)
 
     # Then the tab is the admin's, and the token has left the address bar
     signed_in_as(page, "alice (admin of demo)")
     expect(page.get_by_role("heading", name="Organization demo", level=1)).to_be_visible()
-    assert page.evaluate(STORED_TOKEN) == ADMIN_TOKEN
+    assert page.evaluate(STORED_TOKEN) == admin_token
     assert "id_token" not in page.url
 
     # And still after a reload
     page.reload()
     signed_in_as(page, "alice (admin of demo)")
-    assert page.evaluate(STORED_TOKEN) == ADMIN_TOKEN
+    assert page.evaluate(STORED_TOKEN) == admin_token
 
 
 def test_each_tab_is_signed_in_as_the_link_it_opened(console, api, page):
     seed_demo(api)
-    sign_in(page, console, ADMIN_TOKEN)
+    admin_token, member_token = tokens.for_user("demo", "alice"), tokens.for_user("demo", "bob")
+    sign_in(page, console, admin_token)
     other = page.context.new_page()
 
-    sign_in(other, console, MEMBER_TOKEN)
+    sign_in(other, console, member_token)
 
     signed_in_as(other, "bob (member of demo)")
     page.reload()
@@ -72,7 +72,7 @@ def test_the_cloud_build_ignores_a_token_in_the_address(console, api, page):
     # When a crafted link with a valid token is opened, in a fresh tab and then in the same tab again
     sign_in(page, console, OPERATOR_TOKEN)
     expect(page.get_by_role("heading", name="Sign in", level=1)).to_be_visible()
-    page.goto(f"{console}#id_token={ADMIN_TOKEN}")
+    page.goto(f"{console}#id_token={tokens.for_user('demo', 'alice')}")
 
     # Then nobody is signed in: the sign-in page offers the account sign-in only, and says why
     expect(page.get_by_role("alert")).to_contain_text("signs in through your account only")

@@ -9,8 +9,14 @@ from tests.browser.kit import OPERATOR_TOKEN, seed_demo, shoot, sign_in
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 
 REASON = "Invoice 2026-11 unpaid"
-ADMIN_TOKEN = tokens.issue(tokens.ADMIN, "demo", "alice")
-MEMBER_TOKEN = tokens.issue(tokens.MEMBER, "demo", "bob")
+ADMIN, MEMBER = "alice", "bob"  # make seed's demo admin and member
+
+
+def token_of(user_id: str) -> str:
+    """Their token, once seeded: it carries the subject stored on their item."""
+    return tokens.for_user("demo", user_id)
+
+
 # The stream poller writes the log within a poll; the panel reads it again every 3 seconds.
 ACTIVITY_WAIT_MS = 15_000
 
@@ -89,7 +95,7 @@ def test_admin_sees_the_status_but_no_reason_and_may_not_suspend(console, api, p
     # Given an admin on their org's page, whose authorizer decision stays cached for an hour
     monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "3600")
     seed_demo(api)
-    sign_in(page, console, ADMIN_TOKEN)
+    sign_in(page, console, token_of(ADMIN))
     expect(status_section(page).get_by_role("definition").first).to_have_text("active")
     expect(page.get_by_role("button", name="Suspend")).to_have_count(0)
 
@@ -106,13 +112,14 @@ def test_admin_sees_the_status_but_no_reason_and_may_not_suspend(console, api, p
     shoot(page, "admin-org-suspended-cached")
 
 
-@pytest.mark.parametrize("token", [ADMIN_TOKEN, MEMBER_TOKEN], ids=["admin", "member"])
+@pytest.mark.parametrize("user", [ADMIN, MEMBER], ids=["admin", "member"])
 def test_a_suspended_orgs_users_see_the_apis_message_and_get_back_in_once_reactivated(
-    console, api, page, monkeypatch, token
+    console, api, page, monkeypatch, user
 ):
     # Given a suspended org, and an authorizer that decides each request afresh
     monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "0")
     seed_demo(api)
+    token = token_of(user)
     api.call("PATCH", "/orgs/demo", {"status": "suspended", "suspension_reason": REASON})
 
     # When one of its users opens the console
@@ -130,15 +137,14 @@ def test_a_suspended_orgs_users_see_the_apis_message_and_get_back_in_once_reacti
     page.get_by_role("button", name="Try again").click()
     expect(page.get_by_role("heading", name="Organization demo is suspended")).to_have_count(0)
     expect(page.get_by_role("button", name="Sign out")).to_be_visible()
-    expect(page.get_by_role("heading", level=1)).to_have_text(
-        "Organization demo" if token == ADMIN_TOKEN else "Bob (bob)"
-    )
+    expect(page.get_by_role("heading", level=1)).to_have_text("Organization demo" if user == ADMIN else "Bob (bob)")
 
 
 def test_admin_sees_the_activity_of_what_they_just_did(console, api, page, activity_log):
     # Given the demo org and its admin on its page
     seed_demo(api)
-    sign_in(page, console, ADMIN_TOKEN)
+    token = token_of(ADMIN)
+    sign_in(page, console, token)
     panel = page.get_by_role("region", name="Activity")
     expect(panel).to_be_visible()
 
@@ -155,7 +161,7 @@ def test_admin_sees_the_activity_of_what_they_just_did(console, api, page, activ
     expect(page.get_by_role("status").filter(has_text="Added dave.")).to_be_visible()
 
     # Then the panel shows both, newest first, with who did it and what changed
-    entries = panel.get_by_role("row").filter(has=page.get_by_role("cell", name="you (local-demo-alice)"))
+    entries = panel.get_by_role("row").filter(has=page.get_by_role("cell", name=f"you ({tokens.decode(token)['sub']})"))
     expect(entries).to_have_count(2, timeout=ACTIVITY_WAIT_MS)
     expect(entries.nth(0)).to_contain_text("User Created")
     expect(entries.nth(0)).to_contain_text("user dave")
@@ -194,20 +200,21 @@ def test_operator_sees_a_plan_change_in_the_activity_and_pages_through_it(consol
 def test_a_ticket_entry_names_the_ticket_by_its_subject(console, api, page, activity_log):
     # Given the demo org, and a ticket its member opened
     seed_demo(api)
-    ticket = api.call("POST", "/orgs/demo/users/bob/tickets", {"subject": "Printer on fire"}, token=MEMBER_TOKEN)
+    opener = token_of(MEMBER)
+    ticket = api.call("POST", "/orgs/demo/users/bob/tickets", {"subject": "Printer on fire"}, token=opener)
 
     # When the admin opens the org's page
-    sign_in(page, console, ADMIN_TOKEN)
+    sign_in(page, console, token_of(ADMIN))
 
     # Then the entry names the ticket by its id and its subject, and the member who opened it
     entry = page.get_by_role("region", name="Activity").get_by_role("row").filter(has_text="Ticket Opened")
     expect(entry).to_contain_text(f"ticket {ticket['ticket_id']} Printer on fire", timeout=ACTIVITY_WAIT_MS)
-    expect(entry).to_contain_text("bob")
+    expect(entry).to_contain_text(tokens.decode(opener)["sub"])  # bob's sign-in subject, as stored
 
 
 def test_member_sees_no_activity_panel(console, api, page, activity_log):
     seed_demo(api)
-    sign_in(page, console, MEMBER_TOKEN)
+    sign_in(page, console, token_of(MEMBER))
     expect(page.get_by_role("heading", name="Bob (bob)", level=1)).to_be_visible()
 
     page.get_by_role("link", name="Organization").click()
@@ -215,5 +222,5 @@ def test_member_sees_no_activity_panel(console, api, page, activity_log):
     expect(page.get_by_role("region", name="Users")).to_be_visible()
     expect(page.get_by_role("region", name="Status")).to_be_visible()
     expect(page.get_by_role("region", name="Activity")).to_have_count(0)
-    status, _, answer = api.raw("GET", "/orgs/demo/activity", token=MEMBER_TOKEN)
+    status, _, answer = api.raw("GET", "/orgs/demo/activity", token=token_of(MEMBER))
     assert status == 403, answer  # the panel would be the API's refusal

@@ -9,7 +9,6 @@ from controlplane.http import routes
 from controlplane.http.resolver import Resolver
 from controlplane.http.routes import ROUTES
 from controlplane.logic import organizations
-from controlplane.logic.access import ADMIN, MEMBER
 from local import authorizer as local_authorizer
 from local import isolation, tokens
 from local.apigw import LambdaContext, build_event
@@ -42,6 +41,11 @@ def tenants(table):
         create_user(org_id, user_id, role=role)
     create_user("bolt", "bob", role="admin")
     create_ticket("bolt", "bob", subject="bolt secret")
+    SUSPENDED_TOKENS.update(
+        operator=tokens.issue(tokens.OPERATOR),
+        admin_a=tokens.for_user("acme", "root"),
+        member_a_own=tokens.for_user("acme", "alice"),
+    )
     tickets = {user_id: create_ticket("acme", user_id).body["ticket_id"] for user_id in ("alice", "amy")}
     rows = [{"user_id": "ann", "name": "Ann", "email": "ann@example.com"}]
     return {**tickets, IMPORT: call("POST", "/orgs/acme/user-imports", {"rows": rows}).body["import_id"]}
@@ -222,11 +226,9 @@ def test_unknown_routes_stay_404_and_405_for_every_caller(table, method, path, s
 # The suspended-org column (local.isolation.expected_suspended): through the local gateway, which
 # runs the API's authorizer as API Gateway does, with its cache's clock moved past the TTL.
 
-SUSPENDED_TOKENS = {
-    "operator": tokens.issue(tokens.OPERATOR),
-    "admin_a": tokens.issue(ADMIN, "acme", "root"),
-    "member_a_own": tokens.issue(MEMBER, "acme", "alice"),
-}
+# Each caller's token, minted by ``tenants`` once its users exist: a user's token carries the subject
+# stored on their item.
+SUSPENDED_TOKENS: dict[str, str] = {}
 
 
 def _set_status(table: str, status: str) -> None:
@@ -298,3 +300,17 @@ def test_after_reactivation_every_cell_is_as_before_and_no_item_was_lost(tenants
     for who in isolation.SUSPENDED_CALLERS:
         for route in [r for r in EXPECTED if r[0] == "GET"]:
             assert _over_http(gateway, route, who, tenants)[0] == isolation.expected(route, who), (route, who)
+
+
+# Fail closed on the context itself: a caller who is not an operator names an org, a user and a role
+
+
+@pytest.mark.parametrize("missing", ["user_id", "org_id", "role"])
+def test_a_member_context_without_a_user_id_org_or_role_is_refused_before_any_read(tenants, dynamodb_calls, missing):
+    context = {**member("acme", "alice"), missing: ""}
+    dynamodb_calls.clear()
+
+    reply = call("GET", f"/orgs/acme/tickets/{tenants['alice']}", caller=context)
+
+    assert (reply.status, reply.error_code) == (403, "forbidden")
+    assert dynamodb_calls == []

@@ -19,10 +19,11 @@ from joserfc import jwt
 from joserfc.jwk import RSAKey
 
 from authorizer import handler
-from controlplane.dal import tenant_keys
-from tests.api import create_org
+from controlplane.dal import stamps, tenant_keys
+from controlplane.dal.keys import user_key
+from tests.api import call, create_org, create_user
 
-ISSUER, AUDIENCE = "https://issuer.example/pool", "app-client"
+ISSUER, AUDIENCE, CONSOLE_AUDIENCE = "https://issuer.example/pool", "app-client", "console-client"
 METHOD_ARN = "arn:aws:execute-api:us-east-1:123456789012:abc123/prod/GET/orgs/acme"
 EVERY_METHOD = "arn:aws:execute-api:us-east-1:123456789012:abc123/prod/*/*"
 KEY = RSAKey.generate_key(2048, private=True, parameters={"kid": "key-1"})
@@ -57,7 +58,7 @@ def jwks(monkeypatch, table):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv("JWKS_URL", f"http://127.0.0.1:{server.server_port}/.well-known/jwks.json")
     monkeypatch.setenv("TOKEN_ISSUER", ISSUER)
-    monkeypatch.setenv("TOKEN_AUDIENCE", AUDIENCE)
+    monkeypatch.setenv("TOKEN_AUDIENCES", f"{AUDIENCE},{CONSOLE_AUDIENCE}")
     handler.reset()
     yield state
     handler.reset()
@@ -83,6 +84,20 @@ def token(key: RSAKey = KEY, role: str = "admin", org_id: str = "acme", **overri
     return jwt.encode({"alg": "RS256", "kid": key.kid}, claims | overrides, key)
 
 
+def signed_up(org_id: str = "acme", user_id: str = "alice", role: str = "admin", **org) -> str:
+    """The org (if new) and its user, created through the API; the user's stored sign-in subject."""
+    if call("GET", f"/orgs/{org_id}").status == 404:
+        create_org(org_id, **org)
+    assert create_user(org_id, user_id, role=role).status == 201
+    return stored_subject(org_id, user_id)
+
+
+def stored_subject(org_id: str, user_id: str) -> str:
+    key = {name: {"S": value} for name, value in user_key(org_id, user_id).items()}
+    item = handler.dynamodb().get_item(TableName=os.environ["TABLE_NAME"], Key=key)["Item"]
+    return item[stamps.SIGN_IN_SUBJECT]["S"]
+
+
 def authorize(authorization: str) -> dict:
     return handler.lambda_handler({"type": "TOKEN", "authorizationToken": authorization, "methodArn": METHOD_ARN}, None)
 
@@ -106,40 +121,87 @@ def _b64(data: bytes) -> str:
 
 
 @pytest.mark.parametrize("scheme", ["Bearer ", "bearer ", "BEARER ", ""], ids=["Bearer", "bearer", "BEARER", "raw"])
-def test_an_active_orgs_admin_is_allowed_on_every_method_with_one_projected_get_item(jwks, reads, scheme):
-    create_org("acme", plan="pro")
+def test_an_active_orgs_admin_is_allowed_on_every_method_with_one_batch_get(jwks, reads, scheme):
+    subject = signed_up(plan="pro")
+    reads.clear()
 
-    policy = authorize(scheme + token())
+    policy = authorize(scheme + token(sub=subject))
 
     assert _statement(policy) == {"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": EVERY_METHOD}
-    assert policy["principalId"] == "sub-acme-admin"
+    assert policy["principalId"] == subject
     assert policy["context"] == {
-        "sub": "sub-acme-admin",
+        "sub": subject,
         "org_id": "acme",
         "user_id": "alice",
         "role": "admin",
         "groups": "",
         "plan": "pro",
     }
-    assert [name.rsplit(".", 1)[-1] for name in reads] == ["GetItem"]
+    assert [name.rsplit(".", 1)[-1] for name in reads] == ["BatchGetItem"]
     assert policy["usageIdentifierKey"] == tenant_keys.tenant_key("acme")  # the org's usage plan key
 
 
-def test_the_org_read_projects_only_status_and_plan(jwks, reads):
-    create_org("acme")
+def test_the_read_is_one_consistent_projected_batch_of_the_org_and_the_callers_item(jwks):
+    subject = signed_up()
     with Stubber(handler.dynamodb()) as stub:
         stub.add_response(
-            "get_item",
-            {"Item": {"status": {"S": "active"}, "plan": {"S": "free"}}},
+            "batch_get_item",
             {
-                "TableName": os.environ["TABLE_NAME"],
-                "Key": {"PK": {"S": "ORG#acme"}, "SK": {"S": "METADATA#acme"}},
-                "ProjectionExpression": "#status, #plan",
-                "ExpressionAttributeNames": {"#status": "status", "#plan": "plan"},
+                "Responses": {
+                    os.environ["TABLE_NAME"]: [
+                        {"SK": {"S": "METADATA#acme"}, "status": {"S": "active"}, "plan": {"S": "free"}},
+                        {"SK": {"S": "USER#alice"}, "role": {"S": "admin"}, "sign_in_sub": {"S": subject}},
+                    ]
+                }
+            },
+            {
+                "RequestItems": {
+                    os.environ["TABLE_NAME"]: {
+                        "Keys": [
+                            {"PK": {"S": "ORG#acme"}, "SK": {"S": "METADATA#acme"}},
+                            {"PK": {"S": "ORG#acme"}, "SK": {"S": "USER#alice"}},
+                        ],
+                        "ConsistentRead": True,
+                        "ProjectionExpression": "#sk, #status, #plan, #deleting, #role, #sub",
+                        "ExpressionAttributeNames": {
+                            "#sk": "SK",
+                            "#status": "status",
+                            "#plan": "plan",
+                            "#deleting": "deleting_since",
+                            "#role": "role",
+                            "#sub": "sign_in_sub",
+                        },
+                    }
+                }
             },
         )
-        assert _statement(authorize(token()))["Effect"] == "Allow"
+        assert _statement(authorize(token(sub=subject)))["Effect"] == "Allow"
         stub.assert_no_pending_responses()
+
+
+def test_the_role_comes_from_the_item_not_the_token(jwks):
+    subject = signed_up(role="member")
+
+    policy = authorize(token(sub=subject, **{"custom:role": "admin"}))
+
+    assert (_statement(policy)["Effect"], policy["context"]["role"]) == ("Allow", "member")
+
+
+def test_the_console_clients_tokens_are_accepted_too(jwks):
+    subject = signed_up()
+
+    assert _statement(authorize(token(sub=subject, aud=CONSOLE_AUDIENCE)))["Effect"] == "Allow"
+
+
+def test_keys_left_unprocessed_twice_fail_the_decision(jwks):
+    subject = signed_up()
+    table = os.environ["TABLE_NAME"]
+    unprocessed = {"Responses": {table: []}, "UnprocessedKeys": {table: {"Keys": [{"PK": {"S": "ORG#acme"}}]}}}
+    with Stubber(handler.dynamodb()) as stub:
+        stub.add_response("batch_get_item", unprocessed)
+        stub.add_response("batch_get_item", unprocessed)
+        with pytest.raises(RuntimeError):
+            authorize(token(sub=subject))
 
 
 def test_an_operator_is_allowed_without_any_read(jwks, reads):
@@ -158,11 +220,87 @@ def test_an_operator_is_allowed_without_any_read(jwks, reads):
     assert policy["usageIdentifierKey"] == tenant_keys.operators_key()
 
 
+def test_an_operator_whose_username_has_a_dot_is_denied(jwks, reads):
+    policy = authorize(token(role="operator", **{"cognito:username": "acme.alice"}))
+
+    assert (_statement(policy)["Effect"], policy["context"]["error_code"]) == ("Deny", "forbidden")
+    assert reads == []
+
+
+# Membership: the caller's own item decides, and every gap is a Deny
+
+
+def _denied(policy: dict, code: str = "forbidden") -> str:
+    assert _statement(policy) == {"Action": "execute-api:Invoke", "Effect": "Deny", "Resource": EVERY_METHOD}
+    assert policy["context"]["error_code"] == code
+    assert "usageIdentifierKey" not in policy
+    return policy["context"]["error_message"]
+
+
+def test_a_deleted_users_token_is_denied(jwks):
+    subject = signed_up()
+    assert call("DELETE", "/orgs/acme/users/alice").status == 204
+
+    assert _denied(authorize(token(sub=subject))) == "Your sign-in is no longer a user of organization acme"
+
+
+def test_a_re_created_user_ids_old_token_is_denied_and_the_new_one_allowed(jwks):
+    old = signed_up()
+    assert call("DELETE", "/orgs/acme/users/alice").status == 204
+    new = signed_up()
+
+    assert new != old
+    _denied(authorize(token(sub=old)))
+    assert _statement(authorize(token(sub=new)))["Effect"] == "Allow"
+
+
+def test_a_re_created_org_ids_old_token_is_denied(jwks):
+    old = signed_up()
+    assert call("DELETE", "/orgs/acme").status in (202, 204)
+    assert call("GET", "/orgs/acme").status == 404
+    new = signed_up()
+
+    _denied(authorize(token(sub=old)))
+    assert _statement(authorize(token(sub=new)))["Effect"] == "Allow"
+
+
+def test_a_user_item_without_a_subject_is_denied(jwks, table):
+    subject = signed_up()
+    key = {name: {"S": value} for name, value in user_key("acme", "alice").items()}
+    handler.dynamodb().update_item(TableName=table, Key=key, UpdateExpression="REMOVE sign_in_sub")
+
+    _denied(authorize(token(sub=subject)))
+
+
+@pytest.mark.parametrize("missing", ["custom:user_id", "custom:org_id"])
+def test_a_token_in_no_group_without_an_org_or_a_user_is_denied_without_a_read(jwks, reads, missing):
+    claims = jwt.decode(token(), KEY).claims
+    del claims[missing]
+
+    assert _denied(authorize(jwt.encode({"alg": "RS256", "kid": KEY.kid}, claims, KEY))) == (
+        "Your sign-in names no organization and user"
+    )
+    assert reads == []
+
+
+def test_an_org_being_deleted_is_denied(jwks, table):
+    subject = signed_up()
+    key = {"PK": {"S": "ORG#acme"}, "SK": {"S": "METADATA#acme"}}
+    handler.dynamodb().update_item(
+        TableName=table,
+        Key=key,
+        UpdateExpression="SET deleting_since = :t",
+        ExpressionAttributeValues={":t": {"S": "x"}},
+    )
+
+    assert _denied(authorize(token(sub=subject))) == "Organization acme does not exist"
+
+
 # Suspension and missing orgs
 
 
 def test_a_suspended_orgs_member_is_denied_with_org_suspended_and_no_reason(jwks, table):
-    create_org("acme")
+    subject = signed_up(role="member")
     handler.dynamodb().update_item(
         TableName=table,
         Key={"PK": {"S": "ORG#acme"}, "SK": {"S": "METADATA#acme"}},
@@ -171,22 +309,16 @@ def test_a_suspended_orgs_member_is_denied_with_org_suspended_and_no_reason(jwks
         ExpressionAttributeValues={":s": {"S": "suspended"}, ":r": {"S": "unpaid invoices"}},
     )
 
-    policy = authorize(f"Bearer {token(role='member')}")
+    policy = authorize(f"Bearer {token(role='member', sub=subject)}")
 
-    assert _statement(policy) == {"Action": "execute-api:Invoke", "Effect": "Deny", "Resource": EVERY_METHOD}
-    assert policy["context"]["error_code"] == "org_suspended"
-    assert policy["context"]["error_message"] == "Organization acme is suspended"
+    assert _denied(policy, "org_suspended") == "Organization acme is suspended"
     assert "unpaid" not in json.dumps(policy)
 
 
 def test_a_token_of_a_missing_org_is_denied(jwks):
     policy = authorize(f"Bearer {token(org_id='gone')}")
 
-    assert _statement(policy)["Effect"] == "Deny"
-    assert (policy["context"]["error_code"], policy["context"]["error_message"]) == (
-        "forbidden",
-        "Organization gone does not exist",
-    )
+    assert _denied(policy) == "Organization gone does not exist"
 
 
 # What it refuses: 401
@@ -234,28 +366,27 @@ def test_a_missing_or_malformed_token_is_401(jwks, authorization):
 
 
 def test_the_jwks_is_fetched_once_per_container(jwks):
-    create_org("acme")
+    subject = signed_up()
     for _ in range(3):
-        authorize(f"Bearer {token()}")
+        authorize(f"Bearer {token(sub=subject)}")
 
     assert jwks.fetches == 1
 
 
 def test_a_rotated_key_is_fetched_again_and_verifies(jwks, monkeypatch):
-    create_org("acme")
-    authorize(f"Bearer {token()}")
+    subject = signed_up()
+    authorize(f"Bearer {token(sub=subject)}")
     jwks.keys = [KEY, ROTATED]
     monkeypatch.setattr(handler, "JWKS_REFETCH_SECONDS", 0.0)
 
-    policy = authorize(f"Bearer {token(ROTATED)}")
+    policy = authorize(f"Bearer {token(ROTATED, sub=subject)}")
 
     assert _statement(policy)["Effect"] == "Allow"
     assert jwks.fetches == 2
 
 
 def test_a_flood_of_unknown_kids_fetches_the_jwks_once_per_interval(jwks):
-    create_org("acme")
-    authorize(f"Bearer {token()}")  # the first fetch, just now
+    authorize(f"Bearer {token(org_id='gone')}")  # the first fetch, just now
     bogus = [RSAKey.generate_key(2048, private=True, parameters={"kid": f"bogus-{n}"}) for n in range(3)]
 
     for key in bogus:
@@ -278,7 +409,7 @@ def test_a_jwks_outage_fails_the_decision(jwks):
 
 def test_a_dynamodb_outage_fails_the_decision(jwks):
     with Stubber(handler.dynamodb()) as stub:
-        stub.add_client_error("get_item", "InternalServerError", http_status_code=500)
+        stub.add_client_error("batch_get_item", "InternalServerError", http_status_code=500)
         with pytest.raises(Exception) as raised:
             authorize(f"Bearer {token()}")
 

@@ -34,6 +34,13 @@ def _sign_in(pool, username: str) -> dict | None:
     return {a["Name"]: a["Value"] for a in user["UserAttributes"]}
 
 
+def _stored_subject(user_id: str) -> str:
+    item = config.dynamodb().get_item(
+        TableName=config.settings().table_name, Key={"PK": {"S": "ORG#acme"}, "SK": {"S": f"USER#{user_id}"}}
+    )["Item"]
+    return item["sign_in_sub"]["S"]
+
+
 def _fail(monkeypatch, client, operation: str):
     def raise_error(**_):
         raise ClientError({"Error": {"Code": "InternalErrorException", "Message": "injected"}}, operation)
@@ -129,14 +136,76 @@ def test_delete_interrupted_after_the_sign_in_completes_when_retried(pool, monke
     assert _sign_in(pool, "acme.alice") is None
 
 
-def test_left_over_sign_in_is_409_and_cleared_by_a_delete(pool):
+def test_a_left_over_sign_in_is_replaced_by_the_users_create_with_a_new_subject(pool):
     cognito, pool_id = pool
     cognito.admin_create_user(UserPoolId=pool_id, Username="acme.alice")
+    left_over = _sign_in(pool, "acme.alice")["sub"]
 
-    assert create_user("acme", "alice").status == 409
-    assert call("GET", "/orgs/acme/users/alice").status == 404
-    assert call("DELETE", "/orgs/acme/users/alice").status == 404
     assert create_user("acme", "alice").status == 201
+    assert _sign_in(pool, "acme.alice")["sub"] not in ("", left_over)
+    assert _stored_subject("alice") == _sign_in(pool, "acme.alice")["sub"]
+
+
+def test_the_user_item_keeps_the_sign_ins_subject_and_a_re_created_user_gets_a_new_one(pool):
+    create_user("acme", "alice")
+    first = _stored_subject("alice")
+    assert first == _sign_in(pool, "acme.alice")["sub"]
+
+    assert call("DELETE", "/orgs/acme/users/alice").status == 204
+    create_user("acme", "alice")
+
+    assert _stored_subject("alice") == _sign_in(pool, "acme.alice")["sub"] != first
+
+
+def test_the_subject_is_not_in_the_api_response(pool):
+    assert "sign_in_sub" not in create_user("acme", "alice").body
+    assert "sign_in_sub" not in call("GET", "/orgs/acme/users/alice").body
+
+
+def test_failing_to_store_the_subject_removes_the_sign_in_and_the_user(pool, monkeypatch):
+    table_client = config.dynamodb()
+    real = table_client.update_item
+
+    def refuse_the_mark(**request):
+        if "sign_in_sub" in str(request.get("ExpressionAttributeNames")):
+            raise ClientError({"Error": {"Code": "InternalServerError", "Message": "injected"}}, "UpdateItem")
+        return real(**request)
+
+    monkeypatch.setattr(table_client, "update_item", refuse_the_mark)
+
+    assert create_user("acme", "alice").status == 500
+    monkeypatch.undo()
+    assert _sign_in(pool, "acme.alice") is None
+    assert call("GET", "/orgs/acme/users/alice").status == 404
+    assert call("GET", "/orgs/acme").body["usage"]["users"] == 0
+
+
+def test_deleting_a_missing_user_touches_no_sign_in(pool):
+    cognito, pool_id = pool
+    cognito.admin_create_user(UserPoolId=pool_id, Username="acme.ghost")
+
+    assert call("DELETE", "/orgs/acme/users/ghost").status == 404
+    assert _sign_in(pool, "acme.ghost") is not None
+
+
+@pytest.mark.parametrize("version", [None, 7], ids=["missing", "stale-if-match"])
+def test_updating_a_missing_or_stale_user_touches_no_sign_in(pool, monkeypatch, version):
+    create_user("acme", "alice")
+    user_id = "alice" if version else "ghost"
+    _fail(monkeypatch, config.directory().client, "admin_update_user_attributes")
+    _fail(monkeypatch, config.directory().client, "admin_get_user")
+    headers = {"If-Match": [f'"{version}"']} if version else {}
+
+    reply = call("PATCH", f"/orgs/acme/users/{user_id}", {"role": "admin"}, headers=headers)
+
+    assert reply.status == (412 if version else 404)
+
+
+def test_a_stale_delete_touches_no_sign_in(pool, monkeypatch):
+    create_user("acme", "alice")
+    _fail(monkeypatch, config.directory().client, "admin_delete_user")
+
+    assert call("DELETE", "/orgs/acme/users/alice", headers={"If-Match": ['"7"']}).status == 412
 
 
 def test_deleting_the_org_deletes_every_sign_in(pool):

@@ -5,9 +5,11 @@ the job runs in line, as make run runs it; the queued job and the sign-ins: test
 import pytest
 
 from controlplane.dal import imports as dal_imports
-from controlplane.dal import keys, seats
+from controlplane.dal import keys, seats, stamps
 from controlplane.dal.table import api_table
 from controlplane.models import plans
+from local import tokens
+from local.seed import fetch
 from tests.api import admin, call, create_org, create_user, member
 
 
@@ -152,3 +154,21 @@ def test_a_user_created_between_the_jobs_read_and_its_transaction_is_refused_and
     assert (body["created"], [(r["user_id"], r["code"]) for r in body["refused"]]) == (2, [("bob", "already_exists")])
     assert sorted(_users()) == ["alice", "bob", "carol"]
     assert call("GET", "/orgs/acme").body["usage"] == {"users": 3}
+
+
+def test_an_imported_user_signs_in_with_the_subject_stored_on_their_item(table, gateway):
+    # Given users imported under make run (no user pool: each gets a subject of its own, as a create does)
+    create_org("acme", plan="pro")
+    _import([_row("alice", role="admin"), _row("bob")])
+    items, _ = api_table().query(keys.org_partition("acme"), prefix=keys.USER_PREFIX, limit=10, consistent=True)
+    subjects = [item[stamps.SIGN_IN_SUBJECT] for item in items]
+    assert len(set(subjects)) == 2 and all(subject.startswith("local-") for subject in subjects)
+
+    # When alice calls the API with her token (its sub the one on her item) through the gateway
+    status, _, body = fetch(
+        f"{gateway}/orgs/acme/users", headers={"Authorization": f"Bearer {tokens.for_user('acme', 'alice')}"}
+    )
+
+    # Then the authorizer lets her in
+    assert status == 200, body
+    assert [user["user_id"] for user in body["items"]] == ["alice", "bob"]

@@ -11,7 +11,7 @@ from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingErro
 from botocore.exceptions import ClientError
 
 from controlplane import config
-from controlplane.dal import imports, keys, seats
+from controlplane.dal import imports, keys, seats, stamps
 from controlplane.dal.directory import Directory
 from controlplane.dal.table import api_table
 from controlplane.logic import import_job
@@ -80,6 +80,12 @@ def test_the_request_only_stores_the_rows_and_queues_the_job_which_creates_users
     assert (done["status"], done["created"], done["pending"]) == ("done", 3, 0)
     assert done["sign_ins"] == {"done": 3, "pending": 0, "failed": []}
     assert _sign_ins(cloud) == ["acme.user-000", "acme.user-001", "acme.user-002"]
+    # each user's item keeps their sign-in's subject, which the authorizer checks tokens against
+    cognito = boto3.client("cognito-idp")
+    for user_id in ("user-000", "user-001", "user-002"):
+        attributes = cognito.admin_get_user(UserPoolId=cloud, Username=f"acme.{user_id}")["UserAttributes"]
+        sub = next(a["Value"] for a in attributes if a["Name"] == "sub")
+        assert api_table().get(keys.user_key("acme", user_id))[stamps.SIGN_IN_SUBJECT] == sub
 
 
 def test_a_job_that_crashed_after_its_users_went_in_continues_and_creates_nobody_twice(cloud, monkeypatch):
@@ -163,3 +169,22 @@ def test_sign_ins_made_after_the_org_was_suspended_are_disabled(cloud):
     found = [cognito.admin_get_user(UserPoolId=cloud, Username=name) for name in _sign_ins(cloud)]
     assert [user["Enabled"] for user in found] == [False, False]
     assert _get(started["import_id"])["status"] == "done"
+
+
+def test_a_left_over_sign_in_of_an_imported_users_name_is_replaced_and_its_tokens_never_pass(cloud):
+    # Given a sign-in acme.user-000 left over from before (no user item holds its subject)
+    cognito = boto3.client("cognito-idp")
+    left = cognito.admin_create_user(UserPoolId=cloud, Username="acme.user-000")["User"]["Attributes"]
+    left_sub = next(a["Value"] for a in left if a["Name"] == "sub")
+    started = _import(_rows(1))
+    [message] = _queued()
+
+    # When the import's job makes that user's sign-in
+    assert deliver([message]) == {"batchItemFailures": []}
+
+    # Then the left-over is replaced, and the item keeps the new sign-in's subject
+    assert _get(started["import_id"])["sign_ins"] == {"done": 1, "pending": 0, "failed": []}
+    attributes = cognito.admin_get_user(UserPoolId=cloud, Username="acme.user-000")["UserAttributes"]
+    sub = next(a["Value"] for a in attributes if a["Name"] == "sub")
+    assert sub != left_sub
+    assert api_table().get(keys.user_key("acme", "user-000"))[stamps.SIGN_IN_SUBJECT] == sub

@@ -5,7 +5,7 @@ from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.models import plans
-from tests.api import admin, call, create_org, create_user, member
+from tests.api import OPERATOR, admin, call, create_org, create_user, member
 
 FULL = {"quota": "users", "limit": 5, "used": 5, "plan": "free"}
 # Issue 20's table, written out: the test fails if the catalogue drifts from what was promised.
@@ -27,7 +27,7 @@ def full_free_org(table):
 
 
 def test_plans_lists_the_catalogue_to_any_signed_in_caller(table):
-    for caller in (admin("acme"), member("bolt", "bob"), {"sub": "no-org"}):
+    for caller in (admin("acme"), member("bolt", "bob"), OPERATOR):
         reply = call("GET", "/plans", caller=caller)
 
         assert reply.status == 200
@@ -38,6 +38,13 @@ def test_plans_lists_the_catalogue_to_any_signed_in_caller(table):
                 {"plan": "enterprise", "limits": {"users": 1000}, "requests": ENTERPRISE_REQUESTS},
             ]
         }
+
+
+def test_a_caller_that_is_neither_an_operator_nor_an_org_user_is_refused_even_the_plans(table):
+    reply = call("GET", "/plans", caller={"sub": "no-org"})
+
+    assert reply.status == 403
+    assert reply.body["error"]["message"] == "Your sign-in names no organization, user and role"
 
 
 def test_every_plan_and_the_operators_have_request_limits():

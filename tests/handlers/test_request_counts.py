@@ -107,4 +107,6 @@ def test_cascade_delete_of_a_user_batches_the_ticket_deletes(seeded, dynamodb_ca
     reply = call("DELETE", "/orgs/acme/users/alice")
 
     assert reply.status == 204
-    assert dynamodb_calls == ["Query", "BatchWriteItem", "TransactWriteItems"]  # the user and their seat
+    # The user read first (it exists, before the sign-in or a ticket goes), then the tickets, then the
+    # user and their seat
+    assert dynamodb_calls == ["GetItem", "Query", "BatchWriteItem", "TransactWriteItems"]

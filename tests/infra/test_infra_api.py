@@ -7,8 +7,10 @@ import re
 import aws_cdk as cdk
 import pytest
 
+from authorizer.token_format import IDENTITY_VALIDATION_EXPRESSION
 from controlplane.http.routes import ROUTES
 from controlplane.models import plans
+from controlplane.models.errors import UNAUTHORIZED_MESSAGE
 from infra.config import StageConfig
 
 
@@ -122,7 +124,8 @@ def test_every_route_requires_a_token_the_lambda_authorizer_decided_on(templates
         assert authorizer["Properties"]["IdentitySource"] == "method.request.header.Authorization"
         assert authorizer["Properties"]["AuthorizerResultTtlInSeconds"] == 60
         assert _authorizer_function(body) in json.dumps(authorizer["Properties"]["AuthorizerUri"])
-        assert "IdentityValidationExpression" not in authorizer["Properties"]  # the scheme's case is the function's
+        # A malformed header is refused before the function, the scheme in any case (authorizer.token_format)
+        assert authorizer["Properties"]["IdentityValidationExpression"] == IDENTITY_VALIDATION_EXPRESSION
 
 
 def test_the_authorizer_ttl_is_a_context_key_of_at_most_five_minutes():
@@ -196,7 +199,8 @@ def test_api_gateway_errors_answer_with_the_api_error_contract(dev):
         "AUTHORIZER_FAILURE": "'1'",  # the authorizer could not decide: retry
     }
     assert bodies["DEFAULT_4XX"]["error"]["message"] == "Oops"  # API Gateway's own message, kept
-    assert bodies["UNAUTHORIZED"]["error"]["message"] == "Oops"  # "Unauthorized", from the authorizer
+    # One static message for every 401: the gateway response cannot tell why the token was refused
+    assert bodies["UNAUTHORIZED"]["error"]["message"] == UNAUTHORIZED_MESSAGE
     assert bodies["ACCESS_DENIED"]["error"]["message"] == "Organization acme is suspended"
 
 

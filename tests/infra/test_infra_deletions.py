@@ -9,8 +9,8 @@ from controlplane.logic import import_job
 def _queues(template: dict) -> tuple[str, dict, str, dict]:
     """(id, properties) of the deletions queue and of its dead-letter queue."""
     queues = {k: r["Properties"] for k, r in template["Resources"].items() if r["Type"] == "AWS::SQS::Queue"}
-    # (The tenant-keys queue has its own tests: test_infra_limits.py.)
-    [queue_id] = [k for k, p in queues.items() if "RedrivePolicy" in p and not k.startswith("TenantKeys")]
+    # (The tenant-keys and revocations queues have their own tests.)
+    [queue_id] = [k for k, p in queues.items() if "RedrivePolicy" in p and k.startswith("Deletions")]
     dead_letters_arn = queues[queue_id]["RedrivePolicy"]["deadLetterTargetArn"]
     [dead_letters_id] = [k for k in queues if dead_letters_arn == {"Fn::GetAtt": [k, "Arn"]}]
     return queue_id, queues[queue_id], dead_letters_id, queues[dead_letters_id]

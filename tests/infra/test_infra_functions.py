@@ -28,7 +28,8 @@ def _actions(statement: dict) -> list[str]:
     return [actions] if isinstance(actions, str) else actions
 
 
-_LIMITS = ("TenantKeys", "UsagePlans")
+# Constructs with resources of their own, tested in their own files (test_infra_limits.py, test_infra_access.py)
+_LIMITS = ("TenantKeys", "UsagePlans", "Revocations", "Waf")
 
 
 def _id_of(template: dict, resource_type: str) -> str:
@@ -111,6 +112,7 @@ def test_function_environment_names_the_table_the_cursor_secret_powertools_and_w
         "CURSOR_SECRET_ARN": {"Ref": _id_of(dev, "AWS::SecretsManager::Secret")},
         "POWERTOOLS_SERVICE_NAME": "control-plane",
         "POWERTOOLS_METRICS_NAMESPACE": "ControlPlane",
+        "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",  # no tenant data in X-Ray
         "LOG_LEVEL": "INFO",
         "CORS_ALLOW_ORIGINS": {
             "Fn::Join": ["", ["https://", {"Fn::GetAtt": [_id_of(dev, "AWS::CloudFront::Distribution"), "DomainName"]}]]
@@ -257,4 +259,5 @@ def test_configured_cors_origins_reach_every_function(templates):
     assert "CORS_ALLOW_ORIGINS" not in variables.pop("events.handler.lambda_handler")  # it answers no browser
     assert "CORS_ALLOW_ORIGINS" not in variables.pop("authorizer.handler.lambda_handler")  # API Gateway calls it
     assert "CORS_ALLOW_ORIGINS" not in variables.pop("tenantkeys.handler.lambda_handler")  # nor does it
+    assert "CORS_ALLOW_ORIGINS" not in variables.pop("revocations.handler.lambda_handler")  # nor this one
     assert variables == {}

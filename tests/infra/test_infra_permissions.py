@@ -196,7 +196,7 @@ def test_a_delete_finished_from_the_queue_sends_only_what_the_organizations_func
     assert set(sent + consumed) - granted[ORGANIZATIONS] == set()
 
 
-def test_the_authorizer_sends_one_get_item_on_an_org_partition_its_only_grant(seeded, aws_requests, dev):
+def test_the_authorizer_sends_one_batch_get_on_an_org_partition_its_only_grant(seeded, aws_requests, dev):
     # Given the authorizer's role, from the template
     [function] = [
         r for r in dev["Resources"].values() if r["Properties"].get("Handler") == "authorizer.handler.lambda_handler"
@@ -208,17 +208,20 @@ def test_the_authorizer_sends_one_get_item_on_an_org_partition_its_only_grant(se
     statements = policy["Properties"]["PolicyDocument"]["Statement"]
     dynamodb = [s for s in statements if "dynamodb" in json.dumps(s["Action"])]
 
-    # When it decides for a member of acme (the token already verified)
+    # When it decides for member alice of acme (the token already verified, its sub hers)
     handler.reset()
-    claims = {"sub": "s", "custom:org_id": "acme", "custom:user_id": "alice", "custom:role": "member"}
+    key = {"PK": {"S": "ORG#acme"}, "SK": {"S": "USER#alice"}}
+    subject = handler.dynamodb().get_item(TableName=config.settings().table_name, Key=key)["Item"]["sign_in_sub"]["S"]
+    aws_requests.clear()
+    claims = {"sub": subject, "custom:org_id": "acme", "custom:user_id": "alice", "custom:role": "member"}
     decision = handler.decide(claims, "arn:aws:execute-api:us-east-1:1:api/dev/GET/orgs/acme")
     handler.reset()
 
-    # Then it read the org with one GetItem, which is all its role may do on the table, on ORG# keys only
+    # Then it read the org and her item with one BatchGetItem, all its role may do on the table, on ORG# keys only
     assert decision["policyDocument"]["Statement"][0]["Effect"] == "Allow"
-    assert aws_requests == ["dynamodb:GetItem"]
+    assert aws_requests == ["dynamodb:BatchGetItem"]
     [statement] = dynamodb
-    assert statement["Action"] == "dynamodb:GetItem"
+    assert statement["Action"] == "dynamodb:BatchGetItem"
     assert "index" not in json.dumps(statement["Resource"])
     assert statement["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["ORG#*"]}}
     assert fnmatch.fnmatchcase("ORG#acme", "ORG#*")

@@ -56,9 +56,9 @@ def test_dev_table_is_deleted_with_its_stack(dev):
 def test_prod_log_groups_are_retained_and_expire(prod):
     log_groups = [r for r in prod["Resources"].values() if r["Type"] == "AWS::Logs::LogGroup"]
 
-    # three API functions, the events and tenant-keys functions, the authorizer, the API's access logs,
-    # the console's deployment
-    assert len(log_groups) == 8
+    # three API functions, the events, tenant-keys and revocations functions, the authorizer, the API's
+    # access logs, the console's deployment
+    assert len(log_groups) == 9
     assert all(group["DeletionPolicy"] == "RetainExceptOnCreate" for group in log_groups)
     assert all(group["Properties"]["RetentionInDays"] == 30 for group in log_groups)
 

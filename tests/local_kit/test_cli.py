@@ -13,6 +13,7 @@ from cpctl import credentials
 from cpctl.cli import app
 from cpctl.commands import orgs
 from local import tokens
+from tests.api import create_user
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 
@@ -180,11 +181,13 @@ def test_every_command_group_works_end_to_end(table, cpctl):
 
 def test_orgs_suspend_and_activate_through_the_gateway(table, cpctl):
     cpctl("orgs", "create", "acme", "--name", "Acme")
+    assert create_user("acme", "root", role="admin").status == 201
+    admin = tokens.for_user("acme", "root")
 
     suspended = cpctl("-o", "json", "orgs", "suspend", "acme", "--reason", "Unpaid invoice", "--yes")
     shown = cpctl("orgs", "get", "acme")
-    as_admin = cpctl("-o", "json", "orgs", "get", "acme", token=tokens.issue("admin", "acme", "root"))
-    refused = cpctl("orgs", "suspend", "acme", "--reason", "mine", "--yes", token=tokens.issue("admin", "acme", "root"))
+    as_admin = cpctl("-o", "json", "orgs", "get", "acme", token=admin)
+    refused = cpctl("orgs", "suspend", "acme", "--reason", "mine", "--yes", token=admin)
     activated = cpctl("-o", "json", "orgs", "activate", "acme", "--if-match", '"2"')
 
     assert suspended.exit_code == 0, suspended.stderr

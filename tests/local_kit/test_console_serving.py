@@ -7,6 +7,7 @@ import pytest
 
 from local import ROOT, console
 from local.seed import fetch
+from tests.api import create_org, create_user
 
 
 def raw_get(base: str, path: str) -> tuple[int, dict[str, str], bytes]:
@@ -70,7 +71,12 @@ def test_nothing_outside_the_console_folder_is_served(gateway, path):
     assert headers["Content-Type"] == "application/json"
 
 
-def test_sign_in_links_carry_a_token_per_role():
+def test_sign_in_links_carry_a_token_per_role(table):
+    # Given the demo org's admin and member (their tokens carry their stored subjects)
+    create_org("demo")
+    create_user("demo", "alice", role="admin")
+    create_user("demo", "bob", role="member")
+
     links = console.sign_in_links("http://127.0.0.1:3000", "demo").split("\n\n")
 
     assert [line.split("\n")[0] for line in links] == [

@@ -8,7 +8,7 @@ from controlplane.models import plans
 from local import limits, server, tokens
 from local.apigw import OPERATOR_CONTEXT, authorizer_context
 from local.limits import DAY_SECONDS, Limiter
-from tests.api import create_org
+from tests.api import create_org, create_user
 
 FREE = plans.request_limits("free")
 NOON = 20_000 * DAY_SECONDS + DAY_SECONDS / 2  # a day's noon, UTC: the day ends in 43,200 s
@@ -167,9 +167,11 @@ def test_the_tests_run_with_limits_off():
 def test_the_gateway_answers_429_throttled_in_the_error_contract_and_other_orgs_go_on(table, dynamodb_calls):
     create_org("acme", plan="free")
     create_org("big", plan="enterprise")
+    create_user("acme", "root", role="admin")
+    create_user("big", "root", role="admin")
+    free = {"Authorization": tokens.for_user("acme", "root")}
+    big = {"Authorization": tokens.for_user("big", "root")}
     dynamodb_calls.clear()
-    free = {"Authorization": tokens.issue("admin", "acme", "root")}
-    big = {"Authorization": tokens.issue("admin", "big", "root")}
 
     with server.in_thread(Limiter(clock=Clock())) as url, httpx.Client(base_url=url) as http:
         statuses = [http.get("/orgs/acme", headers=free).status_code for _ in range(20)]

@@ -1,6 +1,6 @@
 """The local gateway runs the API's own authorizer (functions/authorizer) as API Gateway does: the
 event it sends, the JWKS it serves, the decision cached per token for AUTHORIZER_TTL_SECONDS, and
-its refusals as the stack's gateway responses. Over HTTP, on moto (the authorizer reads one item)."""
+its refusals as the stack's gateway responses. Over HTTP, on moto (the authorizer reads two items)."""
 
 import pytest
 from botocore.stub import Stubber
@@ -13,7 +13,6 @@ from tests.api import call
 
 pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)
 
-ADMIN = {"Authorization": f"Bearer {tokens.issue('admin', 'acme', 'root')}"}
 OPERATOR = {"Authorization": f"Bearer {tokens.issue(tokens.OPERATOR)}"}
 
 
@@ -34,8 +33,11 @@ def clock(monkeypatch):
 
 @pytest.fixture
 def acme(table):
+    """acme and its admin root; root's Authorization header (their token carries their stored subject)."""
     assert call("POST", "/orgs", {"org_id": "acme", "name": "Acme"}).status == 201
-    assert call("POST", "/orgs/acme/users", {"user_id": "root", "name": "R", "email": "r@example.com"}).status == 201
+    body = {"user_id": "root", "name": "R", "email": "r@example.com", "role": "admin"}
+    assert call("POST", "/orgs/acme/users", body).status == 201
+    return {"Authorization": f"Bearer {tokens.for_user('acme', 'root')}"}
 
 
 def set_status(table: str, status: str) -> None:
@@ -61,22 +63,22 @@ def test_the_gateway_serves_the_development_key_as_a_jwks(table, gateway):
 def test_a_token_verifies_across_gateway_restarts(acme):
     for _ in range(2):
         with server.in_thread() as gateway:
-            assert fetch(f"{gateway}/orgs/acme", headers=ADMIN)[0] == 200
+            assert fetch(f"{gateway}/orgs/acme", headers=acme)[0] == 200
 
 
 def test_a_decision_is_cached_per_token_for_the_ttl_across_routes(acme, table, gateway, clock, monkeypatch):
     monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "60")
     before = server.AUTHORIZER.invocations
-    assert fetch(f"{gateway}/orgs/acme", headers=ADMIN)[0] == 200
-    assert fetch(f"{gateway}/orgs/acme/users", headers=ADMIN)[0] == 200
+    assert fetch(f"{gateway}/orgs/acme", headers=acme)[0] == 200
+    assert fetch(f"{gateway}/orgs/acme/users", headers=acme)[0] == 200
     assert server.AUTHORIZER.invocations == before + 1
 
     set_status(table, "suspended")
     clock.now += 59
-    assert fetch(f"{gateway}/orgs/acme", headers=ADMIN)[0] == 200  # still the cached Allow
+    assert fetch(f"{gateway}/orgs/acme", headers=acme)[0] == 200  # still the cached Allow
 
     clock.now += 1
-    status, _, body = fetch(f"{gateway}/orgs/acme", headers=ADMIN)
+    status, _, body = fetch(f"{gateway}/orgs/acme", headers=acme)
     assert (status, body["error"]["code"]) == (403, "org_suspended")
     assert body["error"]["message"] == "Organization acme is suspended"
     assert server.AUTHORIZER.invocations == before + 2
@@ -84,11 +86,11 @@ def test_a_decision_is_cached_per_token_for_the_ttl_across_routes(acme, table, g
 
 def test_a_dynamodb_outage_is_503_with_retry_after_and_not_cached(acme, gateway):
     with Stubber(handler.dynamodb()) as stub:
-        stub.add_client_error("get_item", "InternalServerError", http_status_code=500)
-        status, headers, body = fetch(f"{gateway}/orgs/acme", headers=ADMIN)
+        stub.add_client_error("batch_get_item", "InternalServerError", http_status_code=500)
+        status, headers, body = fetch(f"{gateway}/orgs/acme", headers=acme)
 
     assert (status, body["error"]["code"], headers["Retry-After"]) == (503, "service_unavailable", "1")
-    assert fetch(f"{gateway}/orgs/acme", headers=ADMIN)[0] == 200  # the failure was not cached
+    assert fetch(f"{gateway}/orgs/acme", headers=acme)[0] == 200  # the failure was not cached
 
 
 def test_an_operator_is_unaffected_by_a_suspension(acme, table, gateway, monkeypatch):
@@ -97,3 +99,42 @@ def test_an_operator_is_unaffected_by_a_suspension(acme, table, gateway, monkeyp
 
     assert fetch(f"{gateway}/orgs/acme", headers=OPERATOR)[0] == 200
     assert fetch(f"{gateway}/orgs/acme/users/root", headers=OPERATOR)[0] == 200
+
+
+# The identity validation expression (authorizer.token_format): API Gateway's, honoured here
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    ["Basic dXNlcjpwYXNz", "Bearer", "Bearer a.b", "Bearer x y", "Bearer a.b.", "Bearer <script>.a.b", "a.b.c d"],
+)
+def test_a_malformed_header_is_401_without_calling_the_authorizer(table, gateway, authorization):
+    before = server.AUTHORIZER.invocations
+
+    status, _, body = fetch(f"{gateway}/orgs", headers={"Authorization": authorization})
+
+    assert (status, body["error"]["code"]) == (401, "unauthorized")
+    assert server.AUTHORIZER.invocations == before
+
+
+@pytest.mark.parametrize("scheme", ["Bearer ", "bearer ", "BEARER ", "bEaReR  ", ""])
+def test_the_scheme_is_matched_in_any_case_or_left_out(table, gateway, scheme):
+    assert fetch(f"{gateway}/orgs", headers={"Authorization": f"{scheme}{tokens.issue(tokens.OPERATOR)}"})[0] == 200
+
+
+@pytest.mark.parametrize("token", ["expired", "forged"])
+def test_every_401_says_the_same_whatever_the_reason_as_api_gateways_does(table, gateway, token):
+    """API Gateway answers a TOKEN authorizer's refusal with one static gateway response."""
+    authorization = tokens.issue(tokens.OPERATOR, lifetime=-60) if token == "expired" else "a.b.c"
+
+    status, _, body = fetch(f"{gateway}/orgs", headers={"Authorization": f"Bearer {authorization}"})
+
+    assert (status, body["error"]["message"]) == (401, server.UNAUTHORIZED)
+    assert fetch(f"{gateway}/orgs")[2]["error"]["message"] == server.UNAUTHORIZED
+
+
+def test_a_user_token_minted_for_no_stored_sign_in_is_denied(acme, gateway):
+    """A token with the right claims but a subject no item holds (what ``issue`` mints) is refused."""
+    status, _, body = fetch(f"{gateway}/orgs/acme", headers={"Authorization": tokens.issue("admin", "acme", "root")})
+
+    assert (status, body["error"]["code"]) == (403, "forbidden")

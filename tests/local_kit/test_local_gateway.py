@@ -98,20 +98,25 @@ def test_missing_or_bad_token_is_401_from_the_gateway_without_invoking(gateway, 
     assert lambda_sees == []
 
 
-@pytest.mark.parametrize("table", ["moto"], indirect=True)  # the authorizer reads the org: any backend will do
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # the authorizer reads the org and user: any backend
 @pytest.mark.parametrize("scheme", ["Bearer ", "bearer ", ""], ids=["Bearer", "bearer", "raw"])
 def test_member_token_reaches_the_function_as_the_authorizers_context(table, gateway, lambda_sees, scheme):
+    # Not through invoke, which lambda_sees replaces
     create = apigw.build_event(
         "POST", "/orgs", body={"org_id": "acme", "name": "Acme"}, authorizer=apigw.OPERATOR_CONTEXT
     )
-    assert apigw.run("organizations", create)["statusCode"] == 201  # not through invoke, which lambda_sees replaces
-    token = tokens.issue("member", "acme", "alice")
+    assert apigw.run("organizations", create)["statusCode"] == 201
+    body = {"user_id": "alice", "name": "Alice", "email": "alice@example.com", "role": "member"}
+    join = apigw.build_event("POST", "/orgs/acme/users", body=body, authorizer=apigw.OPERATOR_CONTEXT)
+    assert apigw.run("users", join)["statusCode"] == 201
+    token = tokens.for_user("acme", "alice")
 
     fetch(f"{gateway}/orgs/acme", headers={"Authorization": f"{scheme}{token}"})
 
     context = lambda_sees[0]["requestContext"]["authorizer"]
     assert (context["org_id"], context["user_id"], context["role"]) == ("acme", "alice", "member")
-    assert (context["plan"], context["groups"], context["principalId"]) == ("free", "", "local-acme-alice")
+    assert (context["plan"], context["groups"]) == ("free", "")
+    assert context["principalId"] == context["sub"] == tokens.decode(token)["sub"]
 
 
 def test_a_crashing_function_is_502_in_the_error_contract_like_the_stacks_default_5xx(gateway, monkeypatch):
@@ -324,7 +329,9 @@ def test_run_serves_the_api_over_http_and_lists_tickets_newest_first(run):
 
 def _seed(run, *options: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "local.seed", "--url", run.url, *options]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    # its record names its DynamoDB, where the seed reads the users' subjects for their tokens
+    environment = os.environ | {"LOCAL_API_FILE": run.env["LOCAL_API_FILE"]}
+    return subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
 
 
 def _tickets_by_user(run, org_id: str) -> dict[str, list[str]]:

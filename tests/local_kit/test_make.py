@@ -12,6 +12,7 @@ import pytest
 
 from local import ROOT, tokens
 from local.demo import DEMO_ORG, demo_users
+from tests.api import create_org, create_user
 
 pytestmark = pytest.mark.skipif(not shutil.which("make"), reason="needs make")
 
@@ -116,10 +117,21 @@ def test_reset_wipes_the_local_data(checkout):
     assert not (checkout / ".local").exists()
 
 
-def test_demo_tokens_are_ready_to_paste_for_the_seeded_orgs_three_roles():
-    printed = subprocess.run(
-        [sys.executable, "-m", "local.tokens", "--demo"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout
+def _tokens_command(*arguments: str, check: bool = True) -> subprocess.CompletedProcess:
+    """``python -m local.tokens`` against the test's table (DynamoDB Local), as make run's."""
+    return subprocess.run(
+        [sys.executable, "-m", "local.tokens", *arguments], cwd=ROOT, capture_output=True, text=True, check=check
+    )
+
+
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # another process reads it
+def test_demo_tokens_are_ready_to_paste_for_the_seeded_orgs_three_roles(table):
+    admin, member = demo_users()
+    create_org(DEMO_ORG)
+    create_user(DEMO_ORG, admin, role="admin")
+    create_user(DEMO_ORG, member, role="member")
+
+    printed = _tokens_command("--demo").stdout
 
     exports = dict(re.findall(r"^export (\w+)=(\S+)  # .+$", printed, re.MULTILINE))
     assert sorted(exports) == ["ADMIN", "API", "MEMBER", "OPS"]
@@ -130,6 +142,15 @@ def test_demo_tokens_are_ready_to_paste_for_the_seeded_orgs_three_roles():
     assert (claims["ADMIN"]["custom:org_id"], claims["ADMIN"]["custom:user_id"]) == (DEMO_ORG, admin)
     assert (claims["ADMIN"]["custom:role"], claims["MEMBER"]["custom:role"]) == ("admin", "member")
     assert (claims["MEMBER"]["custom:org_id"], claims["MEMBER"]["custom:user_id"]) == (DEMO_ORG, member)
+    assert claims["ADMIN"]["sub"] != claims["MEMBER"]["sub"]  # each their own sign-in's subject
+
+
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
+def test_a_token_for_a_user_who_does_not_exist_is_refused_with_the_reason(table):
+    refused = _tokens_command("--org", "acme", "--user", "nobody", check=False)
+
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "No user nobody in organization acme" in refused.stderr
 
 
 INFRA_TESTS = "tests/infra/test_infra_table.py"

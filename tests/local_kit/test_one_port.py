@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import boto3
 import pytest
 
 from local import ROOT, running, tokens
@@ -22,6 +23,7 @@ pytestmark = pytest.mark.dynamodb_local
 OPERATOR = tokens.issue(tokens.OPERATOR)
 ACTIVITY_WAIT_SECONDS = 20.0
 # What a developer's shell may set that would tell the tools the URL: the tests say it themselves.
+TABLE = "control-plane-local"  # make run's (local/environment.py)
 _URL_SETTINGS = ("PORT", "API_URL", "CONTROLPLANE_URL", "CONTROLPLANE_TOKEN")
 
 
@@ -48,7 +50,9 @@ def tool(run: ServerProcess, *command: str, **env: str) -> subprocess.CompletedP
 
 def test_make_run_says_where_it_serves_while_it_serves(run):
     assert run.port != 3000
-    assert json.loads(Path(run.env["LOCAL_API_FILE"]).read_text()) == {"url": run.url, "pid": run.process.pid}
+    record = json.loads(Path(run.env["LOCAL_API_FILE"]).read_text())
+    # with its DynamoDB, where make tokens and make seed read the users' sign-in subjects
+    assert record == {"url": run.url, "pid": run.process.pid, "dynamodb": run.dynamodb_endpoint, "table": TABLE}
 
 
 def test_seed_fills_the_server_on_another_port_unasked(run):
@@ -60,6 +64,7 @@ def test_seed_fills_the_server_on_another_port_unasked(run):
 
 
 def test_console_links_and_demo_tokens_point_at_the_server_on_another_port(run):
+    assert tool(run, "local.seed", "--users", "2", "--tickets", "0").returncode == 0  # the demo users' tokens
     links = tool(run, "local.console")
     exports = tool(run, "local.tokens", "--demo")
 
@@ -87,7 +92,9 @@ def test_an_explicit_url_wins_over_the_running_server(run):
 
     assert listed.returncode == 1 and nowhere in listed.stderr
     assert seeded.returncode == 1 and f"No API at {nowhere}" in seeded.stderr
-    assert re.findall(r"^(http://\S+)/console/", links.stdout, re.MULTILINE) == [nowhere] * 3
+    # the operator's link (the demo users' need their subjects, from a server that is not there)
+    assert re.findall(r"^(http://\S+)/console/", links.stdout, re.MULTILINE) == [nowhere]
+    assert links.stdout.count(": no link (") == 2
 
 
 def _dead_pid() -> int:
@@ -154,6 +161,9 @@ def test_seed_opens_each_ticket_as_its_own_user(run):
         time.sleep(0.5)
 
     # Then each "Ticket Opened" names the user who opened it, never the operator
-    sub = {user: tokens.decode(tokens.issue(tokens.MEMBER, "owned", user))["sub"] for user in ("alice", "bob")}
+    record = json.loads(Path(run.env["LOCAL_API_FILE"]).read_text())
+    dynamodb = boto3.client("dynamodb", endpoint_url=record["dynamodb"])
+    minted = {user: tokens.for_user("owned", user, dynamodb=dynamodb, table=TABLE) for user in ("alice", "bob")}
+    sub = {user: tokens.decode(token)["sub"] for user, token in minted.items()}
     assert sorted(actors) == sorted([sub["alice"]] * opened["alice"] + [sub["bob"]] * opened["bob"])
     assert tokens.decode(OPERATOR)["sub"] not in actors

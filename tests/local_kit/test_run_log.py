@@ -1,6 +1,7 @@
 """`make run`'s log and `make seed`'s endings, as a person reads them: a line per request or event,
 events that name what changed and who changed it, none lost at startup, and a full plan explained."""
 
+import os
 import re
 import subprocess
 import sys
@@ -63,7 +64,7 @@ def test_the_stream_position_is_taken_before_the_gateway_serves(table, monkeypat
             super().__post_init__()
 
     monkeypatch.setattr(stream, "StreamReader", SlowToPosition)
-    monkeypatch.setattr(stream, "Sink", lambda log: Sink(tmp_path / "events.jsonl", log=log))
+    monkeypatch.setattr(stream, "Sink", lambda log, **options: Sink(tmp_path / "events.jsonl", log=log, **options))
     lines: list[str] = []
     monkeypatch.setenv("EVENT_BUS_NAME", "controlplane-local")
     handler()  # the events function's cached bus name and table, reset
@@ -118,7 +119,9 @@ def test_an_event_without_actor_or_cause_logs_a_dash():
 
 def _seed(run: ServerProcess, *options: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "local.seed", "--url", run.url, *options]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    # its record names its DynamoDB, where the seed reads the users' subjects for their tokens
+    environment = os.environ | {"LOCAL_API_FILE": run.env["LOCAL_API_FILE"]}
+    return subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.dynamodb_local

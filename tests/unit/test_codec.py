@@ -83,3 +83,27 @@ def test_a_malformed_attribute_value_is_a_type_error():
     for bad in ({}, {"X": "1"}):
         with pytest.raises(TypeError):
             codec.item({"a": bad})
+
+
+_PYTHON_VALUES = st.dictionaries(
+    st.text(min_size=1, max_size=10),
+    st.one_of(
+        _TEXT,
+        st.integers(),
+        st.booleans(),
+        st.none(),
+        st.decimals(min_value=-(10**9), max_value=10**9, places=4, allow_nan=False),
+        st.lists(_TEXT, max_size=3),
+        st.dictionaries(_TEXT, _TEXT, max_size=3),
+    ),
+    max_size=6,
+)
+
+
+@given(_PYTHON_VALUES)
+def test_values_serialize_as_boto3_does(values):
+    from boto3.dynamodb.types import TypeSerializer
+
+    expected = {name: TypeSerializer().serialize(value) for name, value in values.items()}
+
+    assert codec.to_dynamo(values) == expected

@@ -56,8 +56,11 @@ _OTHERS: dict[str, Callable[[Any], Any]] = {
 
 
 def to_dynamo(values: Mapping[str, Any]) -> dict[str, "AttributeValueTypeDef"]:
-    """An item, key or expression's values as DynamoDB takes them: boto3's TypeSerializer."""
-    return {name: _serializer.serialize(value) for name, value in values.items()}
+    """An item, key or expression's values as DynamoDB takes them: boto3's TypeSerializer, with a
+    string (every key attribute of ours) answered inline, as it answers it, without its type probes."""
+    return {
+        name: {"S": value} if type(value) is str else _serializer.serialize(value) for name, value in values.items()
+    }
 
 
 from_dynamo = item  # what the data layer calls it, beside to_dynamo

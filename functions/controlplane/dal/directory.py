@@ -7,7 +7,7 @@ have no dots, so it is unique across orgs and never ambiguous.
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -31,6 +31,14 @@ VERIFIED_EMAIL = {"email_verified": "true"}
 
 def username(org_id: str, user_id: str) -> str:
     return f"{org_id}.{user_id}"
+
+
+def subject_of(attributes: list[Any]) -> str:
+    """The ``sub`` among a Cognito user's attributes; a user without one is an error, never a blank."""
+    subject = next((a["Value"] for a in attributes if a["Name"] == "sub"), "")
+    if not subject:
+        raise RuntimeError("Cognito returned a user without a sub")
+    return str(subject)
 
 
 @contextmanager
@@ -57,23 +65,33 @@ class Directory:
         self.pool = user_pool_id
 
     @tracer.capture_method
-    def create(self, org_id: str, user_id: str, email: str, role: str) -> None:
-        """Create the sign-in; Cognito e-mails the invitation with a temporary password."""
+    def create(self, org_id: str, user_id: str, email: str, role: str) -> str:
+        """Create the sign-in; Cognito e-mails the invitation with a temporary password. Returns its
+        ``sub``: Cognito makes a new one for every user it creates, so a sign-in re-created under the
+        same username has another, and the tokens of the first are told apart from the second's."""
         attributes = {"email": email, **VERIFIED_EMAIL}
         attributes |= {"custom:org_id": org_id, "custom:user_id": user_id, "custom:role": role}
         with _translate(exists=AlreadyExists(f"A sign-in {username(org_id, user_id)} is left over; DELETE the user")):
-            self.client.admin_create_user(
+            created = self.client.admin_create_user(
                 UserPoolId=self.pool,
                 Username=username(org_id, user_id),
                 UserAttributes=[{"Name": name, "Value": value} for name, value in attributes.items()],
                 DesiredDeliveryMediums=["EMAIL"],
             )
+        return subject_of(created["User"].get("Attributes", []))
 
-    def create_or_refusal(self, org_id: str, user_id: str, email: str, role: str) -> None:
-        """``create``, with Cognito's refusal of this one sign-in as ``SignInRefused`` (throttling is
-        still 503, an existing sign-in ``AlreadyExists``)."""
+    @tracer.capture_method
+    def subject(self, org_id: str, user_id: str) -> str:
+        """The ``sub`` of an existing sign-in (the subject backfill, ops/sign_in_subjects.py)."""
+        with _translate():
+            user = self.client.admin_get_user(UserPoolId=self.pool, Username=username(org_id, user_id))
+        return subject_of(user["UserAttributes"])
+
+    def create_or_refusal(self, org_id: str, user_id: str, email: str, role: str) -> str:
+        """``create`` (its subject), with Cognito's refusal of this one sign-in as ``SignInRefused``
+        (throttling is still 503, an existing sign-in ``AlreadyExists``)."""
         try:
-            self.create(org_id, user_id, email, role)
+            return self.create(org_id, user_id, email, role)
         except ClientError as error:
             raise SignInRefused(
                 f"{error.response['Error']['Code']}: {error.response['Error'].get('Message', '')}"

@@ -8,8 +8,8 @@ already verified the token and that the org is not suspended. What the caller ma
 from collections.abc import Mapping
 from typing import Any
 
-from controlplane.logic.access import OPERATORS_GROUP, Caller
-from controlplane.models.errors import Unauthorized
+from controlplane.logic.access import ADMIN, MEMBER, OPERATORS_GROUP, Caller
+from controlplane.models.errors import UNAUTHORIZED_MESSAGE, Forbidden, Unauthorized
 
 
 def authorizer_context(event: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -19,13 +19,18 @@ def authorizer_context(event: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def caller_from(context: Mapping[str, Any] | None) -> Caller:
+    """Fails closed: no subject is 401; a caller who is not an operator is refused unless the context
+    names their org, their user id and a role (the authorizer's, read from their item)."""
     if not context or not context.get("sub"):
-        raise Unauthorized("Sign in and send your ID token in the Authorization header")
+        raise Unauthorized(UNAUTHORIZED_MESSAGE)
     groups = {group.strip() for group in str(context.get("groups") or "").split(",")}
-    return Caller(
+    caller = Caller(
         subject=str(context["sub"]),
         user_id=context.get("user_id") or None,
         org_id=context.get("org_id") or None,
         role=context.get("role") or None,
         operator=OPERATORS_GROUP in groups,
     )
+    if not caller.operator and not (caller.org_id and caller.user_id and caller.role in (ADMIN, MEMBER)):
+        raise Forbidden("Your sign-in names no organization, user and role")
+    return caller

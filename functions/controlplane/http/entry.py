@@ -9,7 +9,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, CORSConfig, content_types
-from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from controlplane.http import json_body, routes
@@ -69,10 +68,13 @@ def entry_point(app: APIGatewayRestResolver, on_records: LambdaHandler | None = 
     for operators only. ``on_records`` takes the function's queue events, if it has any."""
     cors_config = cors()
 
-    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+    @logger.inject_lambda_context(clear_state=True)
     @tracer.capture_lambda_handler
     @metrics.log_metrics
     def lambda_handler(event: dict[str, Any], context: LambdaContext) -> Mapping[str, Any]:
+        # API Gateway's request id is the correlation id: read here rather than through the logger's
+        # ``correlation_id_path``, a JMESPath search per request for one known key (none for records).
+        logger.set_correlation_id((event.get("requestContext") or {}).get("requestId"))
         if on_records is not None and "Records" in event:
             return on_records(event, context)
         try:

@@ -8,6 +8,7 @@ from typing import Any, TypeVar, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.middlewares import openapi_validation
 from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
@@ -43,6 +44,25 @@ RouteFunction = TypeVar("RouteFunction", bound=Callable[..., Any])
 # The largest body any route takes; each route's own limit (``Route.max_body``: 64 KiB, far above the
 # largest valid ticket, except a user import's) is checked by the entry point, before this parser.
 _LARGEST_BODY = max(route.max_body for route in routes.ROUTES)
+
+
+def _asked_once(question: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """``question`` answered once per parameter. Powertools' request validation asks of every query
+    and header parameter, on every request, whether its annotation is a scalar: a walk of typing's
+    generics, ~5 µs a parameter, whose answer is fixed when the route is registered."""
+    answers: dict[int, tuple[Any, bool]] = {}
+
+    def asked(field: Any) -> bool:
+        known = answers.get(id(field))
+        if known is None or known[0] is not field:  # keyed by identity: parameters are not hashable
+            known = answers[id(field)] = (field, question(field))
+        return known[1]
+
+    return asked
+
+
+# Powertools' middleware looks the function up by this module name on each call: patched there.
+openapi_validation.is_scalar_field = _asked_once(openapi_validation.is_scalar_field)  # type: ignore[attr-defined,assignment]
 
 
 class Resolver(APIGatewayRestResolver):

@@ -178,6 +178,8 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
 def _user(org_id: str, import_id: str, row: Item, actor: str | None) -> Item:
     fields = {name: value for name, value in row.items() if name != "row"}
     attributes = {"org_id": org_id, **fields, "import_id": import_id}
+    if config.directory() is None:  # make run: no user pool, so a subject of its own, as a single create
+        attributes[stamps.SIGN_IN_SUBJECT] = stamps.local_sign_in_subject()
     return stamps.new_item(keys.user_keys(org_id, row["user_id"]), keys.USER, attributes, actor)
 
 
@@ -216,17 +218,35 @@ def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Thro
 
 
 def _create_sign_in(directory: Directory, org_id: str, row: Item) -> str | None:
-    """None once the sign-in exists (made now, or by this job before a crash); else why not."""
+    """None once the user's sign-in exists and their item keeps its subject (the authorizer allows
+    no token until it does), as a single create does; else why not."""
+    user_id = row["user_id"]
     try:
-        directory.create_or_refusal(org_id, row["user_id"], row["email"], row["role"])
-    except AlreadyExists:
-        stored = directory.attributes(org_id, row["user_id"])
-        if stored.get("email") == row["email"] and stored.get("custom:role") == row["role"]:
-            return None
-        return "A sign-in of this name is left over from an earlier user; delete the user and import it again"
+        subject = _new_sign_in(directory, org_id, row)
     except ServiceUnavailable as busy:
         return busy.message
     except SignInRefused as refused:  # Cognito's refusal (a bad address, the e-mail quota...): the row's outcome
         logger.warning("Sign-in not created", org_id=org_id, user_id=row["user_id"], error=str(refused))
         return str(refused)[:300]
+    try:
+        api_table().mark(keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject)
+    except ConditionFailed:  # the user was deleted meanwhile: their sign-in goes too
+        directory.delete(org_id, user_id)
     return None
+
+
+def _new_sign_in(directory: Directory, org_id: str, row: Item) -> str:
+    """The user's sign-in, and its subject. One of that name already there is this job's own from
+    before a crash if the item keeps its subject; otherwise no token of it passes the authorizer (no
+    item holds its subject) and it is replaced, as a single create replaces a left-over."""
+    user_id = row["user_id"]
+    try:
+        return directory.create_or_refusal(org_id, user_id, row["email"], row["role"])
+    except AlreadyExists:
+        subject = directory.subject(org_id, user_id)
+        stored = api_table().get(keys.user_key(org_id, user_id)) or {}
+        if stored.get(stamps.SIGN_IN_SUBJECT) == subject:
+            return subject
+        logger.warning("Replacing a left-over sign-in", org_id=org_id, user_id=user_id)
+        directory.delete(org_id, user_id)
+        return directory.create_or_refusal(org_id, user_id, row["email"], row["role"])

@@ -24,7 +24,6 @@ from controlplane.models.resources import (
     PlanList,
     PlanOffer,
     RequestLimits,
-    User,
 )
 from controlplane.observability import metrics
 
@@ -74,11 +73,9 @@ def get_org(org_id: str, caller: Caller) -> Org:
 
 def get_org_with_users(org_id: str, limit: int, caller: Caller) -> OrgWithUsers:
     org, counter, users, more = first_users(org_id, limit)
-    return OrgWithUsers(
-        org=Org.from_item(org, counter).seen_by(caller.operator),
-        users=[User.model_validate(item) for item in users],
-        next_cursor=cursor.next_cursor(keys.users_scope(org_id), users, "user_id", more),
-    )
+    next_cursor = cursor.next_cursor(keys.users_scope(org_id), users, "user_id", more)
+    shown = Org.from_item(org, counter).seen_by(caller.operator)
+    return OrgWithUsers.model_validate({"org": shown, "users": users, "next_cursor": next_cursor})
 
 
 def first_users(org_id: str, limit: int) -> tuple[Item, Item | None, list[Item], bool]:

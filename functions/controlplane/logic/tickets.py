@@ -51,8 +51,9 @@ def list_tickets(org_id: str, user_id: str, limit: int, cursor_token: str | None
             start_key=start,
         )
         more = last is not None
-    page = [Ticket.model_validate(item) for item in found]
-    return TicketPage(items=page, next_cursor=cursor.next_cursor(scope, found, "ticket_id", more))
+    # One validation of the whole page, not one call per item: the same models, less Python per item.
+    next_cursor = cursor.next_cursor(scope, found, "ticket_id", more)
+    return TicketPage.model_validate({"items": found, "next_cursor": next_cursor})
 
 
 def first_tickets(org_id: str, user_id: str, limit: int) -> tuple[Item, list[Item], bool]:

@@ -5,13 +5,13 @@ from aws_lambda_powertools.metrics import MetricUnit
 from controlplane import config
 from controlplane.dal import cursor, keys, seats, stamps
 from controlplane.dal.conditions import ConditionFailed, Item
-from controlplane.dal.directory import SYNCED
+from controlplane.dal.directory import SYNCED, Directory
 from controlplane.dal.table import api_table
 from controlplane.logic import cascade, organizations, refusals, tickets
 from controlplane.logic.access import Caller, authorize_fields
 from controlplane.models import errors, plans
-from controlplane.models.errors import ApiError, OrgSuspended, QuotaExceeded, ServiceUnavailable
-from controlplane.models.resources import Ticket, User, UserCreate, UserPage, UserUpdate, UserWithTickets
+from controlplane.models.errors import AlreadyExists, ApiError, OrgSuspended, QuotaExceeded, ServiceUnavailable
+from controlplane.models.resources import User, UserCreate, UserPage, UserUpdate, UserWithTickets
 from controlplane.observability import logger, metrics
 
 
@@ -67,21 +67,43 @@ def _remove(org_id: str, user_id: str, rules: tuple[refusals.Rule, ...] = ()) ->
 
 def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
     attributes = {"org_id": org_id, **body.model_dump()}
+    directory = config.directory()
+    if directory is None:  # make run: no user pool, so a subject of its own, new per creation as Cognito's
+        attributes[stamps.SIGN_IN_SUBJECT] = stamps.local_sign_in_subject()
     item = stamps.new_item(keys.user_keys(org_id, body.user_id), keys.USER, attributes, caller.subject)
     try:
         seats.take(api_table(), org_id, [item])
     except ConditionFailed as failed:
         raise (seat_refused(org_id, failed) or errors.user_exists(org_id, body.user_id)) from None
-    # The table decides 404/409 first; only then the sign-in. If that fails, the user (and their
-    # seat) goes too.
-    if directory := config.directory():
+    # The table decides 404/409 first; only then the sign-in, whose subject the item then keeps (the
+    # authorizer refuses the user until it does). If either fails, the user (and their seat) goes too.
+    if directory is not None:
         try:
-            directory.create(org_id, body.user_id, body.email, body.role)
+            subject = _new_sign_in(directory, org_id, body)
         except Exception:
+            _remove(org_id, body.user_id)
+            raise
+        try:
+            with refusals.refused_as(errors.user_missing(org_id, body.user_id), ()):
+                api_table().mark(keys.user_key(org_id, body.user_id), stamps.SIGN_IN_SUBJECT, subject)
+        except Exception:
+            directory.delete(org_id, body.user_id)
             _remove(org_id, body.user_id)
             raise
     metrics.add_metric(name="UserCreated", unit=MetricUnit.Count, value=1)
     return User.model_validate(item)
+
+
+def _new_sign_in(directory: Directory, org_id: str, body: UserCreate) -> str:
+    """The user's new sign-in, and its subject. A sign-in of that name already there has no user item
+    (the table has just taken this one as new): it is left over from a create or delete that failed
+    half-way, no token of it passes the authorizer (no item holds its subject), and it is replaced."""
+    try:
+        return directory.create(org_id, body.user_id, body.email, body.role)
+    except AlreadyExists:
+        logger.warning("Replacing a left-over sign-in", org_id=org_id, user_id=body.user_id)
+        directory.delete(org_id, body.user_id)
+        return directory.create(org_id, body.user_id, body.email, body.role)
 
 
 def list_users(org_id: str, limit: int, cursor_token: str | None) -> UserPage:
@@ -95,8 +117,8 @@ def list_users(org_id: str, limit: int, cursor_token: str | None) -> UserPage:
             keys.org_partition(org_id), prefix=keys.USER_PREFIX, limit=limit, start_key=start
         )
         more = last is not None
-    users = [User.model_validate(item) for item in found]
-    return UserPage(items=users, next_cursor=cursor.next_cursor(scope, found, "user_id", more))
+    next_cursor = cursor.next_cursor(scope, found, "user_id", more)
+    return UserPage.model_validate({"items": found, "next_cursor": next_cursor})  # the page in one validation
 
 
 def get_user(org_id: str, user_id: str) -> User:
@@ -108,11 +130,8 @@ def get_user(org_id: str, user_id: str) -> User:
 
 def get_user_with_tickets(org_id: str, user_id: str, limit: int) -> UserWithTickets:
     user, found, more = tickets.first_tickets(org_id, user_id, limit)
-    return UserWithTickets(
-        user=User.model_validate(user),
-        tickets=[Ticket.model_validate(item) for item in found],
-        next_cursor=cursor.next_cursor(keys.tickets_scope(org_id, user_id), found, "ticket_id", more),
-    )
+    next_cursor = cursor.next_cursor(keys.tickets_scope(org_id, user_id), found, "ticket_id", more)
+    return UserWithTickets.model_validate({"user": user, "tickets": found, "next_cursor": next_cursor})
 
 
 def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, version: int | None = None) -> User:
@@ -126,8 +145,10 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
         with refusals.refused_as(missing, rules):
             item = api_table().update(keys.user_key(org_id, user_id), written, stamps.now(), refusals.expects(rules))
         return User.model_validate(item)
-    # The role a token carries is the one that authorizes: change the sign-in first, and put it
-    # back if the table refuses the change (missing user, stale If-Match, throttling).
+    # The table first: a missing user or a stale If-Match is refused before Cognito is touched. Then
+    # the sign-in, put back if the table's write still fails (a race, throttling). (The authorizer
+    # takes the role from the item; the sign-in's copy is for the token's readers.)
+    _existing(org_id, user_id, version)
     stored = directory.attributes(org_id, user_id)
     directory.set_attributes(org_id, user_id, synced)
     try:
@@ -139,13 +160,21 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
     return User.model_validate(item)
 
 
+def _existing(org_id: str, user_id: str, version: int | None) -> None:
+    """Fail closed before anything outside the table changes: the user exists (one consistent read),
+    at the If-Match version when one is given."""
+    user = api_table().get(keys.user_key(org_id, user_id), consistent=True)
+    if user is None:
+        raise errors.user_missing(org_id, user_id)
+    if version is not None:
+        refusals.check_version(user, version)
+
+
 def delete_user(org_id: str, user_id: str, version: int | None = None) -> None:
     table = api_table()
-    if version is not None:  # a stale If-Match must fail before the first ticket goes
-        user = table.get(keys.user_key(org_id, user_id))
-        if user is None:
-            raise errors.user_missing(org_id, user_id)
-        refusals.check_version(user, version)
+    # A missing user or a stale If-Match fails before the sign-in or the first ticket goes. The item
+    # goes last, so a delete that failed half-way passes this check when it is retried.
+    _existing(org_id, user_id, version)
     cascade.remove_sign_in(org_id, user_id)
     cascade.delete_tickets_of(table, org_id, user_id)
     _remove(org_id, user_id, refusals.if_match(version))

@@ -84,6 +84,12 @@ class ServiceUnavailable(ApiError):
         self.retry_after = retry_after  # seconds
 
 
+# Every 401's message, the functions' and API Gateway's alike: API Gateway answers a TOKEN authorizer's
+# refusal with one static gateway response (UNAUTHORIZED), which cannot tell a missing token from an
+# expired or forged one, so none of them says which.
+UNAUTHORIZED_MESSAGE = "Sign in and send your ID token in the Authorization header"
+
+
 class Unauthorized(ApiError):
     code = "unauthorized"
 

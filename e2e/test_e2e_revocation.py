@@ -1,0 +1,81 @@
+"""The isolation matrix's time column over HTTP (local.isolation.REVOCATIONS): against a deployment,
+a token used just before a user's deletion, an admin's demotion or a suspension is refused within
+REVOCATION_SECONDS after it, not the authorizer cache's TTL (functions/revocations flushes it), and
+a reactivated org's token is served again within the same bound. In an org of this test's own."""
+
+import time
+from collections.abc import Callable
+
+import pytest
+
+from cpctl.client import Client
+from cpctl.errors import ApiError
+from e2e.conftest import delete_org, new_id
+from local import isolation
+
+POLL_SECONDS = 0.25
+
+
+def _status(call: Callable[[], object]) -> int:
+    try:
+        call()
+    except ApiError as error:
+        return error.status
+    return 200
+
+
+def _within_bound(check: Callable[[], bool], what: str) -> None:
+    started = time.monotonic()
+    while not check():
+        assert time.monotonic() - started < isolation.REVOCATION_SECONDS, f"not {what} within the bound"
+        time.sleep(POLL_SECONDS)
+
+
+@pytest.fixture
+def org_r(target, operator):
+    """An org of this test's own, admin root and member alice, and a client for each."""
+    org_id = new_id()
+    operator.create_org(org_id, name="E2E revocation", plan="enterprise")
+    try:
+        for user_id, role in (("root", "admin"), ("alice", "member")):
+            operator.create_user(org_id, user_id, name=user_id.title(), email=f"{user_id}@{org_id}.example", role=role)
+        tokens = {role: target.token_for(org_id, user, role) for user, role in (("root", "admin"), ("alice", "member"))}
+        if None in tokens.values():
+            pytest.skip(target.no_user_tokens)
+        yield org_id, {role: target.client(token) for role, token in tokens.items()}
+    finally:
+        if operator.get_org(org_id).status == "suspended":
+            operator.activate_org(org_id)
+        delete_org(operator, org_id)
+
+
+def test_a_deleted_users_token_is_refused_within_the_bound(operator, org_r):
+    org_id, callers = org_r
+    member: Client = callers["member"]
+    assert _status(lambda: member.list_users(org_id)) == 200
+
+    operator.delete_user(org_id, "alice")
+
+    _within_bound(lambda: _status(lambda: member.list_users(org_id)) == 403, "refused")
+
+
+def test_a_demoted_admins_token_loses_the_admins_routes_within_the_bound(operator, org_r):
+    org_id, callers = org_r
+    admin: Client = callers["admin"]
+    assert _status(lambda: admin.list_activity(org_id)) == 200
+
+    operator.update_user(org_id, "root", role="member")
+
+    _within_bound(lambda: _status(lambda: admin.list_activity(org_id)) == 403, "refused")
+
+
+def test_suspension_and_reactivation_take_effect_within_the_bound(operator, org_r):
+    org_id, callers = org_r
+    member: Client = callers["member"]
+    assert _status(lambda: member.get_org(org_id)) == 200
+
+    operator.suspend_org(org_id, "e2e: unpaid")
+    _within_bound(lambda: _status(lambda: member.get_org(org_id)) == 403, "refused")
+
+    operator.activate_org(org_id)
+    _within_bound(lambda: _status(lambda: member.get_org(org_id)) == 200, "served again")

@@ -1,0 +1,86 @@
+"""The one-off backfill stores each existing user's Cognito sub on their item, once, resumably."""
+
+import boto3
+import pytest
+
+from controlplane import config
+from controlplane.dal.table import api_table
+from ops import sign_in_subjects
+from tests.api import call, create_org, create_user
+
+pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito exists on moto only
+
+
+class NoWait:
+    def wait(self) -> None:
+        pass
+
+
+@pytest.fixture
+def legacy(table, monkeypatch):
+    """acme (alice, bob) and bolt (carol), stored before subjects were kept; bob's sign-in is gone."""
+    cognito = boto3.client("cognito-idp")
+    schema = [{"Name": n, "AttributeDataType": "String", "Mutable": True} for n in ("org_id", "user_id", "role")]
+    pool_id = cognito.create_user_pool(PoolName="users", Schema=schema)["UserPool"]["Id"]
+    monkeypatch.setenv("USER_POOL_ID", pool_id)
+    config.reset()
+    for org_id, user_id in [("acme", "alice"), ("acme", "bob"), ("bolt", "carol")]:
+        if call("GET", f"/orgs/{org_id}").status == 404:
+            create_org(org_id)
+        create_user(org_id, user_id)
+        config.dynamodb().update_item(
+            TableName=table,
+            Key={"PK": {"S": f"ORG#{org_id}"}, "SK": {"S": f"USER#{user_id}"}},
+            UpdateExpression="REMOVE sign_in_sub",
+        )
+    cognito.admin_delete_user(UserPoolId=pool_id, Username="acme.bob")
+    return cognito, pool_id
+
+
+def _subject(table: str, org_id: str, user_id: str) -> str | None:
+    item = config.dynamodb().get_item(
+        TableName=table, Key={"PK": {"S": f"ORG#{org_id}"}, "SK": {"S": f"USER#{user_id}"}}
+    )["Item"]
+    return item.get("sign_in_sub", {}).get("S")
+
+
+def _cognito_sub(pool, username: str) -> str:
+    cognito, pool_id = pool
+    attributes = cognito.admin_get_user(UserPoolId=pool_id, Username=username)["UserAttributes"]
+    return next(a["Value"] for a in attributes if a["Name"] == "sub")
+
+
+def test_the_backfill_stores_each_users_cognito_sub_and_reports_the_missing_sign_ins(legacy, table):
+    report = sign_in_subjects.backfill(api_table(), config.directory(), echo=lambda _: None, throttle=NoWait())
+
+    assert sorted(report.stored) == ["acme.alice", "bolt.carol"]
+    assert report.no_sign_in == ["acme.bob"]
+    assert _subject(table, "acme", "alice") == _cognito_sub(legacy, "acme.alice")
+    assert _subject(table, "bolt", "carol") == _cognito_sub(legacy, "bolt.carol")
+    assert _subject(table, "acme", "bob") is None  # the authorizer refuses bob: fail closed
+
+
+def test_running_it_again_changes_nothing_and_keeps_what_the_api_stored(legacy, table):
+    config.dynamodb().update_item(
+        TableName=table,
+        Key={"PK": {"S": "ORG#acme"}, "SK": {"S": "USER#alice"}},
+        UpdateExpression="SET sign_in_sub = :s",
+        ExpressionAttributeValues={":s": {"S": "stored-by-the-api"}},
+    )
+    sign_in_subjects.backfill(api_table(), config.directory(), echo=lambda _: None, throttle=NoWait())
+
+    again = sign_in_subjects.backfill(api_table(), config.directory(), echo=lambda _: None, throttle=NoWait())
+
+    assert again.stored == [] and again.already == 2
+    assert _subject(table, "acme", "alice") == "stored-by-the-api"
+
+
+def test_a_run_resumes_after_the_last_org_it_finished(legacy, table):
+    done: list[str] = []
+
+    report = sign_in_subjects.backfill(
+        api_table(), config.directory(), after="acme", echo=done.append, throttle=NoWait()
+    )
+
+    assert report.stored == ["bolt.carol"] and done == ["done bolt"]
+    assert _subject(table, "acme", "alice") is None
