@@ -182,6 +182,13 @@ bench: install ## docs/BENCHMARKS.md, measured on DynamoDB Local (several minute
 migrate-user-counts: install ## one-off: count each org's users: make migrate-user-counts TABLE=...
 	$(BIN)/python -m ops.migrate_user_counts --table $(TABLE)
 
+# One-off, after deploying the seat counter on its own item (issue 26): move every org's counter off
+# the org item. make migrate-seats TABLE=<the stack's TableName>; make run's table as above. The API
+# serves meanwhile; safe to run again and to interrupt.
+.PHONY: migrate-seats
+migrate-seats: install ## one-off: move each org's seat counter to its own item: make migrate-seats TABLE=...
+	$(BIN)/python -m ops.migrate_seats --table $(TABLE)
+
 # An operator's sign-in, in the operators group; a username with a dot is refused (docs/OPERATIONS.md).
 .PHONY: operator
 operator: install ## an operator: make operator USERNAME=ops-alice EMAIL=... USER_POOL_ID=...

@@ -43,6 +43,16 @@ def org_writes(records: list[dict], org_id: str) -> Counter:
     return found
 
 
+def grouped(writes: Counter) -> list[tuple[str, tuple[int, int]]]:
+    """The writes per kind of item: an import's parts (``...#PART#0003``) as one row, ``#PART#*``."""
+    found: dict[str, tuple[int, int]] = {}
+    for sort, n in sorted(writes.items()):
+        kind = sort.rsplit("#PART#", 1)[0] + "#PART#*" if "#PART#" in sort else sort
+        items, total = found.get(kind, (0, 0))
+        found[kind] = (items + 1, total + n)
+    return list(found.items())
+
+
 def users_arrived(records: list[dict], org_id: str) -> int:
     user = keys.user_key(org_id, "")
     return sum(
@@ -63,7 +73,7 @@ def measure(run_job: Callable[[], None] | None = None, count: int = IMPORT_USERS
     reader = stream_reader()
     records: list[dict] = []
     started = time.perf_counter()
-    reply = call(ROUTE[0], ROUTE[1].format(org_id=ORG), {"users": rows(count)})
+    reply = call(ROUTE[0], ROUTE[1].format(org_id=ORG), {"rows": rows(count)})
     if reply.status != 202:
         raise RuntimeError(f"{ROUTE[0]} {ROUTE[1]} answered {reply.status}: {reply.body}")
     arrived = 0
@@ -81,7 +91,7 @@ def run(run_job: Callable[[], None] | None = None) -> str:
     if not available():
         return f"### {TITLE}\n\nNot yet measured: `{' '.join(ROUTE)}` is not in the route table."
     seconds, writes, arrived = measure(run_job)
-    table = markdown(["Org item", "Writes"], [[f"`{sort}`", n] for sort, n in sorted(writes.items())])
+    table = markdown(["Org item", "Items", "Writes"], [[f"`{kind}`", items, n] for kind, (items, n) in grouped(writes)])
     return (
         f"### {TITLE}\n\nOne `{' '.join(ROUTE)}` of {IMPORT_USERS:,} rows into a new org on DynamoDB Local, "
         f"its job run locally; {arrived:,} users written in {seconds:.1f} s: "

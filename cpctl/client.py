@@ -19,11 +19,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from controlplane.models.activity import ActivityPage
+from controlplane.models.imports import UserImport, UserImportCreate
 from controlplane.models.resources import (
     DeletionAccepted,
     Org,
     OrgCreate,
     OrgPage,
+    OrgSummary,
     OrgUpdate,
     OrgWithUsers,
     PlanList,
@@ -60,13 +62,21 @@ class Client(Transport):
     def org_pages(self, limit: int | None = None) -> Iterator[OrgPage]:
         return self.pages(lambda cursor: self.list_orgs(limit, cursor))
 
-    def iter_orgs(self, limit: int | None = None) -> Iterator[Org]:
+    def iter_orgs(self, limit: int | None = None) -> Iterator[OrgSummary]:
         for page in self.org_pages(limit):
             yield from page.items
 
     def list_plans(self) -> PlanList:
         """The plans and what each allows; any signed-in caller may read them."""
         return self._model(PlanList, self.request(endpoints.GET_PLANS))
+
+    def import_users(self, org_id: str, rows: list[dict[str, Any]]) -> UserImport:
+        """Start an import of up to 10,000 users (a job creates them); follow it with ``get_user_import``."""
+        response = self.request(endpoints.POST_USER_IMPORTS, body=UserImportCreate(rows=rows), org_id=org_id)
+        return self._model(UserImport, response)
+
+    def get_user_import(self, org_id: str, import_id: str) -> UserImport:
+        return self._model(UserImport, self.request(endpoints.GET_USER_IMPORT, org_id=org_id, import_id=import_id))
 
     def get_org(self, org_id: str) -> Org:
         return self._model(Org, self.request(endpoints.GET_ORG, org_id=org_id))

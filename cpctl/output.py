@@ -23,7 +23,8 @@ from cpctl.client import Client
 from cpctl.errors import ApiError
 from cpctl.retries import refused
 
-# The columns of each resource's list table. ``users``: an org's seats used, of its limit.
+# The columns of each resource's list table. ``users``: an org's seats used, of its limit (the
+# listing has no seats used: "max <limit>").
 ORG_COLUMNS = ("org_id", "name", "plan", "status", "users", "version", "updated_at")
 ACTIVITY_COLUMNS = ("occurred_at", "type", "actor", "resource", "changes")
 USER_COLUMNS = ("user_id", "name", "email", "role", "unit", "version")
@@ -70,6 +71,7 @@ def detail_rows(values: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _readable(values: dict[str, Any]) -> dict[str, Any]:
     """An org's ``usage`` and ``limits`` as one ``users`` value: what a person reads as seats."""
+    values = _listed(values)
     usage, limits = values.get("usage"), values.get("limits")
     if not (isinstance(usage, dict) and isinstance(limits, dict)):
         return values
@@ -77,6 +79,17 @@ def _readable(values: dict[str, Any]) -> dict[str, Any]:
     for quota, limit in limits.items():
         used = usage.get(quota)
         readable[quota] = f"{'?' if used is None else used} of {limit}"
+    return readable
+
+
+def _listed(values: dict[str, Any]) -> dict[str, Any]:
+    """An org as ``GET /orgs`` lists it (no ``usage``): its limits as "max <n>"."""
+    limits = values.get("limits")
+    if "usage" in values or not isinstance(limits, dict):
+        return values
+    readable = {name: value for name, value in values.items() if name != "limits"}
+    for quota, limit in limits.items():
+        readable[quota] = f"max {limit}"
     return readable
 
 

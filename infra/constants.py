@@ -9,6 +9,7 @@ from aws_cdk import aws_logs as logs
 from cfnlint.rules.resources.lmbd.SnapStartSupported import SnapStartSupported
 
 from controlplane.http.routes import ORGANIZATIONS, TICKETS, USERS
+from controlplane.logic.import_job import IMPORT_SIGNINS_PER_SECOND, USER_CREATION_PER_SECOND
 
 ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS_DIR = ROOT / "functions"
@@ -127,6 +128,10 @@ INVITATION_SENDER = "no-reply"  # the local part of the From address when ses_id
 # of at least six times the function's timeout, so a message is not redelivered while it is in work.
 DELETIONS_VISIBILITY_TIMEOUT = Duration.seconds(6 * TIMEOUT.to_seconds())
 DELETIONS_MAX_RECEIVE_COUNT = 5  # then the message waits in the dead-letter queue for a person
+# The queue's jobs that run at once: each user import creates sign-ins at IMPORT_SIGNINS_PER_SECOND, so
+# the imports together take at most 4 x 10 = 40 of Cognito's 50 UserCreation requests a second, and
+# interactive user creates keep the rest. Deletes and status changes beyond it wait in the queue.
+DELETIONS_MAX_CONCURRENCY = int(USER_CREATION_PER_SECOND * 0.8 // IMPORT_SIGNINS_PER_SECOND)
 DEAD_LETTER_RETENTION = Duration.days(14)  # SQS's maximum
 
 EVENT_BUS_PREFIX = "controlplane"
@@ -173,14 +178,16 @@ def powertools_layer_parameter() -> str:
 _READ_WRITE = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 DYNAMODB_ACTIONS: dict[str, tuple[str, ...]] = {
     # cascade delete: mark, sweep markers, batches; units (issue 27): the org, tree and unit read together
-    # (BatchGetItem), created in a transaction with their parent checked (ConditionCheckItem)
+    # (BatchGetItem), created in a transaction with their parent checked (ConditionCheckItem); a user
+    # import's job: which rows exist (BatchGetItem), its users with one check of the org (ConditionCheck)
     ORGANIZATIONS: (
         *_READ_WRITE,
         "dynamodb:BatchWriteItem",
         "dynamodb:BatchGetItem",
         "dynamodb:ConditionCheckItem",
     ),
-    # delete tickets; creates and deletes count seats (Update); a user's unit is checked (ConditionCheckItem)
+    # delete tickets; a create checks the org (ConditionCheck) and counts its seat (Update of the
+    # counter); a user's unit is checked (ConditionCheckItem)
     USERS: (*_READ_WRITE, "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem"),
     TICKETS: (*_READ_WRITE, "dynamodb:ConditionCheckItem"),  # create only if the user exists
     # Is the org of a removed user or ticket being deleted? And the orgs' activity logs, in batches.
@@ -196,6 +203,10 @@ COGNITO_ACTIONS: dict[str, tuple[str, ...]] = {
         "cognito-idp:AdminDisableUser",
         "cognito-idp:AdminUserGlobalSignOut",
         "cognito-idp:AdminEnableUser",
+        # a user import's job creates its users' sign-ins; one that exists already is read to tell
+        # this job's own (before a crash) from a leftover (logic/import_job.py)
+        "cognito-idp:AdminCreateUser",
+        "cognito-idp:AdminGetUser",
     ),
     USERS: (
         "cognito-idp:AdminCreateUser",

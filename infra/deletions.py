@@ -10,7 +10,7 @@ from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from infra.constants import DELETIONS_MAX_RECEIVE_COUNT, DELETIONS_VISIBILITY_TIMEOUT
+from infra.constants import DELETIONS_MAX_CONCURRENCY, DELETIONS_MAX_RECEIVE_COUNT, DELETIONS_VISIBILITY_TIMEOUT
 from infra.dead_end import dead_end_queue
 
 
@@ -41,6 +41,9 @@ class DeletionsQueue(Construct):
         """``function`` consumes the queue one org at a time, reporting a failed message rather than the
         batch, and may send to it: a delete that runs short of time queues the rest of itself. The
         event source invokes ``target``: the function, or with SnapStart its alias."""
-        target.add_event_source(event_sources.SqsEventSource(self.queue, batch_size=1, report_batch_item_failures=True))
+        source = event_sources.SqsEventSource(
+            self.queue, batch_size=1, report_batch_item_failures=True, max_concurrency=DELETIONS_MAX_CONCURRENCY
+        )
+        target.add_event_source(source)
         self.queue.grant_send_messages(function)
         function.add_environment("DELETIONS_QUEUE_URL", self.queue.queue_url)

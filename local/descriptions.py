@@ -27,20 +27,23 @@ class Operation(NamedTuple):
     does: str
     requests: tuple[str, ...] | None  # the DynamoDB operations one call sends; None: grows with the data
     field_rules: bool = False  # its logic refuses a body field FIELD_RULES keeps from the caller's role
+    grows: str = (  # what its requests grow with, where ``requests`` is None
+        "what it deletes: a few requests per user and a BatchWriteItem per 25 items (measured in docs/BENCHMARKS.md)"
+    )
 
 
 OPERATIONS = {
     "createOrg": Operation(
         "Creates an organization on a plan (`free` unless `plan` says otherwise), with that plan's seats. "
         "Its `org_id` is the slug every later path names; one already taken is `409 already_exists`.",
-        ("PutItem",),
+        ("TransactWriteItems",),  # the org item and its seat counter, together
     ),
     "listOrgs": Operation("Lists every organization, a page at a time (`limit`, `cursor`).", ("Query",)),
     "getOrg": Operation(
         "Returns the organization: its plan, status, seats used (`usage`) and allowed (`limits`), and its "
         "`ETag`. With `include=users`, also its first page of users and a `next_cursor` that goes on in "
-        "`GET /orgs/{org_id}/users`: one Query instead of the GetItem.",
-        ("GetItem",),
+        "`GET /orgs/{org_id}/users`, in the same one Query.",
+        ("Query",),  # the org item and its seat counter, side by side in its partition
     ),
     "updateOrg": Operation(
         "Changes the name, the plan or the status, only the fields sent. A plan with fewer seats than the org "
@@ -48,7 +51,7 @@ OPERATIONS = {
         "its admins and members are refused (`403 org_suspended`) and their sign-ins disabled, and nothing is "
         'deleted; `{"status": "active"}` lets them back in (docs/SECURITY.md says how soon). With `If-Match`, '
         "only the version you read is changed.",
-        ("UpdateItem",),
+        ("UpdateItem", "Query"),  # then its seat counter (a plan change: one transaction of both, then the read)
         field_rules=True,
     ),
     "deleteOrg": Operation(
@@ -103,6 +106,24 @@ OPERATIONS = {
     "listPlans": Operation(
         "The plan catalogue: the seats (users per org) and the request limits of each plan.",
         (),
+    ),
+    "importUsers": Operation(
+        "Imports up to 10,000 users at once (the body's `rows`, each as `POST /orgs/{org_id}/users` takes one) "
+        "and answers `202` with the import; follow it at its `Location`. A job creates the users, as many as "
+        "the plan's seats allow, in transactions of up to 98, and then their sign-ins, paced under Cognito's "
+        "quota. Each row that cannot be a user is refused on its own, with its reason (`validation_error`, "
+        "`duplicate`, `already_exists`, `quota_exceeded`); the others go in. A suspended org is "
+        "`409 org_suspended`, and nothing is stored.",
+        None,
+        grows=(
+            "3 to store it (a Query of the org, a BatchWriteItem per 25 parts of 98 rows, a PutItem); its job, "
+            "per 98 rows, a BatchGetItem, a TransactWriteItems and a few UpdateItems"
+        ),
+    ),
+    "getUserImport": Operation(
+        "Returns a user import: `running` or `done`, its counts, every refused row with its reason, and the "
+        "sign-ins made, still to make and failed (with why; the job tries a failed one again).",
+        ("Query",),
     ),
     "createUser": Operation(
         "Adds a user to the organization and creates their sign-in; takes one of the plan's seats. A full org "
@@ -183,15 +204,12 @@ def who_may_call(route: Route, ruled_fields: frozenset[str] = frozenset()) -> st
 
 def cost(route: Route, requests: tuple[str, ...] | None) -> str:
     if requests is None:
-        said = (
-            "grows with what it deletes: a few requests per user and a BatchWriteItem per 25 items "
-            "(measured in docs/BENCHMARKS.md)"
-        )
+        said = f"grows with {OPERATIONS[route.operation_id].grows}"
     elif not requests:
         said = "none; the answer is in the code"
     else:
         said = f"{_count(len(requests))} ({', '.join(requests)})"
-    if route.location is not None:  # a create: idempotent with a key
+    if route.location is not None and route.status == 201:  # a create: idempotent with a key
         said += f"; with an `Idempotency-Key`, {IDEMPOTENCY_REQUESTS} more for the idempotency record"
     return f"**DynamoDB requests:** {said}."
 

@@ -16,8 +16,14 @@ from local.samples import BODIES
 
 EVENTS_DIR = ROOT / "events"
 ENV_FILE = EVENTS_DIR / "env.json"
-# What BODIES create.
-IDS = {"org_id": "newco", "user_id": "carol", "ticket_id": "01JD3Q0Z6V7S3M8E2K9XWQY4PB", "unit_id": "sales"}
+# What BODIES create (the ticket and the user import with these ids, where a test fixes them).
+IDS = {
+    "org_id": "newco",
+    "user_id": "carol",
+    "ticket_id": "01JD3Q0Z6V7S3M8E2K9XWQY4PB",
+    "import_id": "01JD3Q0Z6V7S3M8E2K9XWQY4PC",
+    "unit_id": "sales",
+}
 # sam local invoke runs the function in a container: the host is host.docker.internal there.
 SAM_ENV = {
     **{name: value for name, value in LOCAL.items() if not name.startswith("AWS_")},  # sam sets those

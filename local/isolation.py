@@ -16,6 +16,8 @@ EXPECTED = {
     ("DELETE", "/orgs/{org_id}"):                      (204, 403, 403, 403, 403, 401),
     ("GET", "/orgs/{org_id}/activity"):                (200, 200, 403, 403, 403, 401),
     ("GET", "/plans"):                                 (200, 200, 200, 200, 200, 401),
+    ("POST", "/orgs/{org_id}/user-imports"):           (202, 202, 403, 403, 403, 401),
+    ("GET", "/orgs/{org_id}/user-imports/{import_id}"): (200, 200, 403, 403, 403, 401),
     ("POST", "/orgs/{org_id}/users"):                  (201, 201, 403, 403, 403, 401),
     ("GET", "/orgs/{org_id}/users"):                   (200, 200, 200, 200, 403, 401),
     ("GET", "/orgs/{org_id}/users/{user_id}"):         (200, 200, 200, 403, 403, 401),
@@ -46,8 +48,9 @@ SUSPENDED_CALLERS = ("operator", "admin_a", "member_a_own")
 SUSPENDED_CODE = "org_suspended"
 
 
-# Operators keep every route, but a suspended org takes no new user (409 org_suspended, from the handler).
-SUSPENDED_OPERATOR = {("POST", "/orgs/{org_id}/users"): 409}
+# Operators keep every route, but a suspended org takes no new user (409 org_suspended, from the handler),
+# nor an import of users.
+SUSPENDED_OPERATOR = {("POST", "/orgs/{org_id}/users"): 409, ("POST", "/orgs/{org_id}/user-imports"): 409}
 
 
 def expected_suspended(route: tuple[str, str], caller: str) -> int:

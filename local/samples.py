@@ -4,6 +4,7 @@
 BODIES: dict[tuple[str, str], dict] = {
     ("POST", "/orgs"): {"org_id": "newco", "name": "NewCo"},
     ("POST", "/orgs/{org_id}/users"): {"user_id": "carol", "name": "Carol", "email": "carol@example.com"},
+    ("POST", "/orgs/{org_id}/user-imports"): {"rows": [{"user_id": "dan", "name": "Dan", "email": "dan@example.com"}]},
     ("POST", "/orgs/{org_id}/users/{user_id}/tickets"): {"subject": "Help"},
     ("PATCH", "/orgs/{org_id}"): {"name": "Renamed"},
     ("PATCH", "/orgs/{org_id}/users/{user_id}"): {"name": "Renamed"},

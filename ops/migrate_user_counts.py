@@ -6,7 +6,8 @@ runs it with your AWS credentials against any table; locally, point it at Dynamo
 ``AWS_ENDPOINT_URL_DYNAMODB``. Run it right after deploying the code that counts seats: until an org
 is counted its user creates and deletes answer 503 (a count that started wrong would stay wrong), so
 its users cannot change while they are counted. It is safe to run again and to interrupt: an org that
-has a count is left alone, whatever this run or the API wrote first.
+has a count is left alone, whatever this run or the API wrote first. The count goes on the org item,
+as it did then; ``ops.migrate_seats`` (or the org's first seat write) then moves it to its own item.
 
 Per org (GSI1 ``ORGS``, every page): one Query ``Select=COUNT`` of its ``USER#`` items (every page,
 strongly consistent), then one UpdateItem on condition ``attribute_not_exists(user_count)``.
@@ -39,7 +40,7 @@ def migrate(table: Table, echo=print) -> Report:
     for orgs in table.query_all(keys.ORGS_LISTING, on_index=True):
         for org in orgs:
             org_id = org["org_id"]
-            if plans.USER_COUNT in org:
+            if plans.USER_COUNT in org or table.get(keys.seats_key(org_id)) is not None:
                 report.already.append(org_id)
                 continue
             users = count(table, keys.org_partition(org_id), keys.USER_PREFIX)

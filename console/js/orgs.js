@@ -1,4 +1,5 @@
-// Organizations (operators): the list with plan, status and seats, and creating one.
+// Organizations (operators): the list with plan, status and seats (the plan's: the listing carries no
+// seats used, which are on an item of their own; the org's page shows them), and creating one.
 
 import * as api from "./api.js";
 import { field, form, h, link, pagedList, scrolling, select } from "./dom.js";
@@ -29,7 +30,7 @@ export async function orgsScreen(screen) {
     "table",
     {},
     h("caption", { className: "muted" }, "Every organization, oldest first"),
-    h("thead", {}, h("tr", {}, ...["Organization", "Name", "Plan", "Status", "Seats used"].map((t) => h("th", { scope: "col" }, t)))),
+    h("thead", {}, h("tr", {}, ...["Organization", "Name", "Plan", "Status", "Seats"].map((t) => h("th", { scope: "col" }, t)))),
     rows,
   );
   const list = h("section", { "aria-labelledby": "orgs-list" }, h("h2", { id: "orgs-list" }, "All organizations"), scrolling(table));
@@ -47,7 +48,7 @@ export async function orgsScreen(screen) {
           h("td", {}, org.name),
           h("td", {}, org.plan),
           h("td", {}, statusCell(org)),
-          h("td", {}, seatsText(org)),
+          h("td", {}, String(org.limits.users)),
         ),
     }),
   );

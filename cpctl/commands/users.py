@@ -4,6 +4,7 @@ from typing import Annotated
 
 import typer
 
+from cpctl.commands import imports
 from cpctl.commands.common import (
     All,
     CursorOption,
@@ -22,6 +23,7 @@ from cpctl.commands.common import (
 from cpctl.output import TICKET_COLUMNS, USER_COLUMNS, Output, next_page, show, show_pages, show_rows
 
 app = typer.Typer(no_args_is_help=True, help="The users of an organization.")
+app.command("import")(imports.users_import)
 
 
 @app.command("list")

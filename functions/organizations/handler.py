@@ -4,8 +4,9 @@ from aws_lambda_powertools.event_handler import Response
 
 from controlplane.http import params, responses
 from controlplane.http.resolver import Resolver
-from controlplane.logic import activity, deletions, moves, organizations, tree_reads, units
+from controlplane.logic import activity, deletions, imports, moves, organizations, tree_reads, units
 from controlplane.models.activity import ActivityPage
+from controlplane.models.imports import UserImport, UserImportCreate
 from controlplane.models.resources import (
     DeletionAccepted,
     Org,
@@ -112,6 +113,16 @@ def list_unit_users(
     cursor: params.Cursor = None,
 ) -> UserPage:
     return tree_reads.list_unit_users(org_id, unit_id, direct, limit, cursor)
+
+
+@app.operation("importUsers")
+def import_users(org_id: params.OrgIdPath, body: UserImportCreate) -> Response[UserImport]:
+    return responses.started(app, app.route_record, imports.start_import(org_id, body, app.caller))
+
+
+@app.operation("getUserImport")
+def get_user_import(org_id: params.OrgIdPath, import_id: params.ImportIdPath) -> UserImport:
+    return imports.get_import(org_id, import_id)
 
 
 @app.operation("listPlans")

@@ -28,6 +28,7 @@ CALLERS = {
 }
 # Only a ticket's stored owner can tell a member's own ticket from another's: these routes decide
 # with the one DynamoDB request they make anyway (a condition on the write, or a check of the read).
+IMPORT = "import"  # the tenants fixture's key of acme's user import
 DECIDED_BY_THE_ITEM = {(m, "/orgs/{org_id}/tickets/{ticket_id}") for m in ("GET", "PATCH", "DELETE")}
 
 
@@ -48,7 +49,9 @@ def tenants(table):
     for org_id in ("acme", "bolt"):  # each org has a unit "eng"; bolt's holds its secret-named user
         call("POST", f"/orgs/{org_id}/units", {"unit_id": "eng", "name": f"{org_id} eng"})
     create_user("bolt", "bolt-secret-keeper", unit="eng")
-    return {user_id: create_ticket("acme", user_id).body["ticket_id"] for user_id in ("alice", "amy")}
+    tickets = {user_id: create_ticket("acme", user_id).body["ticket_id"] for user_id in ("alice", "amy")}
+    rows = [{"user_id": "ann", "name": "Ann", "email": "ann@example.com"}]
+    return {**tickets, IMPORT: call("POST", "/orgs/acme/user-imports", {"rows": rows}).body["import_id"]}
 
 
 def test_matrix_covers_every_route_and_caller():
@@ -61,7 +64,8 @@ def test_matrix_covers_every_route_and_caller():
 def test_route_answers_each_caller_as_the_policy_says(tenants, dynamodb_calls, route, who):
     caller, subject = CALLERS[who]
     expected = isolation.expected(route, who)
-    path = route[1].format(org_id="acme", user_id=subject, ticket_id=tenants[subject], unit_id="eng")
+    ids = {"ticket_id": tenants[subject], "import_id": tenants[IMPORT], "unit_id": "eng"}
+    path = route[1].format(org_id="acme", user_id=subject, **ids)
     ticket_before = call("GET", f"/orgs/acme/tickets/{tenants[subject]}").body
     dynamodb_calls.clear()
 
@@ -252,8 +256,9 @@ def _items(table: str) -> list[dict]:
     return sorted(acme, key=json.dumps)
 
 
-def _over_http(gateway: str, route: tuple[str, str], who: str, ticket_id: str):
-    path = route[1].format(org_id="acme", user_id="alice", ticket_id=ticket_id, unit_id="eng")
+def _over_http(gateway: str, route: tuple[str, str], who: str, tenants: dict[str, str]):
+    ids = {"ticket_id": tenants["alice"], "import_id": tenants[IMPORT], "unit_id": "eng"}
+    path = route[1].format(org_id="acme", user_id="alice", **ids)
     headers = {"Authorization": f"Bearer {SUSPENDED_TOKENS[who]}"}
     return fetch(f"{gateway}{path}", route[0], BODIES.get(route), headers)
 
@@ -264,7 +269,7 @@ def suspended(tenants, table, gateway, monkeypatch):
     clock = [1000.0]
     monkeypatch.setattr(local_authorizer.time, "monotonic", lambda: clock[0])
     for who in SUSPENDED_TOKENS:  # each token's Allow, cached before the suspension
-        assert _over_http(gateway, ("GET", "/plans"), who, tenants["alice"])[0] == 200
+        assert _over_http(gateway, ("GET", "/plans"), who, tenants)[0] == 200
     _set_status(table, "suspended")
     clock[0] += local_authorizer.DEFAULT_TTL_SECONDS
     return gateway
@@ -273,7 +278,7 @@ def suspended(tenants, table, gateway, monkeypatch):
 @pytest.mark.parametrize("who", isolation.SUSPENDED_CALLERS)
 @pytest.mark.parametrize("route", list(EXPECTED), ids=lambda r: f"{r[0]} {r[1]}")
 def test_a_suspended_orgs_callers_get_403_org_suspended_on_every_route(suspended, tenants, route, who):
-    status, _, body = _over_http(suspended, route, who, tenants["alice"])
+    status, _, body = _over_http(suspended, route, who, tenants)
 
     assert status == isolation.expected_suspended(route, who), body
     if who != "operator":
@@ -289,7 +294,7 @@ def test_after_reactivation_every_cell_is_as_before_and_no_item_was_lost(tenants
     monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "0")
     before = _items(table)
     _set_status(table, "suspended")
-    reads = [_over_http(gateway, route, "member_a_own", tenants["alice"])[0] for route in EXPECTED]
+    reads = [_over_http(gateway, route, "member_a_own", tenants)[0] for route in EXPECTED]
     assert set(reads) == {403}
 
     # When acme is active again
@@ -299,7 +304,7 @@ def test_after_reactivation_every_cell_is_as_before_and_no_item_was_lost(tenants
     assert _items(table) == before
     for who in isolation.SUSPENDED_CALLERS:
         for route in [r for r in EXPECTED if r[0] == "GET"]:
-            assert _over_http(gateway, route, who, tenants["alice"])[0] == isolation.expected(route, who), (route, who)
+            assert _over_http(gateway, route, who, tenants)[0] == isolation.expected(route, who), (route, who)
 
 
 # Fail closed on the context itself: a caller who is not an operator names an org, a user and a role

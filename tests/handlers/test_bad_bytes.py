@@ -73,10 +73,19 @@ def _with_value(route, loc: list, value: str) -> dict:
 
 
 def _first_text(route, value: str) -> bytes:
-    """The route's sample body with ``value`` as its first string, as UTF-8 JSON."""
-    sample = BODIES[(route.method, route.path)]
-    name = next(name for name, given in sample.items() if isinstance(given, str))
-    return json.dumps({**sample, name: value}, ensure_ascii=False).encode()
+    """The route's sample body with ``value`` as its first string (a user import's: its first row's),
+    as UTF-8 JSON."""
+    return json.dumps(_with_first_text(BODIES[(route.method, route.path)], value), ensure_ascii=False).encode()
+
+
+def _with_first_text(sample, value: str):
+    if isinstance(sample, list):
+        return [_with_first_text(sample[0], value), *sample[1:]]
+    name = next((name for name, given in sample.items() if isinstance(given, str)), None)
+    if name is None:  # no string at this level: the first list's first item has one
+        name = next(name for name, given in sample.items() if isinstance(given, list))
+        return {**sample, name: _with_first_text(sample[name], value)}
+    return {**sample, name: value}
 
 
 def _base64_call(method: str, path: str, raw: bytes) -> tuple[int, dict]:

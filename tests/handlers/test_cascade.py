@@ -60,7 +60,7 @@ def test_delete_leaves_other_orgs_and_nothing_of_its_own(acme):
     assert call("DELETE", "/orgs/acme").status == 204
 
     assert _items_of(acme, "acme") == []
-    assert len(_items_of(acme, "bolt")) == 3
+    assert len(_items_of(acme, "bolt")) == 4  # the org, its seat counter, a user and a ticket
 
 
 def test_delete_interrupted_by_a_failure_completes_when_retried(acme, monkeypatch):

@@ -26,7 +26,7 @@ def _fail(monkeypatch, operation: str, code: str, **extra):
     "code", ["ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"]
 )
 def test_throttling_returns_503_with_retry_after(table, monkeypatch, code):
-    _fail(monkeypatch, "get_item", code)
+    _fail(monkeypatch, "query", code)  # the org and its seat counter, in one Query
 
     reply = call("GET", "/orgs/acme")
 
@@ -50,7 +50,7 @@ def test_transaction_conflict_returns_503(table, monkeypatch):
 
 
 def test_unexpected_error_returns_500_without_details(table, monkeypatch):
-    _fail(monkeypatch, "get_item", "InternalServerError")
+    _fail(monkeypatch, "query", "InternalServerError")
 
     reply = call("GET", "/orgs/acme")
 

@@ -3,7 +3,7 @@
 import json
 
 from controlplane.http.routes import FUNCTIONS, ROUTES, Route
-from controlplane.logic import tickets
+from controlplane.logic import imports, tickets
 from local import events
 from local.apigw import invoke
 
@@ -43,6 +43,7 @@ def test_committed_events_are_what_make_events_writes():
 def test_each_event_replayed_through_its_handler_succeeds(table, monkeypatch):
     # The events name a fixed ticket id; the server would make a new one when the ticket is created.
     monkeypatch.setattr(tickets, "new_ulid", lambda: events.IDS["ticket_id"])
+    monkeypatch.setattr(imports, "new_ulid", lambda: events.IDS["import_id"])
 
     statuses = {}
     for route in sorted(ROUTES, key=_replay_order):

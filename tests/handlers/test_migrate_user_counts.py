@@ -9,7 +9,10 @@ from tests.api import call, create_org, create_user
 
 
 def _as_before_seats(table: str, org_id: str) -> None:
-    """The org item as the code before seats stored it: no user_count, no user_limit."""
+    """The org as the code before seats stored it: no user_count, no user_limit, no seat counter."""
+    config.dynamodb().delete_item(
+        TableName=table, Key={"PK": {"S": f"ORG#{org_id}"}, "SK": {"S": f"METADATA#{org_id}#SEATS"}}
+    )
     config.dynamodb().update_item(
         TableName=table,
         Key={"PK": {"S": f"ORG#{org_id}"}, "SK": {"S": f"METADATA#{org_id}"}},

@@ -14,14 +14,14 @@ def _stored(org_id: str = "acme") -> dict:
     return api_table().get(keys.org_key(org_id), consistent=True)
 
 
-def test_operator_suspends_an_org_with_a_reason_in_one_update(table, dynamodb_calls):
+def test_operator_suspends_an_org_with_a_reason_in_one_update_then_reads_its_seats(table, dynamodb_calls):
     create_org("acme")
     dynamodb_calls.clear()
 
     reply = call("PATCH", "/orgs/acme", SUSPEND)
 
     assert reply.status == 200, reply.body
-    assert dynamodb_calls == ["UpdateItem"]
+    assert dynamodb_calls == ["UpdateItem", "Query"]  # the org item, then the org with its seat counter
     assert reply.body["status"] == "suspended"
     assert reply.body["suspension_reason"] == "Invoice 2026-11 unpaid"
     assert reply.body["suspended_at"] == reply.body["updated_at"]

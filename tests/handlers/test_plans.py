@@ -70,14 +70,16 @@ def test_a_new_org_shows_its_usage_and_its_plans_limits(table):
     assert "user_count" not in reply.body and "user_limit" not in reply.body
 
 
-def test_usage_counts_users_on_get_include_and_list(table):
+def test_usage_counts_users_on_get_and_include_and_the_list_shows_limits_only(table):
     create_org("acme")
     create_user("acme", "alice")
     create_user("acme", "bob")
 
     assert call("GET", "/orgs/acme").body["usage"] == {"users": 2}
     assert call("GET", "/orgs/acme", query={"include": "users"}).body["org"]["usage"] == {"users": 2}
-    assert call("GET", "/orgs").body["items"][0]["usage"] == {"users": 2}
+    # The listing is one index partition a user create no longer writes: no seats used there.
+    listed = call("GET", "/orgs").body["items"][0]
+    assert "usage" not in listed and listed["limits"] == {"users": 5}
 
 
 def test_creating_a_user_past_the_limit_is_409_quota_exceeded_and_writes_nothing(full_free_org):
@@ -216,7 +218,10 @@ def test_conflicts_that_never_end_are_503_and_write_nothing(table, monkeypatch):
 
 
 def _forget_the_count(table: str, org_id: str) -> None:
-    """Make an org as it was stored before seats were counted."""
+    """Make an org as it was stored before seats were counted: no counter item, no count on the org."""
+    config.dynamodb().delete_item(
+        TableName=table, Key={"PK": {"S": f"ORG#{org_id}"}, "SK": {"S": f"METADATA#{org_id}#SEATS"}}
+    )
     config.dynamodb().update_item(
         TableName=table,
         Key={"PK": {"S": f"ORG#{org_id}"}, "SK": {"S": f"METADATA#{org_id}"}},

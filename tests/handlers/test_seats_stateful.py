@@ -95,7 +95,7 @@ class Seats(RuleBasedStateMachine):
     @invariant()
     def count_equals_the_user_items_and_stays_within_the_limit(self):
         client = config.dynamodb()
-        org = client.get_item(TableName=config.settings().table_name, Key=_key(keys.org_key(self.org_id)))["Item"]
+        seats = client.get_item(TableName=config.settings().table_name, Key=_key(keys.seats_key(self.org_id)))["Item"]
         users = client.query(
             TableName=config.settings().table_name,
             KeyConditionExpression="PK = :pk AND begins_with(SK, :users)",
@@ -104,7 +104,7 @@ class Seats(RuleBasedStateMachine):
                 ":users": {"S": keys.USER_PREFIX},
             },
         )["Items"]
-        count, limit = int(org["user_count"]["N"]), int(org["user_limit"]["N"])
+        count, limit = int(seats["user_count"]["N"]), int(seats["user_limit"]["N"])
 
         assert count == len(users) == len(self.users)
         assert {item["user_id"]["S"] for item in users} == self.users

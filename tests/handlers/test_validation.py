@@ -8,8 +8,8 @@ from controlplane.http.routes import ROUTES
 from local.samples import BODIES
 from tests.api import call, create_org, create_ticket, create_user
 
-# Fixed: stable test ids.
-GOOD = {"org_id": "acme", "user_id": "alice", "ticket_id": "01JD3Q0Z6V7S3M8E2K9XWQY4PB", "unit_id": "eng"}
+ULID = "01JD3Q0Z6V7S3M8E2K9XWQY4PB"
+GOOD = {"org_id": "acme", "user_id": "alice", "ticket_id": ULID, "import_id": ULID, "unit_id": "eng"}  # stable ids
 BAD_IDS = {
     "hash": "ac#me",
     "slash": "ac/me",
@@ -25,7 +25,7 @@ BAD_IDS = {
 CASES = [
     pytest.param(route, param, bad, id=f"{route.method} {route.path} {param}={name}")
     for route in ROUTES
-    for param in ("org_id", "user_id", "ticket_id")
+    for param in GOOD
     if f"{{{param}}}" in route.path
     for name, bad in BAD_IDS.items()
     # An empty last segment is a different route ("/orgs/" is the org list), not a bad id.

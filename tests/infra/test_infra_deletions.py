@@ -3,6 +3,8 @@ organizations function one message at a time with partial batch failures."""
 
 import pytest
 
+from controlplane.logic import import_job
+
 
 def _queues(template: dict) -> tuple[str, dict, str, dict]:
     """(id, properties) of the deletions queue and of its dead-letter queue."""
@@ -61,6 +63,20 @@ def test_organizations_function_consumes_the_queue_one_message_at_a_time_reporti
     assert mapping["FunctionName"] == {"Ref": functions["organizations"]}
     assert mapping["BatchSize"] == 1
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]  # process_partial_response
+
+
+def test_at_most_4_of_the_queues_jobs_run_at_once_so_imports_leave_cognito_room(dev):
+    # Given each user import's job creates 10 sign-ins a second, of Cognito's 50 UserCreation a second
+    queue_id, _, _, _ = _queues(dev)
+    [mapping] = [
+        m
+        for m in _of_type(dev, "AWS::Lambda::EventSourceMapping")
+        if m["EventSourceArn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+    ]
+
+    # Then the queue runs at most 4 jobs at once: 40 a second, and interactive creates keep 10
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": 4}
+    assert 4 * import_job.IMPORT_SIGNINS_PER_SECOND < import_job.USER_CREATION_PER_SECOND
 
 
 def test_an_alarm_goes_off_when_a_message_reaches_the_dead_letter_queue(dev):

@@ -152,8 +152,12 @@ _USER_POOL_WRITES = {
     [
         (USERS, _USER_POOL_WRITES | {"cognito-idp:AdminGetUser"}),  # a sign-in per user, kept in step
         (
-            ORGANIZATIONS,  # the cascade delete removes sign-ins; a status change disables or enables them
+            # the cascade delete removes sign-ins; a status change disables or enables them; a user
+            # import creates them (and reads one that exists already)
+            ORGANIZATIONS,
             {
+                "cognito-idp:AdminCreateUser",
+                "cognito-idp:AdminGetUser",
                 "cognito-idp:AdminDeleteUser",
                 "cognito-idp:AdminDisableUser",
                 "cognito-idp:AdminEnableUser",

@@ -46,6 +46,7 @@ def _if_match(version: int) -> dict:
 
 
 # Per route: the requests that take each of its code paths, as (path, body, options, expected status).
+_ROW = {"user_id": "zoe", "name": "Zoe", "email": "zoe@example.com"}
 REQUESTS = {
     ("POST", "/orgs"): [
         ("/orgs", {"org_id": "newco", "name": "NewCo"}, {}, 201),
@@ -72,6 +73,8 @@ REQUESTS = {
         ("/orgs/acme/users", {"user_id": "fay", "name": "Fay", "email": "fay@example.com", "unit": "eng"}, {}, 201),
     ],
     ("GET", "/orgs/{org_id}/activity"): [("/orgs/acme/activity", None, {}, 200)],
+    ("POST", "/orgs/{org_id}/user-imports"): [("/orgs/acme/user-imports", {"rows": [_ROW]}, {}, 202)],  # queues its job
+    ("GET", "/orgs/{org_id}/user-imports/{import_id}"): [("/orgs/acme/user-imports/{import_id}", None, {}, 200)],
     ("GET", "/orgs/{org_id}/users"): [("/orgs/acme/users", None, {}, 200)],
     ("GET", "/orgs/{org_id}/users/{user_id}"): [
         ("/orgs/acme/users/alice", None, {}, 200),
@@ -155,8 +158,12 @@ def seeded(aws_requests) -> dict:
     call("POST", "/orgs/acme/users", bob, **_key("seed"))
     ticket_id = create_ticket("acme", "alice").body["ticket_id"]
     create_ticket("acme", "bob")
+    import_id = call("POST", "/orgs/acme/user-imports", {"rows": [_ROW]}).body["import_id"]
+    sqs, queue_url = boto3.client("sqs"), config.settings().deletions_queue_url
+    for queued in sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", []):
+        sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=queued["ReceiptHandle"])  # the import's job
     aws_requests.clear()
-    return {"ticket_id": ticket_id}
+    return {"ticket_id": ticket_id, "import_id": import_id}
 
 
 @pytest.fixture
@@ -270,6 +277,21 @@ def test_a_sign_ins_job_sends_only_what_the_organizations_function_may(seeded, a
     )
     assert expected <= set(aws_requests)
     assert json.loads(message["Body"])["kind"] == signins.KIND
+    assert set(aws_requests) - granted[ORGANIZATIONS] == set()
+
+
+def test_a_user_imports_job_sends_only_what_the_organizations_function_may(seeded, aws_requests, granted):
+    # Given an import of two users, one already in the org, whose job is queued
+    rows = [_ROW, {"user_id": "alice", "name": "Alice", "email": "alice@example.com"}]
+    assert call("POST", "/orgs/acme/user-imports", {"rows": rows}).status == 202
+    [message] = boto3.client("sqs").receive_message(QueueUrl=config.settings().deletions_queue_url)["Messages"]
+    aws_requests.clear()
+
+    # When the event source delivers it to the organizations function
+    assert deliver([message]) == {"batchItemFailures": []}
+
+    # Then it created the user and their sign-in, and the function may send every request it made
+    assert {"dynamodb:BatchGetItem", "dynamodb:ConditionCheckItem", "cognito-idp:AdminCreateUser"} <= set(aws_requests)
     assert set(aws_requests) - granted[ORGANIZATIONS] == set()
 
 

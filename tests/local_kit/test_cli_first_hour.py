@@ -71,13 +71,15 @@ def test_a_detail_view_starts_with_the_id_and_name_shows_seats_and_hides_empty_f
     assert not [line for line in shown if "deleting_since" in line or "{" in line]
 
 
-def test_orgs_list_shows_seats_used_and_the_limit(table, cpctl):
+def test_orgs_list_shows_the_plans_seats_and_get_shows_seats_used(table, cpctl):
     cpctl("orgs", "create", "acme", "--name", "Acme", "--plan", "free")
 
     shown = cpctl("orgs", "list")
 
+    # The listing carries no seats used (they are on an item the listing does not read)
     assert "users" in shown.stdout.splitlines()[0].split()  # the header: a borderless table's first line
-    assert "0 of 5" in shown.stdout
+    assert "max 5" in shown.stdout
+    assert "0 of 5" in cpctl("orgs", "get", "acme").stdout
 
 
 def test_the_paging_hint_is_a_command_that_runs_and_shows_the_next_page(table, cpctl):

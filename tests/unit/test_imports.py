@@ -80,6 +80,7 @@ _EVERY_API_FUNCTION = {
     "http.routes",
     "models.activity",
     "models.errors",
+    "models.imports",  # the user import's models: the route table names them (issue 26)
     "models.ids",
     "models.plans",
     "models.resources",
@@ -88,17 +89,23 @@ _EVERY_API_FUNCTION = {
 OURS = {
     # The deletions queue also carries the sign-ins jobs of a status change (logic.signins), paced by
     # pacing.Throttle (which left logic.signins when the tenant keys needed it too).
+    # The seat counter is an item of its own (dal.seats): an org's create and plan change write it.
     ORGANIZATIONS: _EVERY_API_FUNCTION
     | {
         "dal.batches",
+        "dal.directory",  # a user import's job tells Cognito's refusal of a sign-in (SignInRefused)
+        "dal.imports",
+        "dal.seats",
+        "dal.transactions",
         "logic.activity",
+        "logic.imports",
+        "logic.import_job",  # a user import's job: in line where no queue is set (make run)
         "logic.cascade",
         "logic.deletions",
         "logic.organizations",
         "logic.signins",
         "pacing",
         # The unit routes (issue 27); a big move runs from the deletions queue too.
-        "dal.transactions",
         "dal.tree",
         "logic.moves",
         "logic.tree_reads",
@@ -108,6 +115,7 @@ OURS = {
     | {
         "dal.batches",
         "dal.directory",
+        "dal.seats",
         "dal.transactions",
         "logic.cascade",
         "logic.organizations",

@@ -54,6 +54,11 @@ def _translate(exists: AlreadyExists | None = None) -> Iterator[None]:
         raise
 
 
+class SignInRefused(Exception):
+    """Cognito refused a sign-in for a reason of the request's own (a bad address, the e-mail
+    quota...): for a job, the row's outcome, in Cognito's words."""
+
+
 class Directory:
     def __init__(self, client: "CognitoIdentityProviderClient", user_pool_id: str):
         self.client = client
@@ -81,6 +86,16 @@ class Directory:
         with _translate():
             user = self.client.admin_get_user(UserPoolId=self.pool, Username=username(org_id, user_id))
         return subject_of(user["UserAttributes"])
+
+    def create_or_refusal(self, org_id: str, user_id: str, email: str, role: str) -> str:
+        """``create`` (its subject), with Cognito's refusal of this one sign-in as ``SignInRefused``
+        (throttling is still 503, an existing sign-in ``AlreadyExists``)."""
+        try:
+            return self.create(org_id, user_id, email, role)
+        except ClientError as error:
+            raise SignInRefused(
+                f"{error.response['Error']['Code']}: {error.response['Error'].get('Message', '')}"
+            ) from None
 
     @tracer.capture_method
     def attributes(self, org_id: str, user_id: str) -> dict[str, str]:

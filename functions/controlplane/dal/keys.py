@@ -3,6 +3,8 @@
 | item         | PK                         | SK                  | GSI1PK                     | GSI1SK              |
 |--------------|----------------------------|---------------------|----------------------------|---------------------|
 | organization | ORG#<org_id>               | METADATA#<org_id>   | ORGS                       | ORG#<org_id>        |
+| seats        | ORG#<org_id>               | METADATA#<org_id>#SEATS |                        |                     |
+| user import  | ORG#<org_id>               | USER_IMPORT#<id>    |                            |                     |
 | user         | ORG#<org_id>               | USER#<user_id>      | ORG#<org_id>#USER#<user_id> | USER#<user_id>     |
 | ticket       | ORG#<org_id>#TICKET#<id>   | TICKET#<id>         | ORG#<org_id>#USER#<user_id> | TICKET#<id>        |
 | activity     | ORG#<org_id>               | ACTIVITY#<position> |                            |                     |
@@ -15,9 +17,15 @@ Engineering/Platform is ``#eng#platform#``. ``#`` sorts before every character o
 ``begins_with`` on a unit's tree path is exactly its subtree, in depth-first order, and ``!`` (before
 ``#``) puts a unit's own users ahead of its children's.
 
-An org's partition sorts ``ACTIVITY#`` < ``METADATA#`` < ``SWEEP#`` < ``USER#``: the org item sits
-between its activity and its users, so one Query reads it with either (``users_range``, and
-``activity_range`` newest first), and a missing org is a 404 in that same request.
+An org's partition sorts ``ACTIVITY#`` < ``METADATA#<org_id>`` < ``METADATA#<org_id>#SEATS`` <
+``SWEEP#`` < ``USER#`` < ``USER_IMPORT#`` (``_`` follows ``$``, the users' upper bound): the org item
+sits between its activity and its users, so one Query reads it with either (``users_range``, and
+``activity_range`` newest first), and a missing org is a 404 in that same request. Its seat
+counter sorts right after it (``org_range``), so a read of the org reads both.
+
+The seat counter has an item of its own, outside every index: a user create or delete writes it,
+and the org item (listed in GSI1 under ``ORGS``, shared by every org) is left alone. See
+docs/DATA_MODEL.md, "No partition shared between tenants".
 
 Callers pass validated ids only (see ``ids``); a ``#`` in an id would let one key impersonate another.
 """
@@ -35,13 +43,15 @@ from controlplane.dal.schema import (
 )
 
 # The ``entity`` attribute of each item.
-ORG, USER, TICKET, SWEEP, ACTIVITY, UNIT, TREE = "org", "user", "ticket", "sweep", "activity", "unit", "tree"
+ORG, SEATS, USER, TICKET, SWEEP, ACTIVITY = "org", "seats", "user", "ticket", "sweep", "activity"
+USER_IMPORT, UNIT, TREE = "user_import", "unit", "tree"
 
 ORGS_LISTING = "ORGS"
 USER_PREFIX = "USER#"
 TICKET_PREFIX = "TICKET#"
 SWEEP_PREFIX = "SWEEP#"
 ACTIVITY_PREFIX = "ACTIVITY#"
+IMPORT_PREFIX = "USER_IMPORT#"
 
 
 def org_partition(org_id: str) -> str:
@@ -55,6 +65,21 @@ def user_collection(org_id: str, user_id: str) -> str:
 
 def org_key(org_id: str) -> dict[str, str]:
     return {PARTITION_KEY: org_partition(org_id), SORT_KEY: f"METADATA#{org_id}"}
+
+
+def seats_key(org_id: str) -> dict[str, str]:
+    """The org's seat counter (``user_count``, ``user_limit``): in the org's partition, in no index."""
+    return {PARTITION_KEY: org_partition(org_id), SORT_KEY: f"METADATA#{org_id}#SEATS"}
+
+
+def org_range(org_id: str) -> tuple[str, str]:
+    """Sort keys of the org item and its seat counter, for one Query of both."""
+    return org_key(org_id)[SORT_KEY], seats_key(org_id)[SORT_KEY]
+
+
+def import_key(org_id: str, import_id: str) -> dict[str, str]:
+    """A user import, in the org's partition (its refused rows are on the item: see logic.imports)."""
+    return {PARTITION_KEY: org_partition(org_id), SORT_KEY: f"{IMPORT_PREFIX}{import_id}"}
 
 
 def user_key(org_id: str, user_id: str) -> dict[str, str]:
@@ -187,7 +212,8 @@ def activity_range(org_id: str, since: str = "") -> tuple[str, str]:
 
 
 def users_range(org_id: str) -> tuple[str, str]:
-    """Sort keys from the org item through its users (sweep markers between them), not its activity."""
+    """Sort keys from the org item through its users (its seat counter and sweep markers between
+    them), not its activity nor its imports."""
     return org_key(org_id)[SORT_KEY], "USER$"  # "$" follows "#": after every USER#<user_id>
 
 
@@ -207,6 +233,10 @@ def users_scope(org_id: str) -> str:
 
 def activity_scope(org_id: str) -> str:
     return f"activity:{org_id}"
+
+
+def imports_scope(org_id: str) -> str:
+    return f"imports:{org_id}"
 
 
 def tickets_scope(org_id: str, user_id: str) -> str:

@@ -5,6 +5,7 @@ Who wrote an item last, and who started an org's delete, is the ``sub`` of the c
 lifecycle events (controlplane.lifecycle.contract) can name their actor. Never part of a response.
 """
 
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,6 +14,11 @@ DELETING = "deleting_since"  # set on an org whose cascade delete has begun
 # On a user: the ``sub`` of the sign-in made for them (Cognito's, from AdminCreateUser). The authorizer
 # allows a token only if its ``sub`` is this one, so a token outlives neither its user nor its user id.
 SIGN_IN_SUBJECT = "sign_in_sub"
+
+
+def local_sign_in_subject() -> str:
+    """A user's sign-in subject where there is no user pool (make run): new per creation, as Cognito's."""
+    return f"local-{uuid.uuid4()}"
 
 
 def now() -> str:

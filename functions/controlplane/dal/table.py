@@ -70,6 +70,32 @@ def translate() -> Iterator[None]:
         raise
 
 
+def update_request(
+    key: Key,
+    changes: Item,
+    now: str,
+    expects: tuple[Expect, ...] = (),
+    *,
+    kept: frozenset[str] = frozenset(),
+    removed: tuple[str, ...] = (),
+) -> Params:
+    """``Table.update``'s parameters (key, expression, condition), also for an Update in a transaction."""
+    names = {"#updated_at": "updated_at", "#version": "version"}
+    values = {":now": now, ":one": 1}
+    assignments = ["#updated_at = :now", "#version = #version + :one"]
+    for i, (field, value) in enumerate(changes.items()):
+        names[f"#f{i}"] = field
+        values[f":f{i}"] = value
+        assignments.append(f"#f{i} = if_not_exists(#f{i}, :f{i})" if field in kept else f"#f{i} = :f{i}")
+    names |= {f"#r{i}": field for i, field in enumerate(removed)}
+    removal = f" REMOVE {', '.join(f'#r{i}' for i in range(len(removed)))}" if removed else ""
+    request = condition(expects)
+    request["ExpressionAttributeNames"] |= names
+    request["ExpressionAttributeValues"] = request.get("ExpressionAttributeValues", {}) | values
+    request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+    return {"Key": to_dynamo(key), "UpdateExpression": "SET " + ", ".join(assignments) + removal, **serialized(request)}
+
+
 def api_table() -> "Table":
     """The API functions' table, from their settings (which include the cursor secret)."""
     return Table(config.dynamodb(), config.settings().table_name)
@@ -155,25 +181,11 @@ class Table:
         """Set ``changes``, stamp ``updated_at`` and bump ``version``, only if the item exists and
         meets ``expects`` (e.g. its owner, its version). Changes named in ``kept`` are set only where
         the item has none yet; the ``removed`` attributes go."""
-        names = {"#updated_at": "updated_at", "#version": "version"}
-        values = {":now": now, ":one": 1}
-        assignments = ["#updated_at = :now", "#version = #version + :one"]
-        for i, (field, value) in enumerate(changes.items()):
-            names[f"#f{i}"] = field
-            values[f":f{i}"] = value
-            assignments.append(f"#f{i} = if_not_exists(#f{i}, :f{i})" if field in kept else f"#f{i} = :f{i}")
-        names |= {f"#r{i}": field for i, field in enumerate(removed)}
-        removal = f" REMOVE {', '.join(f'#r{i}' for i in range(len(removed)))}" if removed else ""
-        request = condition(expects)
-        request["ExpressionAttributeNames"] |= names
-        request["ExpressionAttributeValues"] = request.get("ExpressionAttributeValues", {}) | values
         with translate():
             response = self.client.update_item(
                 TableName=self.name,
-                Key=to_dynamo(key),
-                UpdateExpression="SET " + ", ".join(assignments) + removal,
                 ReturnValues="ALL_NEW",
-                **serialized(request),
+                **update_request(key, changes, now, expects, kept=kept, removed=removed),
             )
         return from_dynamo(response["Attributes"])
 
@@ -193,6 +205,7 @@ class Table:
         newest_first: bool = False,
         between: tuple[str, str] | None = None,
         index: str | None = None,
+        consistent: bool = False,
     ) -> tuple[list[Item], Key | None]:
         """One page of one partition, of the table or of an index (``on_index``: GSI1; or ``index``
         by name), optionally narrowed to a sort-key prefix or to the sort keys ``between`` two
@@ -218,6 +231,8 @@ class Table:
             "Limit": limit,
             "ScanIndexForward": not newest_first,
         }
+        if consistent:
+            request["ConsistentRead"] = True
         if index:
             request["IndexName"] = index
         if start_key:

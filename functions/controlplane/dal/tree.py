@@ -13,7 +13,7 @@ from controlplane.dal.conditions import Item
 from controlplane.dal.schema import PARTITION_KEY
 from controlplane.dal.stamps import DELETING
 from controlplane.dal.table import Key, Table, translate
-from controlplane.dal.transactions import _transact
+from controlplane.dal.transactions import transact
 
 if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
     from types_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
@@ -83,7 +83,7 @@ def put_unit(table: Table, org: Key, tree: Key, unit: Item, limit: int, parent: 
     ]
     if parent:
         request.append(placed_in(table, *parent))
-    _transact(table, request)
+    transact(table, request)
 
 
 def delete_unit(table: Table, unit: Key, tree: Key, version: int | None) -> None:
@@ -115,7 +115,7 @@ def delete_unit(table: Table, unit: Key, tree: Key, version: int | None) -> None
             "ExpressionAttributeValues": to_dynamo({":minus_one": -1}),
         }
     }
-    _transact(table, [{"Delete": delete}, uncount])
+    transact(table, [{"Delete": delete}, uncount])
 
 
 def lock_move(table: Table, tree: Key, move: Item, parent: tuple[Key, str] | None) -> None:
@@ -133,7 +133,7 @@ def lock_move(table: Table, tree: Key, move: Item, parent: tuple[Key, str] | Non
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     }
-    _transact(table, [lock, *([placed_in(table, *parent)] if parent else [])])
+    transact(table, [lock, *([placed_in(table, *parent)] if parent else [])])
 
 
 def note_marked(table: Table, tree: Key, move_id: str, at: float) -> float:

@@ -13,7 +13,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from controlplane.http import json_body, routes
 from controlplane.http.auth import authorizer_context, caller_from
-from controlplane.http.errors import NOT_VALID, error_body, headers_of, send_as, status_of
+from controlplane.http.errors import NOT_VALID, body_too_large, error_body, headers_of, send_as, status_of
 from controlplane.http.responses import cors, request_id
 from controlplane.logic.access import Caller, authorize
 from controlplane.models.errors import ApiError, InvalidRequest, MethodNotAllowed, NotFound
@@ -29,6 +29,7 @@ _ID_FORMATS = {
     "user_id": re.compile(SLUG_PATTERN),
     "unit_id": re.compile(SLUG_PATTERN),
     "ticket_id": re.compile(ULID_PATTERN),
+    "import_id": re.compile(ULID_PATTERN),
 }
 _NOTHING = re.compile(r"(?!)")
 # Bodies are JSON; PATCH also takes JSON Merge Patch (RFC 7396), which is what our PATCH does.
@@ -87,6 +88,8 @@ def entry_point(app: APIGatewayRestResolver, on_records: LambdaHandler | None = 
                 raise unrouted(method, event.get("path") or "/")
             path_ids = event.get("pathParameters") or {}
             caller = admit(route, authorizer_context(event), path_ids)
+            if route is not None and len(event.get("body") or "") > route.max_body:
+                raise body_too_large(route.max_body)
             event = json_body.as_text(_accept_json_only(event))
         except ApiError as refused:
             return _refusal(event, refused, cors_config)

@@ -57,8 +57,8 @@ def send_as(media_types: frozenset[str] = frozenset({"application/json"})) -> Un
     return UnsupportedMediaType(f"Send the body as {' or '.join(sorted(media_types))}")
 
 
-def body_too_large() -> PayloadTooLarge:
-    return PayloadTooLarge(f"Request bodies are limited to {MAX_BODY_BYTES // 1024} KiB")
+def body_too_large(limit: int = MAX_BODY_BYTES) -> PayloadTooLarge:
+    return PayloadTooLarge(f"Request bodies are limited to {limit // 1024} KiB")
 
 
 def status_of(error: ApiError) -> int:

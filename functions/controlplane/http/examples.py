@@ -24,6 +24,7 @@ from controlplane.logic.refusals import check_version
 from controlplane.models import errors
 from controlplane.models.errors import ApiError, QuotaExceeded
 from controlplane.models.ids import EMAIL_PATTERN
+from controlplane.models.imports import suspended
 from controlplane.models.plans import THROTTLED_MESSAGE
 from controlplane.models.problems import plain
 
@@ -101,6 +102,9 @@ def error_examples(route: routes.Route, status: int, page: bool) -> dict[str, Ex
 
 def _conflicts(route: routes.Route) -> dict[str, Example]:
     examples: dict[str, Example] = {}
+    if route.method == "POST" and route.status == 202:  # a job: it starts or it is refused whole
+        refused = suspended("acme")
+        return _example("The organization is suspended", refused.code, refused.message)
     if route.method == "POST":
         examples |= _example("The resource already exists", "already_exists", _EXISTS[route.function].message)
         examples |= _example(

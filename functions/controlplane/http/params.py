@@ -18,6 +18,7 @@ Under = Annotated[
 ]
 Direct = Annotated[bool, Query(description="`true`: only the unit's own users, not those of the units below it")]
 TicketIdPath = Annotated[str, Path(pattern=ULID_PATTERN, description="Ticket ULID")]
+ImportIdPath = Annotated[str, Path(pattern=ULID_PATTERN, description="User import ULID")]
 Limit = Annotated[int, Query(ge=1, le=100, description="Page size")]
 Cursor = Annotated[str | None, Query(max_length=2048, description="`next_cursor` of the previous page")]
 IdempotencyKey = Annotated[

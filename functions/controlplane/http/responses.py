@@ -20,13 +20,17 @@ Reply = Response[Any]
 def created(app: APIGatewayRestResolver, route: routes.Route | None, body: Resource) -> Reply:
     """201 with its ``ETag`` and a ``Location``, the route record's, filled from the new resource and
     with the stage prefix the client called through."""
+    location = _location(app, route, body)
+    return Response(201, content_types.APPLICATION_JSON, body, {"Location": location, **_etag(body)})
+
+
+def _location(app: APIGatewayRestResolver, route: routes.Route | None, body: BaseModel) -> str:
     event = app.current_event
     if route is None or route.location is None:
         raise LookupError(f"{event.http_method} {event.resource} has no location in the route table")
     called = event.request_context.path or event.path
     prefix = called[: len(called) - len(event.path)] if called.endswith(event.path) else ""
-    location = prefix + route.location.format(**body.model_dump())
-    return Response(201, content_types.APPLICATION_JSON, body, {"Location": location, **_etag(body)})
+    return prefix + route.location.format(**body.model_dump())
 
 
 def with_etag(body: BaseModel) -> Reply:
@@ -51,6 +55,11 @@ def expected_version(if_match: str | None) -> int | None:
 def accepted(body: BaseModel) -> Reply:
     """202: the work has begun and goes on after the response."""
     return Response(202, content_types.APPLICATION_JSON, body)
+
+
+def started(app: APIGatewayRestResolver, route: routes.Route | None, body: BaseModel) -> Reply:
+    """202 for a job the request created, with the ``Location`` to follow it (the route record's)."""
+    return Response(202, content_types.APPLICATION_JSON, body, {"Location": _location(app, route, body)})
 
 
 def no_content() -> Reply:

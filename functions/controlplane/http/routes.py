@@ -9,8 +9,10 @@ here is refused to everyone but operators. Paths use API Gateway's ``{param}`` s
 
 from typing import Any, NamedTuple
 
+from controlplane.http.errors import MAX_BODY_BYTES
 from controlplane.logic.access import ADMIN, ANYONE, MEMBER, OWNER, SELF
 from controlplane.models.activity import ActivityPage
+from controlplane.models.imports import UserImport
 from controlplane.models.resources import (
     DeletionAccepted,
     Org,
@@ -43,6 +45,7 @@ class Route(NamedTuple):
     also: tuple[tuple[int, Any], ...] = ()  # other success statuses and their models
     location: str | None = None  # a create's new resource, filled from its fields
     seats: bool = False  # takes or resizes an org's seats, so may answer 409 quota_exceeded
+    max_body: int = MAX_BODY_BYTES  # bytes; a bigger body is 413 before it is parsed
 
     def __str__(self) -> str:
         return f"{self.method} {self.path}"
@@ -57,10 +60,15 @@ class Route(NamedTuple):
         return {self.status: self.model, **dict(self.also)}
 
 
+# 10,000 rows of the longest valid users (names of 128, addresses of 254 characters) are about 5 MB;
+# Lambda takes 6 MB of event, API Gateway 10 MB of body.
+IMPORT_BODY_BYTES = 5 * 1024 * 1024
+
 _ORG = "/orgs/{org_id}"
 _USER = "/orgs/{org_id}/users/{user_id}"
 _TICKET = "/orgs/{org_id}/tickets/{ticket_id}"
 _UNIT = "/orgs/{org_id}/units/{unit_id}"
+_IMPORT = "/orgs/{org_id}/user-imports/{import_id}"
 _ANY_MEMBER = frozenset({ADMIN, MEMBER})
 _ADMIN = frozenset({ADMIN})
 _ADMIN_OR_SELF = frozenset({ADMIN, SELF})
@@ -94,6 +102,11 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", f"{_UNIT}/users", ORGANIZATIONS, _ANY_MEMBER, "listUnitUsers",
           "List the users of a unit and of every unit below it", 200, UserPage),
     Route("GET", "/plans", ORGANIZATIONS, _ANYONE, "listPlans", "List the plans and what each allows", 200, PlanList),
+    Route("POST", f"{_ORG}/user-imports", ORGANIZATIONS, _ADMIN, "importUsers",
+          "Import up to 10,000 users: a job creates them, as seats allow, and their sign-ins", 202, UserImport,
+          location=_IMPORT, max_body=IMPORT_BODY_BYTES),
+    Route("GET", _IMPORT, ORGANIZATIONS, _ADMIN, "getUserImport",
+          "Get a user import: its status, counts, refused rows and failed sign-ins", 200, UserImport),
     Route("POST", f"{_ORG}/users", USERS, _ADMIN, "createUser", "Create a user; takes one of the org's seats", 201,
           User, location=_USER, seats=True),
     Route("GET", f"{_ORG}/users", USERS, _ANY_MEMBER, "listUsers", "List the users of an organization", 200,

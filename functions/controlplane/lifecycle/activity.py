@@ -25,14 +25,14 @@ from controlplane.dal import keys
 from controlplane.dal.conditions import Item
 from controlplane.dal.schema import TTL_ATTRIBUTE
 from controlplane.lifecycle.contract import DELETION_STARTED, KINDS, Event
-from controlplane.models.resources import Org, Ticket, User
+from controlplane.models.resources import OrgSummary, Ticket, User
 from controlplane.models.units import Unit
 
 DEFAULT_RETENTION_DAYS = 90
 _DAY_SECONDS = 24 * 60 * 60
 # An entry's ``resource``: its kind, and the field of the API's resource that is its id.
 _RESOURCES: dict[type, tuple[str, str]] = {
-    Org: ("organization", "org_id"),
+    OrgSummary: ("organization", "org_id"),
     User: ("user", "user_id"),
     Ticket: ("ticket", "ticket_id"),
     Unit: ("unit", "unit_id"),
@@ -49,7 +49,7 @@ _MODELS: dict[str, type] = {
         kind.deleted,
         *(t.detail_type for t in kind.transitions),
     )
-} | {DELETION_STARTED: Org}
+} | {DELETION_STARTED: OrgSummary}
 
 # Which of a record's events names its entry (``_RANK``): one write that suspends an org sends
 # ``Organization Updated`` and ``Organization Suspended``; its entry says "Organization Suspended".

@@ -37,9 +37,9 @@ from controlplane.lifecycle import timing
 from controlplane.models.resources import (
     ACTIVE,
     SUSPENDED,
-    Org,
     OrgId,
     OrgStatus,
+    OrgSummary,
     Plan,
     Resource,
     Role,
@@ -119,9 +119,9 @@ class Kind:
 
 
 KINDS = (
-    Kind(
+    Kind(  # the org item's own fields: its seats used are on another item (dal.seats), so not here
         keys.ORG,
-        Org,
+        OrgSummary,
         "Organization Created",
         "Organization Updated",
         "Organization Deleted",
@@ -174,7 +174,7 @@ _BY_ENTITY = {kind.entity: kind for kind in KINDS}
 
 
 def _detail_models(kind: Kind) -> dict[str, type[BaseModel]]:
-    name = kind.model.__name__
+    name = kind.model.__name__.removesuffix("Summary")
     # Models built from the kinds at import: their field types are values here, not static types.
     with_resource: type[BaseModel] = create_model(f"{name}Detail", __base__=Detail, resource=(kind.model, ...))
     fields = Literal[kind.public_fields()]  # type: ignore[valid-type]

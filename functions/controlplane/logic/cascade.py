@@ -62,9 +62,11 @@ def delete_org(
             batches.delete_all(table, [sweep])
     for units in table.query_all(keys.units_partition(org_id)):  # its units and their tree item
         batches.delete_all(table, units)
+    for found in table.query_all(keys.org_partition(org_id), prefix=keys.IMPORT_PREFIX):
+        batches.delete_all(table, found)  # user imports (a running one's job then finds it gone and stops)
     for records in table.query_all(keys.idempotency_partition(org_id)):
         batches.delete_all(table, records)
-    batches.delete_all(table, [keys.org_key(org_id)])
+    batches.delete_all(table, [keys.seats_key(org_id), keys.org_key(org_id)])
     return True
 
 

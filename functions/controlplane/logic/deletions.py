@@ -6,8 +6,9 @@ continues the (resumable) delete and, if its own time runs short, queues the org
 queue is configured (the local run) the delete simply runs to the end within the request.
 
 The queue also carries the jobs that bring an org's sign-ins in line with its status (``signins``):
-a message with ``"kind": "sign-ins"``; and the moves of units too big for a request (``moves``),
-``"kind": "unit-move"``; one without a kind is a delete.
+a message with ``"kind": "sign-ins"``; the moves of units too big for a request (``moves``),
+``"kind": "unit-move"``; and the user imports' jobs (``imports``), ``"kind": "user-import"``; one
+without a kind is a delete.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from controlplane import config
-from controlplane.logic import cascade, moves, signins
+from controlplane.logic import cascade, import_job, moves, signins
 from controlplane.models.errors import NotFound
 
 if TYPE_CHECKING:
@@ -64,6 +65,9 @@ def _continue(record: SQSRecord, lambda_context: LambdaContext) -> None:
         return
     if message.get("kind") == moves.KIND:
         moves.continue_job(message, lambda: _remaining(lambda_context))
+        return
+    if message.get("kind") == import_job.KIND:
+        import_job.resume(message, lambda: _remaining(lambda_context))
         return
     org_id = message["org_id"]
     try:

@@ -4,9 +4,9 @@ from collections.abc import Callable
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from controlplane.dal import cursor, keys, stamps
-from controlplane.dal.conditions import Expect, Item
-from controlplane.dal.table import api_table
+from controlplane.dal import cursor, keys, seats, stamps
+from controlplane.dal.conditions import ConditionFailed, Expect, Item
+from controlplane.dal.table import api_table, update_request
 from controlplane.logic import refusals
 from controlplane.logic.access import Caller, authorize_fields
 from controlplane.models import errors, plans
@@ -18,6 +18,7 @@ from controlplane.models.resources import (
     Org,
     OrgCreate,
     OrgPage,
+    OrgSummary,
     OrgUpdate,
     OrgWithUsers,
     PlanList,
@@ -44,13 +45,14 @@ def list_plans() -> PlanList:
 
 
 def create_org(body: OrgCreate, caller: Caller) -> Org:
-    seats = {plans.USER_COUNT: 0, plans.USER_LIMIT: plans.limit(body.plan)}
-    attributes = {**body.model_dump(), "status": ACTIVE, **seats}
-    item = stamps.new_item(keys.org_keys(body.org_id), keys.ORG, attributes, caller.subject)
+    item = stamps.new_item(
+        keys.org_keys(body.org_id), keys.ORG, {**body.model_dump(), "status": ACTIVE}, caller.subject
+    )
+    limit = plans.limit(body.plan)
     with refusals.refused_as(errors.org_exists(body.org_id)):
-        api_table().put_new(item)
+        seats.create_org(api_table(), item, limit)
     metrics.add_metric(name="OrganizationCreated", unit=MetricUnit.Count, value=1)
-    return Org.from_item(item)
+    return Org.from_item(item, seats.counter(body.org_id, 0, limit))
 
 
 def list_orgs(limit: int, cursor_token: str | None) -> OrgPage:
@@ -58,42 +60,48 @@ def list_orgs(limit: int, cursor_token: str | None) -> OrgPage:
     after = cursor.resume_after(scope, cursor_token)
     start = keys.org_keys(after) if after else None
     found, last = api_table().query(keys.ORGS_LISTING, on_index=True, limit=limit, start_key=start)
-    orgs = [Org.from_item(item) for item in found]
+    orgs = [OrgSummary.from_item(item) for item in found]
     return OrgPage(items=orgs, next_cursor=cursor.next_cursor(scope, found, "org_id", last is not None))
 
 
 def get_org(org_id: str, caller: Caller) -> Org:
-    item = api_table().get(keys.org_key(org_id))
+    item, counter = seats.read(api_table(), org_id)
     if item is None:
         raise errors.org_missing(org_id)
-    return Org.from_item(item).seen_by(caller.operator)
+    return Org.from_item(item, counter).seen_by(caller.operator)
 
 
 def get_org_with_users(org_id: str, limit: int, caller: Caller) -> OrgWithUsers:
-    org, users, more = first_users(org_id, limit)
+    org, counter, users, more = first_users(org_id, limit)
     next_cursor = cursor.next_cursor(keys.users_scope(org_id), users, "user_id", more)
-    shown = Org.from_item(org).seen_by(caller.operator)
+    shown = Org.from_item(org, counter).seen_by(caller.operator)
     return OrgWithUsers.model_validate({"org": shown, "users": users, "next_cursor": next_cursor})
 
 
-def first_users(org_id: str, limit: int) -> tuple[Item, list[Item], bool]:
-    """The org and its first users, in one request: METADATA# sorts before USER# in the partition
-    (and after the org's ACTIVITY#, outside the range). Sweep markers of an org being deleted
-    (SWEEP#) sort between them and are left out."""
-    found = api_table().parent_first(keys.org_partition(org_id), keys.ORG, limit, between=keys.users_range(org_id))
+def first_users(org_id: str, limit: int) -> tuple[Item, Item | None, list[Item], bool]:
+    """The org, its seat counter and its first users, in one request: METADATA#<org> and its #SEATS
+    sort before USER# in the partition (and after the org's ACTIVITY#, outside the range). Sweep
+    markers of an org being deleted (SWEEP#) sort between them and are left out."""
+    # One more than the users asked for: the counter (absent on an org not migrated yet).
+    partition = keys.org_partition(org_id)
+    found = api_table().parent_first(partition, keys.ORG, limit + 1, between=keys.users_range(org_id))
     if found is None:
         raise errors.org_missing(org_id)
     org, rest, more = found
-    return org, [item for item in rest if item["entity"] == keys.USER], more
+    counter = next((item for item in rest if item["entity"] == keys.SEATS), None)
+    users = [item for item in rest if item["entity"] == keys.USER]
+    return org, counter, users[:limit], more or len(users) > limit
 
 
 def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None = None) -> Org:
     changes = body.changes()
     authorize_fields(caller, set(changes))
     rules = refusals.if_match(version)
-    if "plan" in changes:
-        # The new plan's limit goes on the item, on condition that the org's users fit in it. An org
-        # not counted yet takes the limit too; the migration counts its users against it.
+    table = api_table()
+    counted = "plan" in changes and seats.move(table, org_id)
+    if "plan" in changes and not counted:
+        # An org not counted yet (or gone) takes the limit on its item; the user-count migration
+        # counts its users against it.
         limit = plans.limit(changes["plan"])
         changes[plans.USER_LIMIT] = limit
         rules += ((Expect(plans.USER_COUNT, limit, at_most=True), _downgrade_refused(changes["plan"], limit)),)
@@ -106,20 +114,50 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
         kept = frozenset({SUSPENDED_AT})
     elif changes.get("status") == ACTIVE:
         removed = (SUSPENDED_AT, SUSPENSION_REASON)
-    with refusals.refused_as(errors.org_missing(org_id), rules):
-        item = api_table().update(
-            keys.org_key(org_id),
-            stamps.written_by(changes, caller.subject),
-            stamp,
-            refusals.expects(rules),
-            kept=kept,
-            removed=removed,
-        )
+    written, missing = stamps.written_by(changes, caller.subject), errors.org_missing(org_id)
+    counter: Item | None = None
+    if counted:
+        # The new plan's limit goes on the counter, on condition that the org's users fit in it,
+        # in the same transaction as the plan on the org item.
+        item, counter = _change_plan(org_id, written, stamp, rules, kept, removed)
+    else:
+        with refusals.refused_as(missing, rules):
+            item = table.update(
+                keys.org_key(org_id), written, stamp, refusals.expects(rules), kept=kept, removed=removed
+            )
     if "status" in changes:
         from controlplane.logic import signins  # the rare path: the users function never loads it
 
         signins.start(org_id, enabled=changes["status"] == ACTIVE)
-    return Org.from_item(item).seen_by(caller.operator)
+    if counter is None and plans.USER_COUNT not in item:  # a change that did not read the counter
+        counter = seats.read(table, org_id)[1]
+    return Org.from_item(item, counter).seen_by(caller.operator)
+
+
+def _change_plan(
+    org_id: str,
+    written: Item,
+    stamp: str,
+    rules: tuple[refusals.Rule, ...],
+    kept: frozenset[str],
+    removed: tuple[str, ...],
+) -> tuple[Item, Item | None]:
+    """The org's changes and the new plan's limit on its counter, in one transaction; the org and
+    its counter as they are now."""
+    table, missing = api_table(), errors.org_missing(org_id)
+    plan = written["plan"]
+    limit = plans.limit(plan)
+    update = update_request(keys.org_key(org_id), written, stamp, refusals.expects(rules), kept=kept, removed=removed)
+    try:
+        seats.resize(table, org_id, update, limit)
+    except ConditionFailed as failed:
+        if failed.action == 0:
+            raise refusals.refusal(failed, missing, rules) from None
+        raise (missing if failed.item is None else _downgrade_refused(plan, limit)(failed.item)) from None
+    item, counter = seats.read(table, org_id, consistent=True)
+    if item is None:  # deleted right after the change
+        raise missing
+    return item, counter
 
 
 def _downgrade_refused(plan: str, limit: int) -> Callable[[Item], ApiError]:

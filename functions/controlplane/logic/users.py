@@ -1,12 +1,11 @@
 """Users: the people of an organization, kept in step with their Cognito sign-in."""
 
-import uuid
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane import config
-from controlplane.dal import cursor, keys, stamps, transactions
+from controlplane.dal import cursor, keys, seats, stamps, transactions
 from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.directory import SYNCED, Directory
 from controlplane.dal.table import api_table
@@ -21,7 +20,7 @@ from controlplane.models.errors import (
     QuotaExceeded,
     ServiceUnavailable,
 )
-from controlplane.models.resources import SUSPENDED, User, UserCreate, UserPage, UserUpdate, UserWithTickets
+from controlplane.models.resources import User, UserCreate, UserPage, UserUpdate, UserWithTickets
 from controlplane.models.units import join
 from controlplane.observability import logger, metrics
 
@@ -33,15 +32,30 @@ def _not_counted(org_id: str) -> ServiceUnavailable:
     return ServiceUnavailable(f"Organization {org_id}'s seats are being counted; retry shortly", retry_after=30)
 
 
-def _seat_refused(org_id: str, org: Item | None) -> ApiError:
+def _org_refused(org_id: str, org: Item | None) -> ApiError:
     """Why the org refused a new user, from the org item the failed transaction returned."""
     if org is None or stamps.DELETING in org:  # an org being deleted takes no one new
         return errors.org_missing(org_id)
-    if org.get("status") == SUSPENDED:
-        return _suspended(org_id)
-    if plans.USER_COUNT not in org:
+    return _suspended(org_id)
+
+
+def _full(org_id: str, counter: Item | None) -> ApiError:
+    """The quota refusal, from the counter the failed transaction returned (and the org's plan: a
+    read on the refusal path only); an org never counted has no counter."""
+    if counter is None:
         return _not_counted(org_id)
-    return QuotaExceeded("users", int(org[plans.USER_LIMIT]), int(org[plans.USER_COUNT]), org["plan"])
+    org = api_table().get(keys.org_key(org_id)) or {"plan": "?"}
+    return QuotaExceeded("users", int(counter[plans.USER_LIMIT]), int(counter[plans.USER_COUNT]), org["plan"])
+
+
+def seat_refused(org_id: str, failed: ConditionFailed, users: int = 1) -> ApiError | None:
+    """Why ``seats.take`` of ``users`` users was refused, if for the org or its seats; None when a
+    user exists (action ``i < users``: the caller says which)."""
+    if failed.action == users:
+        return _org_refused(org_id, failed.item)
+    if failed.action == users + 1:
+        return _full(org_id, failed.item)
+    return None
 
 
 def _suspended(org_id: str) -> OrgSuspended:
@@ -53,13 +67,12 @@ def _suspended(org_id: str) -> OrgSuspended:
 def _remove(org_id: str, user_id: str, rules: tuple[refusals.Rule, ...] = ()) -> None:
     """Delete the user's item and give their seat back, in one transaction."""
     missing = errors.user_missing(org_id, user_id)
-    user, org = keys.user_key(org_id, user_id), keys.org_key(org_id)
     try:
-        transactions.delete_user_giving_back_a_seat(api_table(), user, org, refusals.expects(rules))
+        seats.give_back(api_table(), org_id, keys.user_key(org_id, user_id), refusals.expects(rules))
     except ConditionFailed as failed:
         if failed.action == 0:
             raise refusals.refusal(failed, missing, rules) from None
-        raise (missing if failed.item is None else _not_counted(org_id)) from None
+        raise _not_counted(org_id) from None
 
 
 def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
@@ -67,15 +80,14 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
     attributes = {"org_id": org_id, **body.model_dump(), "unit_path": join(path)}
     directory = config.directory()
     if directory is None:  # make run: no user pool, so a subject of its own, new per creation as Cognito's
-        attributes[stamps.SIGN_IN_SUBJECT] = f"local-{uuid.uuid4()}"
+        attributes[stamps.SIGN_IN_SUBJECT] = stamps.local_sign_in_subject()
     item = stamps.new_item(keys.user_keys(org_id, body.user_id, path), keys.USER, attributes, caller.subject)
     try:
-        transactions.put_user_taking_a_seat(api_table(), keys.org_key(org_id), item, (check,) if check else ())
+        seats.take(api_table(), org_id, [item], checks=(check,) if check else ())
     except ConditionFailed as failed:
-        if failed.action == 2:
+        if failed.action == 3:  # 0 the user, 1 the org, 2 its counter, 3 the unit (seats.take)
             raise units.refused_placement(org_id, body.unit, failed.item) from None
-        refused = errors.user_exists(org_id, body.user_id) if failed.action == 0 else None
-        raise (refused or _seat_refused(org_id, failed.item)) from None
+        raise (seat_refused(org_id, failed) or errors.user_exists(org_id, body.user_id)) from None
     # The table decides 404/409 first; only then the sign-in, whose subject the item then keeps (the
     # authorizer refuses the user until it does). If either fails, the user (and their seat) goes too.
     if directory is not None:
@@ -111,7 +123,7 @@ def list_users(org_id: str, limit: int, cursor_token: str | None) -> UserPage:
     scope = keys.users_scope(org_id)
     after = cursor.resume_after(scope, cursor_token)
     if after is None:  # the first page comes with the org, so a missing org is a 404
-        _, found, more = organizations.first_users(org_id, limit)
+        _, _, found, more = organizations.first_users(org_id, limit)
     else:
         start = keys.user_key(org_id, after) if after else None
         found, last = api_table().query(

@@ -153,7 +153,10 @@ class Usage(BaseModel):
     )
 
 
-class Org(Resource):
+class OrgSummary(Resource):
+    """An org as the listing shows it: everything but its seats used, which are on an item of its own
+    (docs/DATA_MODEL.md: the listing is one index partition, and a user create must not write it)."""
+
     org_id: OrgId
     name: str
     plan: Plan
@@ -163,14 +166,25 @@ class Org(Resource):
     )
     suspended_at: Timestamp | None = Field(None, description="Since when it is suspended; null while active")
     suspension_reason: str | None = Field(None, description="Why it is suspended; shown to operators only")
-    usage: Usage
     limits: Limits
 
     @classmethod
-    def from_item(cls, item: dict[str, Any]) -> "Org":
-        """The stored org, with its bookkeeping (``user_count``, ``user_limit``) shown as usage and limits."""
-        limit = item.get(plans.USER_LIMIT, plans.limit(item["plan"]))
-        return cls.model_validate({**item, "usage": {"users": item.get(plans.USER_COUNT)}, "limits": {"users": limit}})
+    def from_item(cls, item: dict[str, Any]) -> Self:
+        """The listed org, with its plan's limits."""
+        return cls.model_validate({**item, "limits": {"users": plans.limit(item["plan"])}})
+
+
+class Org(OrgSummary):
+    usage: Usage
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any], seats: dict[str, Any] | None = None) -> "Org":
+        """The stored org and its seat counter (``user_count``, ``user_limit``), shown as usage and
+        limits. An org not migrated yet has them on its own item."""
+        counter = seats or item
+        limit = counter.get(plans.USER_LIMIT, plans.limit(item["plan"]))
+        usage = {"users": counter.get(plans.USER_COUNT)}
+        return cls.model_validate({**item, "usage": usage, "limits": {"users": limit}})
 
     def seen_by(self, operator: bool) -> "Org":
         """The org as a caller may see it: the suspension's reason is for operators only."""
@@ -254,7 +268,7 @@ class Page(BaseModel):
 
 
 class OrgPage(Page):
-    items: list[Org]
+    items: list[OrgSummary]
 
 
 class UserPage(Page):

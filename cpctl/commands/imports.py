@@ -1,0 +1,94 @@
+"""``cpctl users import``: send a CSV or JSON file of users as one import, follow the job with a
+progress bar, then print a summary and every refused row (and every failed sign-in)."""
+
+import csv
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from controlplane.models.imports import UserImport
+from cpctl.client import Client
+from cpctl.commands.common import OrgArgument, api, usage_error
+from cpctl.output import Output
+
+POLL_SECONDS = 1.0
+FileArgument = Annotated[
+    Path,
+    typer.Argument(
+        metavar="FILE",
+        exists=True,
+        dir_okay=False,
+        help="A .csv with a header row (user_id,name,email[,role]), or a .json list of such objects.",
+    ),
+]
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The file's rows as the API takes them; an empty CSV cell is left out (``role`` then defaults)."""
+    if path.suffix.lower() == ".json":
+        rows = json.loads(path.read_text(encoding="utf-8"))
+        rows = rows.get("rows") if isinstance(rows, dict) else rows
+        if not isinstance(rows, list):
+            raise usage_error(f'{path}: expected a list of users, or {{"rows": [...]}}')
+        return rows
+    if path.suffix.lower() == ".csv":
+        with path.open(newline="", encoding="utf-8-sig") as lines:
+            return [{name: value for name, value in row.items() if name and value} for row in csv.DictReader(lines)]
+    raise usage_error(f"{path}: not a .csv or .json file")
+
+
+def users_import(ctx: typer.Context, org_id: OrgArgument, file: FileArgument) -> None:
+    """Import up to 10,000 users from a CSV or JSON file, as seats allow; print every refused row."""
+    rows = read_rows(file)
+    with api(ctx) as client:
+        started = client.import_users(org_id, rows)
+        done = follow(client, started)
+        if ctx.obj.output is Output.json:
+            typer.echo(done.model_dump_json())
+            return
+        summarize(done)
+        if done.refused or done.sign_ins.failed:
+            raise typer.Exit(1)
+
+
+def follow(client: Client, started: UserImport) -> UserImport:
+    """Poll the import until it is done, with a progress bar on stderr (on a terminal)."""
+    found = started
+    progress = Progress(
+        TextColumn("importing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+        console=Console(stderr=True), transient=True,
+    )  # fmt: skip
+    with progress:
+        task = progress.add_task("", total=found.total)
+        while True:
+            decided = found.total - found.pending
+            signing = f"sign-ins {found.sign_ins.done} done, {found.sign_ins.pending} to go"
+            progress.update(task, completed=decided, description=signing)
+            if found.status != "running":
+                return found
+            time.sleep(POLL_SECONDS)
+            found = client.get_user_import(found.org_id, found.import_id)
+
+
+def summarize(done: UserImport) -> None:
+    console = Console()
+    console.print(
+        f"Import {done.import_id}: {done.created} of {done.total} users created, {len(done.refused)} rows refused; "
+        f"sign-ins: {done.sign_ins.done} created, {len(done.sign_ins.failed)} failed."
+    )
+    if done.refused:
+        table = Table("row", "user_id", "code", "message", title="Refused rows")
+        for row in done.refused:
+            table.add_row(str(row.row), row.user_id or "", row.code, row.message)
+        console.print(table)
+    if done.sign_ins.failed:
+        table = Table("user_id", "attempts", "reason", title="Failed sign-ins (the user exists; the job retried)")
+        for failed in done.sign_ins.failed:
+            table.add_row(failed.user_id, str(failed.attempts), failed.reason)
+        console.print(table)

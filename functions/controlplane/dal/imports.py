@@ -1,0 +1,108 @@
+"""A user import's items: the import (``USER_IMPORT#<id>``) and its rows in parts of
+``PART_ROWS`` (``USER_IMPORT#<id>#PART#<n>``), all in the org's partition.
+
+Why parts: 10,000 rows are about 1.5 MB, and an item holds at most 400 KB. A part holds its rows
+(until the job is done with them), what became of them (the users created, the rows refused, the
+sign-ins tried and failed) and how far the job got (``next``: rows decided; ``signed``: sign-ins
+tried). Each step of the job moves a part on with one UpdateItem, on condition that the part is
+still where the step found it: a job delivered twice does each step once.
+"""
+
+from typing import Any
+
+from controlplane.dal import batches, keys, seats
+from controlplane.dal.codec import from_dynamo, to_dynamo
+from controlplane.dal.conditions import ConditionFailed, Item
+from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
+from controlplane.dal.table import Key, Table, translate
+from controlplane.observability import tracer
+
+# One transaction's worth: the users of a part go in with one write of the org's seat counter.
+PART_ROWS = seats.MOST_USERS_AT_ONCE
+# An import runs until every row is decided and every sign-in made or tried enough times.
+RUNNING, DONE = "running", "done"
+PART = "user_import_part"
+
+
+def part_key(org_id: str, import_id: str, part: int) -> Key:
+    return {
+        **keys.import_key(org_id, import_id),
+        SORT_KEY: f"{keys.import_key(org_id, import_id)[SORT_KEY]}#PART#{part:04d}",
+    }
+
+
+@tracer.capture_method
+def create(table: Table, record: Item, parts: list[Item]) -> None:
+    """The parts first, then the import: an import that can be read has all its parts."""
+    batches.put_all(table, parts)
+    table.put(record)
+
+
+@tracer.capture_method
+def load(table: Table, org_id: str, import_id: str) -> tuple[Item | None, list[Item]]:
+    """The import and its parts, in order (every page of one Query, strongly consistent)."""
+    prefix = keys.import_key(org_id, import_id)[SORT_KEY]
+    found: list[Item] = []
+    for page in table.query_all(keys.org_partition(org_id), prefix=prefix, consistent=True):
+        found += page
+    record = next((item for item in found if item[SORT_KEY] == prefix), None)
+    return record, [item for item in found if item["entity"] == PART]
+
+
+@tracer.capture_method
+def users_present(table: Table, org_id: str, user_ids: list[str]) -> dict[str, Item]:
+    """The org's users of these ids that exist (one BatchGetItem, strongly consistent)."""
+    if not user_ids:
+        return {}
+    request: dict[str, Any] = {
+        table.name: {"Keys": [to_dynamo(keys.user_key(org_id, u)) for u in user_ids], "ConsistentRead": True}
+    }
+    found: dict[str, Item] = {}
+    while request:
+        with translate():
+            response = table.client.batch_get_item(RequestItems=request)
+        found |= {item["user_id"]: item for item in map(from_dynamo, response["Responses"].get(table.name, []))}
+        request = dict(response.get("UnprocessedKeys") or {})
+    return found
+
+
+class Superseded(Exception):
+    """Another delivery of the job moved the item on first: that delivery carries on."""
+
+
+@tracer.capture_method
+def advance(
+    table: Table, item: Item, changes: Item, appended: Item | None = None, removed: tuple[str, ...] = ()
+) -> Item:
+    """Move a part (or the import) on: set ``changes``, append to the lists ``appended``, remove the
+    attributes ``removed`` and bump ``version``, on condition that the version is still the item's.
+    The item as it is now stored; ``Superseded`` if another delivery moved it first."""
+    appended = appended or {}
+    version = int(item["version"])
+    names = {"#pk": PARTITION_KEY, "#version": "version"}
+    values: dict[str, Any] = {":version": version, ":next": version + 1} | ({":empty": []} if appended else {})
+    assignments = ["#version = :next"]
+    for i, (name, value) in enumerate(changes.items()):
+        names[f"#s{i}"], values[f":s{i}"] = name, value
+        assignments.append(f"#s{i} = :s{i}")
+    for i, (name, value) in enumerate(appended.items()):
+        names[f"#a{i}"], values[f":a{i}"] = name, value
+        assignments.append(f"#a{i} = list_append(if_not_exists(#a{i}, :empty), :a{i})")
+    names |= {f"#r{i}": name for i, name in enumerate(removed)}
+    removal = f" REMOVE {', '.join(f'#r{i}' for i in range(len(removed)))}" if removed else ""
+    try:
+        with translate():
+            table.client.update_item(
+                TableName=table.name,
+                Key=to_dynamo(keys.base_key(item)),
+                UpdateExpression="SET " + ", ".join(assignments) + removal,
+                ConditionExpression="attribute_exists(#pk) AND #version = :version",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=to_dynamo(values),
+            )
+    except ConditionFailed:
+        raise Superseded() from None
+    now = {**item, **changes, "version": version + 1}
+    for name, value in appended.items():
+        now[name] = list(item.get(name, [])) + list(value)
+    return {name: value for name, value in now.items() if name not in removed}

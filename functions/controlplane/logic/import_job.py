@@ -1,0 +1,254 @@
+"""The user import's job (see ``logic.imports``): one pass decides every part's rows, then tries
+their sign-ins; a pass stops early when time runs short, and the rest is queued (on the deletions
+queue, as ``{"kind": "user-import", ...}``)."""
+
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+from controlplane import config
+from controlplane.dal import imports, keys, seats, stamps
+from controlplane.dal.conditions import ConditionFailed, Item
+from controlplane.dal.directory import Directory, SignInRefused
+from controlplane.dal.imports import DONE, RUNNING
+from controlplane.dal.table import api_table
+from controlplane.models import errors, plans
+from controlplane.models.errors import AlreadyExists, ServiceUnavailable
+from controlplane.models.resources import SUSPENDED
+from controlplane.models.units import ROOT, join
+from controlplane.observability import logger
+from controlplane.pacing import Throttle
+
+KIND = "user-import"
+
+# AdminCreateUser is in Cognito's UserCreation category: 50 requests a second per account and Region
+# by default ("Quotas in Amazon Cognito"). One import takes a fifth; infra caps the jobs that run at
+# once (DELETIONS_MAX_CONCURRENCY) so that every import together still leaves interactive creates some.
+USER_CREATION_PER_SECOND = 50
+IMPORT_SIGNINS_PER_SECOND = 10.0
+SIGN_IN_ATTEMPTS = 3
+RETRY_SECONDS = 60
+STEP_SECONDS = 5.0  # stop starting steps when less time than this is left, and queue the rest
+PROGRESS_EVERY = 10  # sign-ins per write of a part's progress
+# Reads of the org and its counter in a row that a transaction found out of date before giving up
+# (the queue delivers the job again): other writes kept moving the counter.
+_REREADS = 10
+
+
+def refusal(row: int, user_id: str | None, code: str, message: str) -> Item:
+    return {"row": row, "user_id": user_id, "code": code, "message": message}
+
+
+def enqueue(org_id: str, import_id: str, delay: int = 0) -> None:
+    queue_url = config.settings().deletions_queue_url
+    if not queue_url:  # unreachable: only a job that has a queue is queued
+        raise RuntimeError("DELETIONS_QUEUE_URL is not set")
+    body = json.dumps({"kind": KIND, "org_id": org_id, "import_id": import_id})
+    config.sqs().send_message(QueueUrl=queue_url, MessageBody=body, DelaySeconds=min(delay, 900))
+
+
+def resume(job: dict[str, Any], time_left: Callable[[], float]) -> None:
+    """A job from the queue: work until time runs short, then queue the rest."""
+    delay = run(job["org_id"], job["import_id"], time_left)
+    if delay is not None:
+        enqueue(job["org_id"], job["import_id"], delay)
+
+
+def run(
+    org_id: str, import_id: str, time_left: Callable[[], float] = lambda: math.inf, throttle: Throttle | None = None
+) -> int | None:
+    """One pass: decide every part's rows, then try their sign-ins. None once the import is done (or
+    gone); else the seconds after which to continue (0: time ran short; ``RETRY_SECONDS``: failed
+    sign-ins to try again)."""
+    try:
+        return _pass(org_id, import_id, time_left, throttle or Throttle(IMPORT_SIGNINS_PER_SECOND))
+    except imports.Superseded:
+        logger.info("User import: another delivery is ahead; it carries on", org_id=org_id, import_id=import_id)
+        return None
+
+
+def _pass(org_id: str, import_id: str, time_left: Callable[[], float], pace: Throttle) -> int | None:
+    table = api_table()
+    record, parts = imports.load(table, org_id, import_id)
+    if record is None or record["status"] != RUNNING:
+        return None
+    for i, part in enumerate(parts):
+        if not part["decided"]:
+            decided = _decide(org_id, import_id, part, record.get("created_by"), time_left)
+            if decided is None:
+                return 0
+            parts[i] = decided
+    org, _ = seats.read(table, org_id, consistent=True)
+    if org is None or stamps.DELETING in org:  # its users go with it: no sign-in to make
+        return None
+    for part in parts:
+        # A suspended org's sign-ins are disabled; one made now is disabled too, and its
+        # reactivation enables it with the others (logic.signins).
+        if not _sign_in(org_id, part, time_left, pace, disabled=org.get("status") == SUSPENDED):
+            return 0
+    record, parts = imports.load(table, org_id, import_id)
+    if record is None:
+        return None
+    if any(int(f["attempts"]) < SIGN_IN_ATTEMPTS for part in parts for f in part.get("failures", {}).values()):
+        return RETRY_SECONDS
+    for part in parts:  # done with the rows: drop them, keep what became of them
+        imports.advance(table, part, {}, removed=("rows",))
+    imports.advance(table, record, {"status": DONE, "updated_at": stamps.now()})
+    logger.info("User import done", org_id=org_id, import_id=import_id)
+    return None
+
+
+def _decide(org_id: str, import_id: str, part: Item, actor: str | None, time_left: Callable[[], float]) -> Item | None:
+    """Create the part's users, or refuse each with its reason: the part as it is now, or None if
+    time ran short first."""
+    if time_left() < STEP_SECONDS:
+        return None
+    table = api_table()
+    rows = part["rows"]
+    present = imports.users_present(table, org_id, [row["user_id"] for row in rows])
+    created = [row["user_id"] for row in rows if present.get(row["user_id"], {}).get("import_id") == import_id]
+    refused = [
+        refusal(row["row"], row["user_id"], "already_exists", f"User {row['user_id']} already exists")
+        for row in rows
+        if row["user_id"] in present and row["user_id"] not in created
+    ]
+    new_created, new_refused = _take(org_id, import_id, [row for row in rows if row["user_id"] not in present], actor)
+    refused = sorted(refused + new_refused, key=lambda r: int(r["row"]))
+    return imports.advance(
+        table, part, {"decided": True}, appended={"created": created + new_created, "refused": refused}
+    )
+
+
+def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> tuple[list[str], list[Item]]:
+    """Put as many of ``rows`` as the org has seats for, in one transaction (more if one is found to
+    exist meanwhile); refuse the rest, each with the reason."""
+    table = api_table()
+    created: list[str] = []
+    refused: list[Item] = []
+    pending, rereads = list(rows), 0
+    while pending:
+        org, counter = seats.read(table, org_id, consistent=True)
+        if org is None or stamps.DELETING in org or org.get("status") == SUSPENDED:
+            gone = org is None or stamps.DELETING in org
+            code, message = (
+                ("not_found", "The organization is being deleted")
+                if gone
+                else ("org_suspended", "The organization was suspended")
+            )
+            return created, refused + [refusal(row["row"], row["user_id"], code, message) for row in pending]
+        if counter is None and not seats.move(table, org_id):
+            raise ServiceUnavailable(f"Organization {org_id}'s seats are being counted; retry shortly", retry_after=30)
+        if counter is None:
+            continue
+        limit, count = int(counter[plans.USER_LIMIT]), int(counter[plans.USER_COUNT])
+        if count >= limit:
+            message = str(errors.QuotaExceeded("users", limit, count, org["plan"]))
+            return created, refused + [
+                refusal(row["row"], row["user_id"], "quota_exceeded", message) for row in pending
+            ]
+        batch, rest = pending[: limit - count], pending[limit - count :]
+        users = [_user(org_id, import_id, row, actor) for row in batch]
+        try:
+            seats.take(table, org_id, users, limit=limit)
+        except ConditionFailed as failed:
+            if failed.action >= len(batch):  # the org or its counter changed since the read: read again
+                rereads += 1
+                if rereads >= _REREADS:
+                    raise ServiceUnavailable(f"Organization {org_id}'s seats kept changing; retry shortly") from None
+                continue
+            # A user of the batch exists now: another delivery of this job got there first (or a
+            # create of the same id). Read which of the batch exist, in one request, and go on without them.
+            present = imports.users_present(table, org_id, [row["user_id"] for row in batch])
+            for row in batch:
+                if row["user_id"] not in present:
+                    continue
+                if present[row["user_id"]].get("import_id") == import_id:
+                    created.append(row["user_id"])
+                else:
+                    refused.append(
+                        refusal(row["row"], row["user_id"], "already_exists", f"User {row['user_id']} already exists")
+                    )
+            pending = [row for row in pending if row["user_id"] not in present]
+            continue
+        created += [row["user_id"] for row in batch]
+        pending, rereads = rest, 0
+    return created, refused
+
+
+def _user(org_id: str, import_id: str, row: Item, actor: str | None) -> Item:
+    fields = {name: value for name, value in row.items() if name != "row"}
+    # an imported user lands in the org's root unit (a PATCH moves them), as a create that names none
+    attributes = {"org_id": org_id, **fields, "import_id": import_id, "unit": ROOT, "unit_path": join(())}
+    if config.directory() is None:  # make run: no user pool, so a subject of its own, as a single create
+        attributes[stamps.SIGN_IN_SUBJECT] = stamps.local_sign_in_subject()
+    return stamps.new_item(keys.user_keys(org_id, row["user_id"]), keys.USER, attributes, actor)
+
+
+def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Throttle, disabled: bool) -> bool:
+    """Create the sign-ins of the part's new users, then try its failed ones again (each failure
+    counted, with why); False if time ran short first. Progress is written every few sign-ins."""
+    directory = config.directory()
+    table = api_table()
+    created, failures = part["created"], dict(part.get("failures", {}))
+    if directory is None:  # make run: no user pool, nothing to create
+        if int(part["signed"]) < len(created):
+            imports.advance(table, part, {"signed": len(created)})
+        return True
+    rows = {row["user_id"]: row for row in part.get("rows", [])}
+    new = created[int(part["signed"]) :]
+    retried = [u for u, f in failures.items() if int(f["attempts"]) < SIGN_IN_ATTEMPTS and u not in new]
+    signed, tried = int(part["signed"]), 0
+    for user_id in new + retried:
+        if time_left() < STEP_SECONDS:
+            break
+        pace.wait()
+        reason = _create_sign_in(directory, org_id, rows[user_id])
+        if reason is None:
+            failures.pop(user_id, None)
+            if disabled:
+                directory.disable(org_id, user_id)
+        else:
+            failures[user_id] = {"reason": reason, "attempts": int(failures.get(user_id, {}).get("attempts", 0)) + 1}
+        signed += user_id in new
+        tried += 1
+        if tried % PROGRESS_EVERY == 0:
+            part = imports.advance(table, part, {"signed": signed, "failures": failures})
+    if tried % PROGRESS_EVERY:
+        imports.advance(table, part, {"signed": signed, "failures": failures})
+    return tried == len(new) + len(retried)
+
+
+def _create_sign_in(directory: Directory, org_id: str, row: Item) -> str | None:
+    """None once the user's sign-in exists and their item keeps its subject (the authorizer allows
+    no token until it does), as a single create does; else why not."""
+    user_id = row["user_id"]
+    try:
+        subject = _new_sign_in(directory, org_id, row)
+    except ServiceUnavailable as busy:
+        return busy.message
+    except SignInRefused as refused:  # Cognito's refusal (a bad address, the e-mail quota...): the row's outcome
+        logger.warning("Sign-in not created", org_id=org_id, user_id=row["user_id"], error=str(refused))
+        return str(refused)[:300]
+    try:
+        api_table().mark(keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject)
+    except ConditionFailed:  # the user was deleted meanwhile: their sign-in goes too
+        directory.delete(org_id, user_id)
+    return None
+
+
+def _new_sign_in(directory: Directory, org_id: str, row: Item) -> str:
+    """The user's sign-in, and its subject. One of that name already there is this job's own from
+    before a crash if the item keeps its subject; otherwise no token of it passes the authorizer (no
+    item holds its subject) and it is replaced, as a single create replaces a left-over."""
+    user_id = row["user_id"]
+    try:
+        return directory.create_or_refusal(org_id, user_id, row["email"], row["role"])
+    except AlreadyExists:
+        subject = directory.subject(org_id, user_id)
+        stored = api_table().get(keys.user_key(org_id, user_id)) or {}
+        if stored.get(stamps.SIGN_IN_SUBJECT) == subject:
+            return subject
+        logger.warning("Replacing a left-over sign-in", org_id=org_id, user_id=user_id)
+        directory.delete(org_id, user_id)
+        return directory.create_or_refusal(org_id, user_id, row["email"], row["role"])

@@ -1,0 +1,106 @@
+"""Bulk onboarding: ``POST /orgs/{org_id}/user-imports`` stores up to 10,000 rows and answers 202; a
+job decides each row and creates the sign-ins, off the request path.
+
+The request validates every row (a row that is not a valid user, or repeats an earlier row's
+user_id, is refused there, with its reason) and stores the rest in parts of 98 (dal.imports). The job
+runs on the deletions queue, as the sign-ins job does (``{"kind": "user-import", ...}``; no queue:
+in line, to its end, as ``make run`` runs deletions). Per part, one transaction puts its users and
+adds them to the org's seat counter at once (dal.seats.take: 98 users + the org's check + the
+counter = TransactWriteItems' 100 actions), so 1,000 users write the counter about 11 times. Rows
+beyond the seats left are refused as ``quota_exceeded``, each; a user_id the org has already is
+``already_exists``. A user item carries its ``import_id``: a part redone after a crash or a
+redelivery finds its own users and counts them as created, so nobody is created twice.
+
+Then the sign-ins (``logic.import_job``), at ``IMPORT_SIGNINS_PER_SECOND``: AdminCreateUser is in Cognito's UserCreation
+category, 50 requests a second per account by default (docs/DATA_MODEL.md, "Big tenants"); an
+import takes 10 and leaves the rest to interactive creates. A sign-in that fails is listed with why
+and tried again by a later pass (``RETRY_SECONDS`` later, up to ``SIGN_IN_ATTEMPTS`` tries). A sign-in
+that exists already with this user's attributes is this job's own, from before a crash.
+"""
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from controlplane import config
+from controlplane.dal import imports, keys, seats, stamps
+from controlplane.dal.conditions import Item
+from controlplane.dal.imports import RUNNING
+from controlplane.dal.table import api_table
+from controlplane.logic import import_job
+from controlplane.logic.access import Caller
+from controlplane.logic.import_job import refusal
+from controlplane.models import errors
+from controlplane.models.ids import new_ulid
+from controlplane.models.imports import RefusedRow, SignInFailure, SignIns, UserImport, UserImportCreate, suspended
+from controlplane.models.problems import field, plain
+from controlplane.models.resources import SUSPENDED, UserCreate
+from controlplane.observability import logger
+
+
+def start_import(org_id: str, body: UserImportCreate, caller: Caller) -> UserImport:
+    table = api_table()
+    org, _ = seats.read(table, org_id)
+    if org is None or stamps.DELETING in org:
+        raise errors.org_missing(org_id)
+    if org.get("status") == SUSPENDED:
+        raise suspended(org_id)
+    import_id = new_ulid()
+    parts = _parts(org_id, import_id, body.rows)
+    attributes = {"org_id": org_id, "import_id": import_id, "status": RUNNING, "total": len(body.rows)}
+    record = stamps.new_item(keys.import_key(org_id, import_id), keys.USER_IMPORT, attributes, caller.subject)
+    imports.create(table, record, parts)
+    if config.settings().deletions_queue_url:
+        import_job.enqueue(org_id, import_id)
+    else:
+        while (delay := import_job.run(org_id, import_id)) is not None:
+            logger.info("User import: another pass", org_id=org_id, import_id=import_id, delay=delay)
+    return get_import(org_id, import_id)
+
+
+def _parts(org_id: str, import_id: str, rows: list[dict[str, Any]]) -> list[Item]:
+    """The rows in parts of ``PART_ROWS``: the valid ones to do, the others refused already."""
+    seen: dict[str, int] = {}
+    parts = []
+    for first in range(0, len(rows), imports.PART_ROWS):
+        todo, refused = [], []
+        for row, raw in enumerate(rows[first : first + imports.PART_ROWS], start=first):
+            user_id = raw.get("user_id") if isinstance(raw.get("user_id"), str) else None
+            try:
+                user = UserCreate.model_validate(raw)
+            except ValidationError as invalid:
+                problems = "; ".join(f"{field(p['loc'])}: {plain(dict(p))}" for p in invalid.errors())
+                refused.append(refusal(row, user_id, "validation_error", problems[:300]))
+                continue
+            if user.user_id in seen:
+                refused.append(refusal(row, user.user_id, "duplicate", f"The same user_id as row {seen[user.user_id]}"))
+                continue
+            seen[user.user_id] = row
+            todo.append({"row": row, **user.model_dump()})
+        part = first // imports.PART_ROWS
+        attributes = {"part": part, "rows": todo, "created": [], "refused": refused, "decided": False, "signed": 0}
+        parts.append(stamps.new_item(imports.part_key(org_id, import_id, part), imports.PART, attributes))
+    return parts
+
+
+def get_import(org_id: str, import_id: str) -> UserImport:
+    record, parts = imports.load(api_table(), org_id, import_id)
+    if record is None:
+        raise errors.NotFound(f"User import {import_id} not found in organization {org_id}")
+    created = sum(len(part["created"]) for part in parts)
+    refused = sorted((r for part in parts for r in part["refused"]), key=lambda r: int(r["row"]))
+    failed = [
+        SignInFailure(user_id=user_id, reason=f["reason"], attempts=int(f["attempts"]))
+        for part in parts
+        for user_id, f in sorted(part.get("failures", {}).items())
+    ]
+    signed = sum(int(part["signed"]) for part in parts)
+    return UserImport.model_validate(
+        {
+            **record,
+            "created": created,
+            "pending": int(record["total"]) - created - len(refused),
+            "refused": [RefusedRow.model_validate(r) for r in refused],
+            "sign_ins": SignIns(done=signed - len(failed), pending=created - signed, failed=failed),
+        }
+    )

@@ -1,0 +1,174 @@
+"""Bulk onboarding: POST /orgs/{org_id}/user-imports answers 202 with an import; its job creates the
+users as seats allow, in transactions of up to 98, and refuses the rest row by row (no queue here:
+the job runs in line, as make run runs it; the queued job and the sign-ins: test_imports_job.py)."""
+
+import pytest
+
+from controlplane.dal import imports as dal_imports
+from controlplane.dal import keys, seats, stamps
+from controlplane.dal.table import api_table
+from controlplane.models import plans
+from local import tokens
+from local.seed import fetch
+from tests.api import admin, call, create_org, create_user, member
+
+
+def _row(user_id: str, **fields) -> dict:
+    return {"user_id": user_id, "name": user_id.title(), "email": f"{user_id}@example.com", **fields}
+
+
+def _import(rows: list, org_id: str = "acme", **options):
+    return call("POST", f"/orgs/{org_id}/user-imports", {"rows": rows}, **options)
+
+
+def _users(org_id: str = "acme") -> list[str]:
+    found, _ = api_table().query(keys.org_partition(org_id), prefix=keys.USER_PREFIX, limit=1000, consistent=True)
+    return [item["user_id"] for item in found]
+
+
+def test_an_import_answers_202_with_where_to_follow_it_and_creates_every_valid_row(table):
+    create_org("acme", plan="pro")
+
+    reply = _import([_row("alice", role="admin"), _row("bob")])
+
+    assert reply.status == 202, reply.body
+    assert reply.headers["Location"] == f"/local/orgs/acme/user-imports/{reply.body['import_id']}"
+    assert (reply.body["status"], reply.body["total"], reply.body["created"], reply.body["pending"]) == (
+        "done",
+        2,
+        2,
+        0,
+    )
+    assert reply.body["refused"] == []
+    assert call("GET", "/orgs/acme/users/alice").body["role"] == "admin"
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 2}
+    assert call("GET", f"/orgs/acme/user-imports/{reply.body['import_id']}").body == reply.body
+
+
+def test_invalid_duplicate_existing_and_seatless_rows_are_refused_row_by_row_and_the_rest_go_in(table):
+    # Given a free org (5 seats) with alice in it
+    create_org("acme")
+    create_user("acme", "alice")
+    rows = [
+        _row("alice"),  # 0: exists
+        _row("bob"),  # 1
+        {"user_id": "Carol!", "name": "C", "email": "not-an-email"},  # 2: invalid
+        _row("bob", name="Bob again"),  # 3: duplicate
+        _row("dave"),  # 4
+        _row("erin"),  # 5
+        _row("frank"),  # 6
+        _row("gina"),  # 7: no seat left
+    ]
+
+    body = _import(rows).body
+
+    assert sorted(_users()) == ["alice", "bob", "dave", "erin", "frank"]
+    assert (body["created"], body["pending"]) == (4, 0)
+    assert [(r["row"], r["user_id"], r["code"]) for r in body["refused"]] == [
+        (0, "alice", "already_exists"),
+        (2, "Carol!", "validation_error"),
+        (3, "bob", "duplicate"),
+        (7, "gina", "quota_exceeded"),
+    ]
+    assert "email: not a valid e-mail address" in body["refused"][1]["message"]
+    assert body["refused"][3]["message"] == "The free plan allows 5 users and the organization has 5"
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 5}
+
+
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # moto takes minutes over 98-item transactions
+def test_an_import_of_1000_users_writes_the_orgs_counter_11_times(table, dynamodb_calls):
+    create_org("acme", plan="enterprise")
+    dynamodb_calls.clear()
+
+    body = _import([_row(f"user-{i:04d}") for i in range(1000)]).body
+
+    assert (body["created"], body["refused"]) == (1000, [])
+    assert dynamodb_calls.count("TransactWriteItems") == 11  # ceil(1000 / 98)
+    _, counter = seats.read(api_table(), "acme", consistent=True)
+    assert counter is not None and counter[plans.USER_COUNT] == 1000 == len(_users())
+
+
+@pytest.mark.parametrize(("caller", "status"), [(admin(), 202), (member(), 403), (admin("bolt"), 403)])
+def test_admins_of_the_org_and_operators_may_import_and_no_one_else(table, caller, status):
+    create_org("acme")
+
+    assert _import([_row("zoe")], caller=caller).status == status
+    assert _users() == (["zoe"] if status == 202 else [])
+
+
+def test_a_suspended_org_cannot_import_and_nothing_is_stored(table):
+    create_org("acme")
+    call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "Unpaid"})
+
+    reply = _import([_row("zoe")])
+
+    assert (reply.status, reply.error_code) == (409, "org_suspended")
+    assert api_table().query(keys.org_partition("acme"), prefix=keys.IMPORT_PREFIX, limit=10)[0] == []
+
+
+@pytest.mark.parametrize("rows", [[], [{"user_id": "a"}] * 10_001, "not a list"], ids=["none", "10001", "text"])
+def test_an_import_of_no_rows_or_too_many_is_refused_whole(table, rows):
+    create_org("acme")
+
+    assert _import(rows).status == 422
+    assert _users() == []
+
+
+def test_an_import_body_over_5_mib_is_413_and_a_users_body_over_64_kib_too(table):
+    create_org("acme")
+
+    assert _import([_row("a", name="n" * 128)] * 30_000).status == 413
+    assert call("POST", "/orgs/acme/users", _row("a", name="n" * 70_000)).status == 413
+    assert _users() == []
+
+
+def test_an_import_in_a_missing_org_is_404_and_a_missing_import_is_404(table):
+    create_org("acme")
+
+    assert _import([_row("zoe")], org_id="ghost").status == 404
+    assert call("GET", "/orgs/acme/user-imports/01JD3Q0Z6V7S3M8E2K9XWQY4PB").status == 404
+
+
+def test_an_orgs_delete_takes_its_imports_with_it(table):
+    create_org("acme")
+    import_id = _import([_row("zoe")]).body["import_id"]
+
+    assert call("DELETE", "/orgs/acme").status == 204
+
+    create_org("acme")
+    assert call("GET", f"/orgs/acme/user-imports/{import_id}").status == 404
+
+
+def test_a_user_created_between_the_jobs_read_and_its_transaction_is_refused_and_the_rest_go_in(table, monkeypatch):
+    # Given bob is created by someone else after the job read which of its rows exist
+    create_org("acme", plan="pro")
+    create_user("acme", "bob")
+    read = dal_imports.users_present
+    stale = iter([{}])
+    monkeypatch.setattr(dal_imports, "users_present", lambda *args: next(stale, None) or read(*args))
+
+    # When the import's transaction meets him
+    body = _import([_row("alice"), _row("bob"), _row("carol")]).body
+
+    # Then he is refused as existing, the others are created, and every seat is counted once
+    assert (body["created"], [(r["user_id"], r["code"]) for r in body["refused"]]) == (2, [("bob", "already_exists")])
+    assert sorted(_users()) == ["alice", "bob", "carol"]
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 3}
+
+
+def test_an_imported_user_signs_in_with_the_subject_stored_on_their_item(table, gateway):
+    # Given users imported under make run (no user pool: each gets a subject of its own, as a create does)
+    create_org("acme", plan="pro")
+    _import([_row("alice", role="admin"), _row("bob")])
+    items, _ = api_table().query(keys.org_partition("acme"), prefix=keys.USER_PREFIX, limit=10, consistent=True)
+    subjects = [item[stamps.SIGN_IN_SUBJECT] for item in items]
+    assert len(set(subjects)) == 2 and all(subject.startswith("local-") for subject in subjects)
+
+    # When alice calls the API with her token (its sub the one on her item) through the gateway
+    status, _, body = fetch(
+        f"{gateway}/orgs/acme/users", headers={"Authorization": f"Bearer {tokens.for_user('acme', 'alice')}"}
+    )
+
+    # Then the authorizer lets her in
+    assert status == 200, body
+    assert [user["user_id"] for user in body["items"]] == ["alice", "bob"]

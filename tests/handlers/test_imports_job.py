@@ -1,0 +1,190 @@
+"""The user import's job off the request path (moto: Cognito and SQS): queued on the deletions
+queue, its sign-ins created and a failed one retried, and a crashed or redelivered job continuing
+where it stopped without creating anyone twice."""
+
+import json
+import math
+
+import boto3
+import pytest
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
+from botocore.exceptions import ClientError
+
+from controlplane import config
+from controlplane.dal import imports, keys, seats, stamps
+from controlplane.dal.directory import Directory
+from controlplane.dal.table import api_table
+from controlplane.logic import import_job
+from controlplane.models import plans
+from tests.api import call, create_org, deliver
+
+pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito and SQS exist on moto only
+
+
+@pytest.fixture
+def cloud(table, monkeypatch):
+    """A user pool and a deletions queue, as in the cloud; the sign-ins' pace lifted."""
+    monkeypatch.setattr(import_job, "IMPORT_SIGNINS_PER_SECOND", math.inf)
+    cognito = boto3.client("cognito-idp")
+    pool_id = cognito.create_user_pool(
+        PoolName="users",
+        Schema=[{"Name": n, "AttributeDataType": "String", "Mutable": True} for n in ("org_id", "user_id", "role")],
+    )["UserPool"]["Id"]
+    monkeypatch.setenv("USER_POOL_ID", pool_id)
+    monkeypatch.setenv("DELETIONS_QUEUE_URL", boto3.client("sqs").create_queue(QueueName="deletions")["QueueUrl"])
+    config.reset()
+    create_org("acme", plan="enterprise")
+    return pool_id
+
+
+def _queued() -> list[dict]:
+    found = boto3.client("sqs").receive_message(QueueUrl=config.settings().deletions_queue_url, MaxNumberOfMessages=10)
+    return found.get("Messages", [])
+
+
+def _sign_ins(pool_id: str) -> list[str]:
+    cognito, found, token = boto3.client("cognito-idp"), [], None
+    while True:
+        page = cognito.list_users(UserPoolId=pool_id, Limit=60, **({"PaginationToken": token} if token else {}))
+        found += [user["Username"] for user in page["Users"]]
+        token = page.get("PaginationToken")
+        if not token:
+            return sorted(found)
+
+
+def _rows(count: int) -> list[dict]:
+    return [{"user_id": f"user-{i:03d}", "name": "U", "email": f"u{i}@example.com"} for i in range(count)]
+
+
+def _import(rows: list[dict]) -> dict:
+    reply = call("POST", "/orgs/acme/user-imports", {"rows": rows})
+    assert reply.status == 202, reply.body
+    return reply.body
+
+
+def _get(import_id: str) -> dict:
+    return call("GET", f"/orgs/acme/user-imports/{import_id}").body
+
+
+def test_the_request_only_stores_the_rows_and_queues_the_job_which_creates_users_and_sign_ins(cloud):
+    started = _import(_rows(3))
+
+    assert (started["status"], started["created"], started["pending"]) == ("running", 0, 3)
+    [message] = _queued()
+    assert json.loads(message["Body"]) == {"kind": "user-import", "org_id": "acme", "import_id": started["import_id"]}
+    assert _sign_ins(cloud) == []
+
+    assert deliver([message]) == {"batchItemFailures": []}
+
+    done = _get(started["import_id"])
+    assert (done["status"], done["created"], done["pending"]) == ("done", 3, 0)
+    assert done["sign_ins"] == {"done": 3, "pending": 0, "failed": []}
+    assert _sign_ins(cloud) == ["acme.user-000", "acme.user-001", "acme.user-002"]
+    # each user's item keeps their sign-in's subject, which the authorizer checks tokens against
+    cognito = boto3.client("cognito-idp")
+    for user_id in ("user-000", "user-001", "user-002"):
+        attributes = cognito.admin_get_user(UserPoolId=cloud, Username=f"acme.{user_id}")["UserAttributes"]
+        sub = next(a["Value"] for a in attributes if a["Name"] == "sub")
+        assert api_table().get(keys.user_key("acme", user_id))[stamps.SIGN_IN_SUBJECT] == sub
+
+
+def test_a_job_that_crashed_after_its_users_went_in_continues_and_creates_nobody_twice(cloud, monkeypatch):
+    # Given an import of 150 (two parts) whose first delivery dies right after the first part's
+    # transaction, before it could write the part's progress
+    started = _import(_rows(150))
+    [message] = _queued()
+    advance = imports.advance
+
+    def crash_once(*args, **kwargs):
+        monkeypatch.setattr(imports, "advance", advance)
+        raise ConnectionError("injected: the function died here")
+
+    monkeypatch.setattr(imports, "advance", crash_once)
+    with pytest.raises(BatchProcessingError):
+        deliver([message])
+    _, counter = seats.read(api_table(), "acme", consistent=True)
+    assert counter is not None and counter[plans.USER_COUNT] == 98
+
+    # When SQS delivers the message again
+    assert deliver([message]) == {"batchItemFailures": []}
+
+    # Then every row is a user once, counted once, with its sign-in
+    done = _get(started["import_id"])
+    assert (done["status"], done["created"], done["refused"]) == ("done", 150, [])
+    users, _ = api_table().query(keys.org_partition("acme"), prefix=keys.USER_PREFIX, limit=1000, consistent=True)
+    _, counter = seats.read(api_table(), "acme", consistent=True)
+    assert counter is not None and counter[plans.USER_COUNT] == len(users) == 150
+    assert len(_sign_ins(cloud)) == 150
+
+
+def test_a_failed_sign_in_is_shown_with_why_and_retried_by_a_later_pass(cloud, monkeypatch):
+    monkeypatch.setattr(import_job, "RETRY_SECONDS", 0)  # the queue's delay: a minute in the cloud
+    started = _import(_rows(3))
+    [message] = _queued()
+    boto3.client("sqs").delete_message(
+        QueueUrl=config.settings().deletions_queue_url, ReceiptHandle=message["ReceiptHandle"]
+    )
+    create = Directory.create
+
+    def refuse_user_001(self, org_id, user_id, email, role):
+        if user_id == "user-001":
+            raise ClientError(
+                {"Error": {"Code": "CodeDeliveryFailureException", "Message": "Email not sent"}}, "Create"
+            )
+        return create(self, org_id, user_id, email, role)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Directory, "create", refuse_user_001)
+        assert deliver([message]) == {"batchItemFailures": []}
+
+    # The user is in; their sign-in failed, shown with why, and a later pass is queued
+    after_one = _get(started["import_id"])
+    assert (after_one["status"], after_one["created"]) == ("running", 3)
+    [failed] = after_one["sign_ins"]["failed"]
+    assert (failed["user_id"], failed["attempts"]) == ("user-001", 1)
+    assert "Email not sent" in failed["reason"]
+    [retry] = _queued()
+
+    assert deliver([retry]) == {"batchItemFailures": []}
+
+    done = _get(started["import_id"])
+    assert (done["status"], done["sign_ins"]) == ("done", {"done": 3, "pending": 0, "failed": []})
+    assert "acme.user-001" in _sign_ins(cloud)
+
+
+def test_sign_ins_made_after_the_org_was_suspended_are_disabled(cloud):
+    # Given an import whose users went in, and whose pass ran out of time before their sign-ins
+    started = _import(_rows(2))
+    _queued()  # the job's message: run by hand here
+    budget = iter([math.inf])
+    assert import_job.run("acme", started["import_id"], time_left=lambda: next(budget, 0.0)) == 0
+    assert (_get(started["import_id"])["created"], _sign_ins(cloud)) == (2, [])
+
+    # When the org is suspended, and the next pass makes the sign-ins
+    assert call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "Unpaid"}).status == 200
+    assert import_job.run("acme", started["import_id"]) is None
+
+    # Then they exist, disabled like every other sign-in of the org
+    cognito = boto3.client("cognito-idp")
+    found = [cognito.admin_get_user(UserPoolId=cloud, Username=name) for name in _sign_ins(cloud)]
+    assert [user["Enabled"] for user in found] == [False, False]
+    assert _get(started["import_id"])["status"] == "done"
+
+
+def test_a_left_over_sign_in_of_an_imported_users_name_is_replaced_and_its_tokens_never_pass(cloud):
+    # Given a sign-in acme.user-000 left over from before (no user item holds its subject)
+    cognito = boto3.client("cognito-idp")
+    left = cognito.admin_create_user(UserPoolId=cloud, Username="acme.user-000")["User"]["Attributes"]
+    left_sub = next(a["Value"] for a in left if a["Name"] == "sub")
+    started = _import(_rows(1))
+    [message] = _queued()
+
+    # When the import's job makes that user's sign-in
+    assert deliver([message]) == {"batchItemFailures": []}
+
+    # Then the left-over is replaced, and the item keeps the new sign-in's subject
+    assert _get(started["import_id"])["sign_ins"] == {"done": 1, "pending": 0, "failed": []}
+    attributes = cognito.admin_get_user(UserPoolId=cloud, Username="acme.user-000")["UserAttributes"]
+    sub = next(a["Value"] for a in attributes if a["Name"] == "sub")
+    assert sub != left_sub
+    assert api_table().get(keys.user_key("acme", "user-000"))[stamps.SIGN_IN_SUBJECT] == sub

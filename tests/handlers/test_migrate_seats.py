@@ -1,0 +1,115 @@
+"""The seat counter moves from the org item to an item of its own (ops.migrate_seats, and the API's
+own move on an org's first seat write), from data written in the layout before, while the API serves."""
+
+import pytest
+
+from controlplane.dal import keys, seats, stamps
+from controlplane.dal.table import api_table
+from controlplane.models import plans
+from ops import migrate_seats
+from tests.api import call, create_user
+
+
+def _as_written_before(org_id: str, users: int, plan: str = "free") -> None:
+    """An org and its users as the code before the move wrote them: the count on the org item, which
+    GSI1 lists under ORGS."""
+    table = api_table()
+    seat_fields = {plans.USER_COUNT: users, plans.USER_LIMIT: plans.limit(plan)}
+    attributes = {"org_id": org_id, "name": org_id.title(), "plan": plan, "status": "active", **seat_fields}
+    table.put(stamps.new_item(keys.org_keys(org_id), keys.ORG, attributes, "operator"))
+    for i in range(users):
+        user = {"org_id": org_id, "user_id": f"user-{i}", "name": "U", "email": f"u{i}@example.com", "role": "member"}
+        table.put(stamps.new_item(keys.user_keys(org_id, f"user-{i}"), keys.USER, user, "operator"))
+
+
+def _stored(org_id: str) -> tuple[dict, dict | None, int]:
+    org, counter = seats.read(api_table(), org_id, consistent=True)
+    users, _ = api_table().query(keys.org_partition(org_id), prefix=keys.USER_PREFIX, limit=100, consistent=True)
+    assert org is not None
+    return org, counter, len(users)
+
+
+@pytest.fixture
+def before(table):
+    _as_written_before("acme", 3)
+    _as_written_before("bolt", 0, plan="pro")
+    _as_written_before("core", 5)  # full
+    return table
+
+
+def test_the_migration_moves_every_count_exactly_and_a_second_run_moves_nothing(before):
+    report = migrate_seats.migrate(api_table(), echo=lambda _: None)
+
+    assert sorted(report.moved) == ["acme", "bolt", "core"]
+    for org_id, users, limit in (("acme", 3, 5), ("bolt", 0, 50), ("core", 5, 5)):
+        org, counter, stored_users = _stored(org_id)
+        assert plans.USER_COUNT not in org and plans.USER_LIMIT not in org
+        assert counter is not None
+        assert (counter[plans.USER_COUNT], counter[plans.USER_LIMIT], stored_users) == (users, limit, users)
+        assert call("GET", f"/orgs/{org_id}").body["usage"] == {"users": users}
+    again = migrate_seats.migrate(api_table(), echo=lambda _: None)
+    assert (again.moved, sorted(again.already)) == ([], ["acme", "bolt", "core"])
+
+
+def test_before_the_migration_the_api_reads_and_writes_an_org_not_moved_yet(before):
+    # Reads: the count where it still is
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 3}
+    assert call("GET", "/orgs/acme", query={"include": "users"}).body["org"]["usage"] == {"users": 3}
+
+    # Writes: the first seat write moves the counter, then counts on it
+    assert create_user("acme", "alice").status == 201
+    assert call("DELETE", "/orgs/acme/users/user-0").status == 204
+    org, counter, users = _stored("acme")
+    assert plans.USER_COUNT not in org and counter is not None and counter[plans.USER_COUNT] == users == 3
+    # A full org not moved yet still refuses the next user, as quota_exceeded
+    reply = create_user("core", "sixth")
+    assert (reply.status, reply.error_code) == (409, "quota_exceeded")
+    assert reply.body["error"]["details"] == {"quota": "users", "limit": 5, "used": 5, "plan": "free"}
+    # A plan change moves it too, and a downgrade below the users is refused
+    assert call("PATCH", "/orgs/bolt", {"plan": "free"}).body["limits"] == {"users": 5}
+    assert call("PATCH", "/orgs/core", {"plan": "pro"}).status == 200
+    assert _stored("core")[1][plans.USER_LIMIT] == 50
+
+
+def test_a_user_created_by_the_code_before_while_the_migration_copies_the_count_is_not_lost(before, monkeypatch):
+    # Given a Lambda still running the code before, which adds a user and its seat on the org item
+    # right after the migration has read acme's count
+    read = seats.read
+    raced = []
+
+    def read_then_race(table, org_id, consistent=False):
+        found = read(table, org_id, consistent)
+        if org_id == "acme" and not raced:
+            raced.append(org_id)
+            user = {"org_id": "acme", "user_id": "late", "name": "L", "email": "l@example.com", "role": "member"}
+            table.put(stamps.new_item(keys.user_keys("acme", "late"), keys.USER, user, "operator"))
+            table.client.update_item(
+                TableName=table.name,
+                Key={"PK": {"S": "ORG#acme"}, "SK": {"S": "METADATA#acme"}},
+                UpdateExpression="ADD user_count :one",
+                ExpressionAttributeValues={":one": {"N": "1"}},
+            )
+        return found
+
+    monkeypatch.setattr(seats, "read", read_then_race)
+
+    # When the migration moves acme's counter
+    migrate_seats.migrate(api_table(), echo=lambda _: None)
+
+    # Then the count moved is the one after the late user: the move read it again
+    _, counter, users = _stored("acme")
+    assert raced and counter is not None and counter[plans.USER_COUNT] == users == 4
+
+
+def test_an_org_never_counted_is_reported_and_left_alone(before):
+    api_table().client.update_item(
+        TableName=api_table().name,
+        Key={"PK": {"S": "ORG#bolt"}, "SK": {"S": "METADATA#bolt"}},
+        UpdateExpression="REMOVE user_count, user_limit",
+    )
+
+    report = migrate_seats.migrate(api_table(), echo=lambda _: None)
+
+    assert report.not_counted == ["bolt"]
+    assert _stored("bolt")[1] is None
+    assert migrate_seats.main(["--table", api_table().name]) == 1
