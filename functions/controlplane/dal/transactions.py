@@ -7,6 +7,7 @@ returned for it.
 
 import random
 import time
+import uuid
 from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
@@ -81,11 +82,14 @@ def update_with_check(
 def transact(table: Table, request: "list[TransactWriteItemTypeDef]") -> None:
     """TransactWriteItems. Concurrent transactions on the same item cancel each other
     (TransactionConflict) and botocore does not retry that; we do, a few times with jittered
-    backoff, so a race ends in one success and 409s, not 503s."""
+    backoff, so a race ends in one success and 409s, not 503s. Each attempt has a client request
+    token: botocore's own retry of an attempt whose answer was lost (a timeout) is then the same
+    transaction to DynamoDB, which answers it as done instead of applying it again, or refusing it
+    as if its own items were someone else's."""
     for attempt in range(_CONFLICT_ATTEMPTS):
         try:
             with translate():
-                table.client.transact_write_items(TransactItems=request)
+                table.client.transact_write_items(TransactItems=request, ClientRequestToken=str(uuid.uuid4()))
             return
         except ClientError as error:
             if not _lost_a_race(error):
