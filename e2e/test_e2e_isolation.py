@@ -26,6 +26,7 @@ class Cell:
     user_id: str
     ticket_id: str
     unit_id: str = "e2e-team"
+    import_id: str = ""
 
 
 # Each route through its client method. Allowed deletes act on a resource made for the cell; a
@@ -58,6 +59,10 @@ CALLS: dict[tuple[str, str], Callable[[Client, Cell], object]] = {
     ("PATCH", "/orgs/{org_id}/units/{unit_id}"): lambda api, c: api.update_unit(c.org_id, c.unit_id, name="Renamed"),
     ("DELETE", "/orgs/{org_id}/units/{unit_id}"): lambda api, c: api.delete_unit(c.org_id, c.unit_id),
     ("GET", "/orgs/{org_id}/units/{unit_id}/users"): lambda api, c: api.list_unit_users(c.org_id, c.unit_id),
+    ("POST", "/orgs/{org_id}/user-imports"): lambda api, c: api.import_users(
+        c.org_id, [{"user_id": new_id("u"), "name": "Imported", "email": "imported@e2e.example"}]
+    ),
+    ("GET", "/orgs/{org_id}/user-imports/{import_id}"): lambda api, c: api.get_user_import(c.org_id, c.import_id),
 }
 
 
@@ -73,6 +78,9 @@ def _cell(route: tuple[str, str], who: str, allowed: bool, tenants: Tenants, ope
     if "{unit_id}" in route[1]:
         with suppress(AlreadyExists):  # made by the first cell that needs it
             operator.create_unit(tenants.a, cell.unit_id, "E2E team")
+    if "{import_id}" in route[1]:
+        rows = [{"user_id": new_id("u"), "name": "Imported", "email": "imported@e2e.example"}]
+        cell.import_id = operator.import_users(tenants.a, rows).import_id
     if allowed and route[0] == "DELETE":
         if route[1] == "/orgs/{org_id}/units/{unit_id}":
             cell.unit_id = operator.create_unit(tenants.a, new_id("t"), "Doomed").unit_id

@@ -75,6 +75,29 @@ def test_every_route_answers_as_documented(target, org_id):
         with pytest.raises(NotFound):
             api.get_ticket(org_id, ticket.ticket_id)
 
+        # Units: a small tree, a user placed in it and listed from above, then the tree taken down
+        api.create_unit(org_id, "eng", "Engineering")
+        api.create_unit(org_id, "platform", "Platform", parent_id="eng")
+        assert [unit.unit_id for unit in api.list_units(org_id).items] == ["eng", "platform"]  # depth-first
+        assert api.get_unit(org_id, "platform").path == "/eng/platform"
+        assert api.update_user(org_id, "cid", unit="platform").unit == "platform"
+        assert [user.user_id for user in api.list_unit_users(org_id, "eng").items] == ["cid"]
+        assert api.list_unit_users(org_id, "eng", direct=True).items == []
+        assert api.update_unit(org_id, "platform", name="Platform team").name == "Platform team"
+        api.update_user(org_id, "cid", unit="root")
+        api.delete_unit(org_id, "platform")
+        with pytest.raises(NotFound):
+            api.get_unit(org_id, "platform")
+
+        # A user import: a job, followed until it is done
+        started = api.import_users(org_id, [{"user_id": "dee", "name": "Dee", "email": "dee@e2e.example"}])
+        deadline = time.monotonic() + 60
+        while (done := api.get_user_import(org_id, started.import_id)).status != "done":
+            assert time.monotonic() < deadline, "the import did not finish"
+            time.sleep(0.5)
+        assert (done.created, done.refused) == (1, [])
+        assert api.get_user(org_id, "dee").unit == "root"
+
         api.delete_user(org_id, "ben")
         with pytest.raises(NotFound):
             api.get_user(org_id, "ben")

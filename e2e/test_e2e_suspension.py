@@ -53,11 +53,15 @@ def org_c(target, operator):
         for user_id, role in (("root", "admin"), ("alice", "member")):
             operator.create_user(org_id, user_id, name=user_id.title(), email=f"{user_id}@{org_id}.example", role=role)
         ticket = operator.create_ticket(org_id, "alice", "alice's ticket").ticket_id
+        cell = Cell(org_id, "alice", ticket)
+        operator.create_unit(org_id, cell.unit_id, "E2E team")  # what the unit routes act on
+        rows = [{"user_id": "imported", "name": "Imported", "email": f"imported@{org_id}.example"}]
+        cell.import_id = operator.import_users(org_id, rows).import_id
         callers = {who: target.token_for(org_id, user, role) for who, user, role in
                    (("admin_a", "root", "admin"), ("member_a_own", "alice", "member"))}  # fmt: skip
         if None in callers.values():
             pytest.skip(target.no_user_tokens)
-        yield Cell(org_id, "alice", ticket), {who: target.client(token) for who, token in callers.items()}
+        yield cell, {who: target.client(token) for who, token in callers.items()}
     finally:
         if _can_suspend():
             operator.update_org(org_id, status="active")
