@@ -54,8 +54,8 @@ TENANT_KEYS_MAX_CONCURRENCY = 2  # Lambda's least for an SQS event source
 TENANT_KEYS_BATCH_SIZE = 5
 # The rule's delivery to the queue: EventBridge retries a failed one (the queue throttled, a KMS or
 # policy error) for up to a day, then sends the event to the dead-end queue rather than dropping it.
-TENANT_KEYS_RULE_RETRY_ATTEMPTS = 185  # EventBridge's maximum
-TENANT_KEYS_RULE_MAX_EVENT_AGE = Duration.hours(24)  # EventBridge's maximum
+RULE_RETRY_ATTEMPTS = 185  # EventBridge's maximum, for a rule that feeds a consumer's queue
+RULE_MAX_EVENT_AGE = Duration.hours(24)  # EventBridge's maximum
 # Then the message waits in the dead-end queue. API Gateway allows 5 CreateApiKey (and DeleteApiKey) a
 # second per account: a burst of sign-ups is throttled and retried through the queue's redelivery.
 TENANT_KEYS_MAX_RECEIVE_COUNT = 8

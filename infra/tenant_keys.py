@@ -5,15 +5,12 @@ A message that keeps failing lands in a dead-end queue with its alarm."""
 from aws_cdk import Acknowledgment, Aws, CfnOutput, Duration, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_secretsmanager as secretsmanager
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from controlplane.lifecycle.contract import SOURCE
 from controlplane.logic.tenant_keys import EVENTS
 from infra.constants import (
     DYNAMODB_ACTIONS,
@@ -22,11 +19,9 @@ from infra.constants import (
     TENANT_KEYS_FUNCTION,
     TENANT_KEYS_MAX_CONCURRENCY,
     TENANT_KEYS_MAX_RECEIVE_COUNT,
-    TENANT_KEYS_RULE_MAX_EVENT_AGE,
-    TENANT_KEYS_RULE_RETRY_ATTEMPTS,
     TIMEOUT,
 )
-from infra.dead_end import dead_end_queue
+from infra.dead_end import events_queue
 from infra.function import ControlPlaneFunction
 from infra.table import ControlPlaneTable
 
@@ -64,43 +59,17 @@ class TenantKeys(Construct):
                 reason="Rotating it changes every org's key value: that needs every key re-created first.",
             )
         )
-        dead_letters = dead_end_queue(
+        queue = events_queue(
             self,
-            "DeadLetters",
-            alarm_id="DeadLettersAlarm",
-            alarm_description="An org's API key could not be put in its usage plan: its requests are answered 503 "
-            "until it is. Redrive the message to the tenant-keys queue once the cause is fixed.",
-            removal_policy=removal_policy,
-        )
-        Validations.of(dead_letters).acknowledge(
-            Acknowledgment(id="AwsSolutions-SQS3", reason="This queue is itself the tenant-keys queue's dead end.")
-        )
-        queue = sqs.Queue(
-            self,
-            "Queue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
+            bus=bus,
+            rule_id="OrgEvents",
+            rule_description="Org creations, plan changes and deletions, for the tenants' API keys",
+            detail_types=list(EVENTS),
             visibility_timeout=Duration.seconds(6 * TIMEOUT.to_seconds()),
-            dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=TENANT_KEYS_MAX_RECEIVE_COUNT),
+            max_receive_count=TENANT_KEYS_MAX_RECEIVE_COUNT,
+            dead_end_description="An org's API key could not be put in its usage plan: its requests are answered "
+            "503 until it is. Redrive the message to the tenant-keys queue once the cause is fixed.",
             removal_policy=removal_policy,
-        )
-        events.Rule(
-            self,
-            "OrgEvents",
-            event_bus=bus,
-            description="Org creations, plan changes and deletions, for the tenants' API keys",
-            event_pattern=events.EventPattern(source=[SOURCE], detail_type=list(EVENTS)),
-            # The rule's own DLQ: an event EventBridge cannot deliver to the queue (retried for a day)
-            # lands with the messages the consumer gave up on, where the same alarm sees it. CDK adds
-            # the queue policy that lets this rule, and only it, send there.
-            targets=[
-                targets.SqsQueue(
-                    queue,
-                    dead_letter_queue=dead_letters,
-                    retry_attempts=TENANT_KEYS_RULE_RETRY_ATTEMPTS,
-                    max_event_age=TENANT_KEYS_RULE_MAX_EVENT_AGE,
-                )
-            ],
         )
         consumer = ControlPlaneFunction(
             self,
