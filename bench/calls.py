@@ -15,16 +15,20 @@ from local.samples import BODIES
 ORG, USER, OTHER_USERS, USER_TICKETS, FILLER_ORGS = "acme", "alice", 24, 25, 20
 DOOMED_ORG, DOOMED_USERS, DOOMED_TICKETS = "doomed", 5, 10  # the org cascade: 5 users x 10 tickets
 DOOMED_USER, DOOMED_USER_TICKETS = "bob", 50  # the user cascade
-# The cascade deletes, each on a known data set of its own: the ids that differ, and the data set.
+# The cascade deletes, each on a known data set of its own: the ids that differ, and the data set;
+# and the user import, whose requests grow with its rows.
 CASCADES = {
     ("DELETE", "/orgs/{org_id}"): ({"org_id": DOOMED_ORG}, f"org, {DOOMED_USERS} users x {DOOMED_TICKETS} tickets"),
     ("DELETE", "/orgs/{org_id}/users/{user_id}"): ({"user_id": DOOMED_USER}, f"user, {DOOMED_USER_TICKETS} tickets"),
+    # not a cascade, but a job too: reported like them (an import of 1,000 users is section 9's)
+    ("POST", "/orgs/{org_id}/user-imports"): ({}, "1 row; its job runs within the request, as make run's"),
 }
 CATALOGUE = {("GET", "/plans")}  # answered from code, with no request at all
 # The unit routes that read where a unit is before their one Query or write (issue 27): as many
 # requests as their OpenAPI description names; the delete acts on an empty unit of its own.
 UNIT_PATHS = {"/orgs/{org_id}/units", "/orgs/{org_id}/units/{unit_id}", "/orgs/{org_id}/units/{unit_id}/users"}
 UNIT, EMPTY_UNIT, UNIT_USERS = "eng", "empty", 5
+IMPORTED = "imported"  # the one user of the import that GET /orgs/{org_id}/user-imports/{import_id} reads
 OTHER_IDS = {("DELETE", "/orgs/{org_id}/units/{unit_id}"): {"unit_id": EMPTY_UNIT}}
 INCLUDES = {
     ("GET", "/orgs/{org_id}"): {"include": "users"},
@@ -86,7 +90,9 @@ def _seed(client) -> dict:
         data.create(f"/orgs/{ORG}/units", {"unit_id": unit_id, "name": unit_id.title()})
     for i in range(UNIT_USERS):
         call("PATCH", f"/orgs/{ORG}/users/user-{i:02}", {"unit": UNIT})
-    return {"org_id": ORG, "user_id": USER, "ticket_id": tickets[USER][0], "unit_id": UNIT}
+    rows = [{"user_id": IMPORTED, "name": "Imported", "email": "imported@example.com"}]
+    import_id = call("POST", f"/orgs/{ORG}/user-imports", {"rows": rows}).body["import_id"]
+    return {"org_id": ORG, "user_id": USER, "ticket_id": tickets[USER][0], "unit_id": UNIT, "import_id": import_id}
 
 
 def _expected_requests(case: Case) -> int:
@@ -163,7 +169,7 @@ def run(client) -> Section:
         "items returned (`Count`, and the items in the API's response, a parent counted as one; the first "
         "page of a user, ticket or activity list also reads the org or user it belongs to, so that a missing "
         "one is 404). "
-        f"Data: {ORG} has {OTHER_USERS + 2} users (and an activity entry for each), {USER} has {USER_TICKETS} "
+        f"Data: {ORG} has {OTHER_USERS + 3} users (and an activity entry for each), {USER} has {USER_TICKETS} "
         "tickets, and there are more "
         "than 20 organizations, so every list returns a full page of 20 (include=: 1 + 20).\n\n"
         + markdown(headers, rows)
