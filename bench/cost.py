@@ -147,15 +147,18 @@ def run(iterations: int) -> Section:
     if reply.status != 201:
         raise RuntimeError(f"POST /orgs answered {reply.status}: {reply.body}")
     units = capacity()
-    token = f"Bearer {tokens.issue('member', ORG, 'alice')}"
+    member = {"user_id": "alice", "name": "Alice", "email": "alice@example.com"}
+    if (reply := call("POST", f"/orgs/{ORG}/users", member)).status != 201:
+        raise RuntimeError(f"POST /orgs/{ORG}/users answered {reply.status}: {reply.body}")
+    token = f"Bearer {tokens.for_user(ORG, 'alice')}"  # her stored subject: the authorizer allows her
     decision = {"type": "TOKEN", "authorizationToken": token, "methodArn": METHOD_ARN}
     with jwks_endpoint():
         from authorizer import handler
 
         with recording(handler.dynamodb(), capacity=True) as recorder:
             handler.lambda_handler(decision, None)
-        authorizer_units = sum(
-            exchange.response["ConsumedCapacity"]["CapacityUnits"] for exchange in recorder.exchanges
+        authorizer_units = sum(  # BatchGetItem's: one entry per table
+            entry["CapacityUnits"] for exchange in recorder.exchanges for entry in exchange.response["ConsumedCapacity"]
         )
         times, log_bytes = timings(iterations, decision)
     return cost_report.report(title, units, authorizer_units, times, log_bytes + PLATFORM_LOG_BYTES)
