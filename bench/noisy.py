@@ -25,6 +25,9 @@ FLOODERS = 4  # the free org's connections, each sending as fast as it is answer
 NOISY, STEADY = "noisy", "steady"
 
 
+ADMIN = "root"
+
+
 def _steady(url: str, token: str, stop: threading.Event, latencies: list[float], statuses: list[int]) -> None:
     with httpx.Client(base_url=url, headers={"Authorization": token}) as http:
         due = time.perf_counter()
@@ -44,11 +47,9 @@ def _flood(url: str, token: str, stop: threading.Event, statuses: list[int]) -> 
 
 def _run(url: str, noisy: bool) -> tuple[list[float], list[int], list[int], float]:
     stop, latencies, steady, flood = threading.Event(), [], [], []
-    workers = [
-        threading.Thread(target=_steady, args=(url, tokens.issue("admin", STEADY, "root"), stop, latencies, steady))
-    ]
+    workers = [threading.Thread(target=_steady, args=(url, tokens.for_user(STEADY, ADMIN), stop, latencies, steady))]
     if noisy:
-        token = tokens.issue("admin", NOISY, "root")
+        token = tokens.for_user(NOISY, ADMIN)
         workers += [threading.Thread(target=_flood, args=(url, token, stop, flood)) for _ in range(FLOODERS)]
     started = time.perf_counter()
     for worker in workers:
@@ -61,8 +62,14 @@ def _run(url: str, noisy: bool) -> tuple[list[float], list[int], list[int], floa
 
 
 def run(_client=None) -> Section:
-    call("POST", "/orgs", {"org_id": NOISY, "name": "Noisy", "plan": "free"})
-    call("POST", "/orgs", {"org_id": STEADY, "name": "Steady", "plan": "enterprise"})
+    for org_id, plan in ((NOISY, "free"), (STEADY, "enterprise")):
+        call("POST", "/orgs", {"org_id": org_id, "name": org_id.title(), "plan": plan})
+        # the admin who calls: the authorizer admits a user whose item holds their token's subject
+        call(
+            "POST",
+            f"/orgs/{org_id}/users",
+            {"user_id": ADMIN, "name": "Root", "email": "root@example.com", "role": "admin"},
+        )
     with server.in_thread(Limiter()) as url:
         alone, alone_statuses, _, _ = _run(url, noisy=False)
     with server.in_thread(Limiter()) as url:  # a fresh bucket for each org
@@ -79,7 +86,7 @@ def run(_client=None) -> Section:
             f"its accepted rate after the burst within 20% of {free.per_second}/s ({rate:.1f}/s)",
             abs(rate - free.per_second) <= 0.2 * free.per_second,
         ),
-        ("the enterprise org gets no 429", 429 not in alone_statuses + beside_statuses),
+        ("the enterprise org gets only 200s, no 429", set(alone_statuses + beside_statuses) == {200}),
         (
             f"its p95 beside the flood at most 1.5x its p95 alone ({ratio(p95_beside / p95_alone)}x)",
             meets(p95_beside / p95_alone, 1.5),
