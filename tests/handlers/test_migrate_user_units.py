@@ -7,7 +7,7 @@ from controlplane.dal.schema import GSI2_PARTITION_KEY, GSI2_SORT_KEY
 from controlplane.dal.table import api_table
 from ops import migrate_user_units
 from tests.api import call, create_org, create_user
-from tests.handlers.test_units import create_unit, ids
+from tests.handlers.test_org_units import create_unit, ids
 
 
 def _as_before_units(org_id: str, user_id: str) -> None:

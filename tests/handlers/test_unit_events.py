@@ -10,7 +10,7 @@ from controlplane.lifecycle import publisher
 from local import event_docs
 from tests.api import admin, call, create_org, create_user
 from tests.events_support import BUS, RecordingBus, feeder, stream_reader
-from tests.handlers.test_units import create_unit
+from tests.handlers.test_org_units import create_unit
 
 SCHEMAS = {detail_type: jsonschema_rs.validator_for(schema) for detail_type, schema in event_docs.documented().items()}
 

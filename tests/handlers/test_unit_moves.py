@@ -11,7 +11,7 @@ from controlplane import config
 from controlplane.logic import moves, units
 from controlplane.logic.access import Caller
 from tests.api import call, create_org, create_user, deliver
-from tests.handlers.test_units import create_unit, ids
+from tests.handlers.test_org_units import create_unit, ids
 
 OPERATOR = Caller(subject="op", user_id=None, org_id=None, role=None, operator=True)
 

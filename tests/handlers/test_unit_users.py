@@ -3,7 +3,7 @@
 import pytest
 
 from tests.api import admin, call, create_org, create_user, member
-from tests.handlers.test_units import create_unit, ids
+from tests.handlers.test_org_units import create_unit, ids
 
 
 @pytest.fixture
