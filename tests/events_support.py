@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import boto3
 
 from controlplane import config
+from controlplane.dal.schema import TABLE_SCHEMA
 from controlplane.lifecycle import publisher
 from local.apigw import LambdaContext
 from local.stream import Feeder, StreamReader
@@ -39,7 +40,12 @@ class RecordingBus:
 
 
 def stream_reader(table_name: str) -> StreamReader:
+    """The table's stream, from the first write after this call on (the tests' tables on DynamoDB
+    Local get their stream here, see tests/conftest.py; moto's have it from the start)."""
     description = config.dynamodb().describe_table(TableName=table_name)["Table"]
+    if "LatestStreamArn" not in description:
+        spec = TABLE_SCHEMA["StreamSpecification"]
+        description = config.dynamodb().update_table(TableName=table_name, StreamSpecification=spec)["TableDescription"]
     streams = boto3.client("dynamodbstreams", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
     return StreamReader(streams, description["LatestStreamArn"])
 
