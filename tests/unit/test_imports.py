@@ -71,6 +71,7 @@ _EVERY_API_FUNCTION = {
     "dal.outage",  # outage detection, out of models.errors (#28)
     "http.examples",  # the error examples of http.docs, split from it (one concern each)
     "models.problems",  # validation problems in plain words (since f23)
+    "models.error_body",  # the error body's models for the document, out of models.resources (module size)
     "http.json_body",  # strict JSON bodies: UTF-8, unique names (issue 29)
     "models.text",  # the text patterns: no control characters (issue 29)
     "http.entry",

@@ -10,7 +10,8 @@ from aws_lambda_powertools.event_handler import content_types
 
 from controlplane.http import routes
 from controlplane.http.examples import error_examples
-from controlplane.models.resources import ErrorResponse, Page, Resource
+from controlplane.models.error_body import ErrorResponse
+from controlplane.models.resources import Page, Resource
 
 _HEADERS: dict[str, dict[str, Any]] = {
     "ETag": {
@@ -63,8 +64,8 @@ def error_statuses(route: routes.Route) -> set[int]:
         statuses.add(404)  # a missing org, user or ticket
     if route.method in ("POST", "PATCH"):
         statuses |= {400, 413, 415}  # a body that is not JSON, too big, or of another media type
-    if route.method == "POST" or route.seats:
-        statuses.add(409)  # already exists, the same Idempotency-Key still in flight, no seat left
+    if route.method == "POST" or route.seats or route.conflicts:
+        statuses.add(409)  # already exists, the same Idempotency-Key still in flight, no seat left...
     if route.method in ("PATCH", "DELETE"):
         statuses.add(412)  # If-Match names an older version
     if route.model is not None and any(issubclass(m, Page) for m in _models(route.model)):

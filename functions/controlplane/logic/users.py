@@ -15,8 +15,6 @@ from controlplane.models import errors, plans
 from controlplane.models.errors import (
     AlreadyExists,
     ApiError,
-    Conflict,
-    OrgSuspended,
     QuotaExceeded,
     ServiceUnavailable,
 )
@@ -36,7 +34,7 @@ def _org_refused(org_id: str, org: Item | None) -> ApiError:
     """Why the org refused a new user, from the org item the failed transaction returned."""
     if org is None or stamps.DELETING in org:  # an org being deleted takes no one new
         return errors.org_missing(org_id)
-    return _suspended(org_id)
+    return errors.suspended_for_users(org_id)
 
 
 def _full(org_id: str, counter: Item | None) -> ApiError:
@@ -56,12 +54,6 @@ def seat_refused(org_id: str, failed: ConditionFailed, users: int = 1) -> ApiErr
     if failed.action == users + 1:
         return _full(org_id, failed.item)
     return None
-
-
-def _suspended(org_id: str) -> OrgSuspended:
-    """A suspended org takes no new user: their sign-in would be the one enabled sign-in of the org,
-    and the sign-ins job that disabled the others has already passed. Reactivate it first."""
-    return OrgSuspended(f"Organization {org_id} is suspended; reactivate it before adding users")
 
 
 def _remove(org_id: str, user_id: str, rules: tuple[refusals.Rule, ...] = ()) -> None:
@@ -179,8 +171,6 @@ def _move_user(
     org_id: str, user_id: str, changes: dict[str, Any], caller: Caller, rules: tuple[refusals.Rule, ...]
 ) -> User:
     """Put the user in another unit (with their other changes, if they need no sign-in change)."""
-    if set(changes) & set(SYNCED):
-        raise Conflict("Move a user to another unit in a change of its own, without role or email")
     path, check = units.placement(org_id, changes["unit"])
     unit_id, table, key = changes["unit"], api_table(), keys.user_key(org_id, user_id)
     written = stamps.written_by({**changes, "unit_path": join(path)}, caller.subject)

@@ -107,7 +107,15 @@ class UserUpdate(Patch):
     name: Name | None = None
     email: Email | None = None
     role: Role | None = None
-    unit: UserUnit | None = None
+    unit: UserUnit | None = Field(None, description="A move: it may go with a `name` change, not `role` or `email`")
+
+    @model_validator(mode="after")
+    def _a_move_goes_alone(self) -> Self:
+        # A move is a transaction with its new unit; role and e-mail are copied to the sign-in in
+        # Cognito, which no transaction covers.
+        if self.unit is not None and self.model_fields_set & {"role", "email"}:
+            raise ValueError("move a user to another unit in a change of its own, without role or email")
+        return self
 
 
 class TicketCreate(Request):
@@ -229,38 +237,6 @@ class Ticket(Resource):
     status: Status
     priority: Priority
     tags: list[str]
-
-
-class Problem(BaseModel):
-    """One thing that failed validation."""
-
-    loc: list[str | int] = Field(
-        description="Where: `body`, `query`, `path` or `header`, then the field", examples=[["body", "name"]]
-    )
-    message: str = Field(examples=["Field required"])
-    type: str = Field(description="pydantic's error type", examples=["missing"])
-
-
-class QuotaDetails(BaseModel):
-    quota: str = Field(description="What ran out", examples=["users"])
-    limit: int
-    used: int
-    plan: str
-
-
-class ErrorBody(BaseModel):
-    code: str = Field(examples=["not_found"])
-    message: str
-    request_id: str
-    details: list[Problem] | QuotaDetails | None = Field(
-        None, description="What failed validation (for validation_error), or the quota (for quota_exceeded)"
-    )
-
-
-class ErrorResponse(BaseModel):
-    """The one shape of every error: the handlers', the local gateway's and API Gateway's own."""
-
-    error: ErrorBody
 
 
 class Page(BaseModel):
