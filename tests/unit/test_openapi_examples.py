@@ -1,10 +1,11 @@
 """Swagger UI shows each error status of each operation with examples of its own: a code that
-belongs to that status, and the route's own 409 codes."""
+belongs to that status, and the route's own 409 codes and conflicts."""
 
 import pytest
 
 from controlplane.http import routes
 from controlplane.http.errors import STATUS
+from controlplane.http.examples import CONFLICTS
 from local import openapi
 
 
@@ -28,7 +29,7 @@ def test_every_error_status_has_examples_whose_code_belongs_to_that_status(name,
         for key, example in examples.items():
             error = example["value"]["error"]
             assert codes[error["code"]] == status, f"{name} {status}: {key} has code {error['code']}"
-            assert key == error["code"]
+            assert key == error["code"] or key in CONFLICTS  # a code's example, or one of a route's conflicts
             assert set(error) >= {"code", "message", "request_id"}
 
 
@@ -43,6 +44,7 @@ def test_each_409_shows_exactly_the_routes_own_conflicts():
             expected |= {"already_exists", "conflict"}  # the resource, or the Idempotency-Key in flight
         if route.seats:
             expected.add("quota_exceeded")
+        expected |= set(route.conflicts)
         shown = set(
             operation["responses"].get("409", {}).get("content", {}).get("application/json", {}).get("examples", {})
         )

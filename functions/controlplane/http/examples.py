@@ -27,6 +27,7 @@ from controlplane.models.ids import EMAIL_PATTERN
 from controlplane.models.imports import suspended
 from controlplane.models.plans import THROTTLED_MESSAGE
 from controlplane.models.problems import plain
+from controlplane.models.units import MAX_DEPTH, MAX_UNITS
 
 REQUEST_ID = "c6af9ac6-7b61-11e6-9a41-93e8deadbeef"
 Example = dict[str, Any]  # OpenAPI's Example Object: a summary and a value
@@ -106,7 +107,7 @@ def _conflicts(route: routes.Route) -> dict[str, Example]:
         refused = suspended("acme")
         return _example("The organization is suspended", refused.code, refused.message)
     if route.method == "POST":
-        examples |= _example("The resource already exists", "already_exists", _EXISTS[route.function].message)
+        examples |= _example("The resource already exists", "already_exists", _EXISTS[route.operation_id].message)
         examples |= _example(
             "A request with the same Idempotency-Key is still in progress", "conflict", IDEMPOTENCY_IN_PROGRESS
         )
@@ -118,11 +119,32 @@ def _conflicts(route: routes.Route) -> dict[str, Example]:
         )
         quota = QuotaExceeded("users", 5, 5, "free")
         examples |= _example(summary, quota.code, quota.message, quota.details)
+    for name in route.conflicts:
+        summary, error = CONFLICTS[name]
+        examples[name] = {"summary": summary, "value": error_body(error.code, error.message, REQUEST_ID)}
     return examples
 
 
 _EXISTS = {
-    routes.ORGANIZATIONS: errors.org_exists("acme"),
-    routes.USERS: errors.user_exists("acme", "alice"),
-    routes.TICKETS: errors.ticket_exists("01J9Z3K4M5N6P7Q8R9S0T1V2W3"),
+    "createOrg": errors.org_exists("acme"),
+    "createUnit": errors.unit_exists("acme", "platform"),
+    "createUser": errors.user_exists("acme", "alice"),
+    "openTicket": errors.ticket_exists("01J9Z3K4M5N6P7Q8R9S0T1V2W3"),
+}
+# The 409s a route answers by the state of its data (``Route.conflicts`` names them).
+CONFLICTS: dict[str, tuple[str, ApiError]] = {
+    "move_in_progress": ("A move of units is under way where this request reads or writes", errors.unit_moving("acme")),
+    "moved_since": ("The cursor is from before a move of the listed units", errors.units_moved_since()),
+    "suspended": ("The organization is suspended", errors.suspended_for_users("acme")),
+    "too_deep": ("The parent is at the deepest level", errors.too_deep(MAX_DEPTH, "platform", MAX_DEPTH)),
+    "too_deep_move": (
+        "The moved subtree would nest too deep",
+        errors.too_deep(MAX_DEPTH, "platform", MAX_DEPTH + 1, moving=True),
+    ),
+    "too_many_units": ("The organization has as many units as it may", errors.too_many_units(MAX_UNITS)),
+    "root_move": ("The root never moves", errors.root_refuses("move")),
+    "root_rename": ("The root is named after its organization", errors.root_refuses("rename")),
+    "root_delete": ("The root goes with its organization only", errors.root_refuses("delete")),
+    "under_itself": ("The new parent is the unit or below it", errors.unit_under_itself("platform")),
+    "not_empty": ("The unit still has units or users", errors.unit_not_empty("platform", "users")),
 }

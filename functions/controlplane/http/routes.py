@@ -45,6 +45,7 @@ class Route(NamedTuple):
     also: tuple[tuple[int, Any], ...] = ()  # other success statuses and their models
     location: str | None = None  # a create's new resource, filled from its fields
     seats: bool = False  # takes or resizes an org's seats, so may answer 409 quota_exceeded
+    conflicts: tuple[str, ...] = ()  # its other 409s, by the state of the data (named in http.examples)
     max_body: int = MAX_BODY_BYTES  # bytes; a bigger body is 413 before it is parsed
 
     def __str__(self) -> str:
@@ -90,17 +91,21 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", f"{_ORG}/activity", ORGANIZATIONS, _ADMIN, "listActivity",
           "List an organization's activity, newest first: who changed what, and when", 200, ActivityPage),
     Route("POST", f"{_ORG}/units", ORGANIZATIONS, _ADMIN, "createUnit",
-          "Create a unit under a parent (default: the root)", 201, Unit, location=_UNIT),
+          "Create a unit under a parent (default: the root)", 201, Unit, location=_UNIT,
+          conflicts=("too_deep", "too_many_units", "move_in_progress")),
     Route("GET", f"{_ORG}/units", ORGANIZATIONS, _ANY_MEMBER, "listUnits",
-          "List the units depth-first: the whole tree, or the subtree `under` a unit", 200, UnitPage),
+          "List the units depth-first: the whole tree, or the subtree `under` a unit", 200, UnitPage,
+          conflicts=("move_in_progress", "moved_since")),
     Route("GET", _UNIT, ORGANIZATIONS, _ANY_MEMBER, "getUnit", "Get a unit with its path from the root", 200, Unit),
     Route("PATCH", _UNIT, ORGANIZATIONS, _ADMIN, "updateUnit",
           "Rename a unit, or move it with everything below it under another parent", 200, Unit,
-          ((202, MoveAccepted),)),
+          ((202, MoveAccepted),), conflicts=("root_move", "root_rename", "under_itself", "too_deep_move",
+                                             "move_in_progress")),
     Route("DELETE", _UNIT, ORGANIZATIONS, _ADMIN, "deleteUnit", "Delete a unit that has no units and no users", 204,
-          None),
+          None, conflicts=("root_delete", "not_empty", "move_in_progress")),
     Route("GET", f"{_UNIT}/users", ORGANIZATIONS, _ANY_MEMBER, "listUnitUsers",
-          "List the users of a unit and of every unit below it", 200, UserPage),
+          "List the users of a unit and of every unit below it", 200, UserPage,
+          conflicts=("move_in_progress", "moved_since")),
     Route("GET", "/plans", ORGANIZATIONS, _ANYONE, "listPlans", "List the plans and what each allows", 200, PlanList),
     Route("POST", f"{_ORG}/user-imports", ORGANIZATIONS, _ADMIN, "importUsers",
           "Import up to 10,000 users: a job creates them, as seats allow, and their sign-ins", 202, UserImport,
@@ -108,12 +113,13 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", _IMPORT, ORGANIZATIONS, _ADMIN, "getUserImport",
           "Get a user import: its status, counts, refused rows and failed sign-ins", 200, UserImport),
     Route("POST", f"{_ORG}/users", USERS, _ADMIN, "createUser", "Create a user; takes one of the org's seats", 201,
-          User, location=_USER, seats=True),
+          User, location=_USER, seats=True, conflicts=("suspended", "move_in_progress")),
     Route("GET", f"{_ORG}/users", USERS, _ANY_MEMBER, "listUsers", "List the users of an organization", 200,
           UserPage),
     Route("GET", _USER, USERS, _ADMIN_OR_SELF, "getUser", "Get a user, optionally with their newest tickets", 200,
           User | UserWithTickets),
-    Route("PATCH", _USER, USERS, _ADMIN_OR_SELF, "updateUser", "Update a user", 200, User),
+    Route("PATCH", _USER, USERS, _ADMIN_OR_SELF, "updateUser", "Update a user", 200, User,
+          conflicts=("move_in_progress",)),
     Route("DELETE", _USER, USERS, _ADMIN, "deleteUser", "Delete a user and all their tickets", 204, None),
     Route("POST", f"{_USER}/tickets", TICKETS, _ADMIN_OR_SELF, "openTicket", "Open a ticket for a user", 201, Ticket,
           location=_TICKET),

@@ -32,7 +32,6 @@ from controlplane.dal.table import api_table
 from controlplane.logic import refusals, units
 from controlplane.logic.access import Caller
 from controlplane.models import errors
-from controlplane.models.errors import Conflict, LimitExceeded
 from controlplane.models.ids import new_ulid
 from controlplane.models.units import MAX_DEPTH, MOVE_IN_REQUEST, ROOT, Unit, UnitUpdate, join, split
 
@@ -52,13 +51,13 @@ def move_unit(
 ) -> bool:
     """Move the unit under ``parent_id``. True when done; False when it continues from the queue."""
     if unit_id == ROOT:
-        raise Conflict("The root cannot move")
+        raise errors.root_refuses("move")
     unit, _ = units.read(org_id, unit_id)
     refusals.check_version(unit, version)
     parent, _ = units.read(org_id, parent_id)
     old, base = split(unit["path"]), split(parent["path"])
     if base[: len(old)] == old:
-        raise Conflict(f"Unit {unit_id} cannot move under itself or its own descendants")
+        raise errors.unit_under_itself(unit_id)
     if unit["parent_id"] == parent_id:
         return True
     table = api_table()
@@ -66,7 +65,7 @@ def move_unit(
     subtree = [u for page in pages for u in page]
     deepest = max(int(u["depth"]) for u in subtree) - len(old) + len(base) + 1
     if deepest > MAX_DEPTH:
-        raise LimitExceeded(f"Units nest at most {MAX_DEPTH} deep; under {parent_id} this subtree reaches {deepest}")
+        raise errors.too_deep(MAX_DEPTH, parent_id, deepest, moving=True)
     users, _ = table.query(
         keys.members_partition(org_id), index=GSI2_NAME, prefix=keys.members_prefix(old), limit=MOVE_IN_REQUEST + 1
     )

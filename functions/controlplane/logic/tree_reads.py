@@ -17,11 +17,8 @@ from controlplane.dal.schema import GSI1_NAME, GSI2_NAME
 from controlplane.dal.table import api_table
 from controlplane.logic import units
 from controlplane.models import errors
-from controlplane.models.errors import Conflict
 from controlplane.models.resources import User, UserPage
 from controlplane.models.units import Unit, UnitPage, split
-
-RESTART = "Units were moved since this listing began; start again from the first page"
 
 
 def overlaps(path: tuple[str, ...], move: Item) -> bool:
@@ -41,7 +38,7 @@ def _guard(org_id: str, tree_item: Item, path: tuple[str, ...], epoch: int | Non
     if moves != epoch:
         latest = move or tree_item.get(tree.LAST_MOVE)  # the one move since the cursor, if just one
         if moves != epoch + 1 or latest is None or overlaps(path, latest):
-            raise Conflict(RESTART)
+            raise errors.units_moved_since()
     return epoch
 
 
@@ -51,7 +48,7 @@ def _resume(scope: str, token: str | None) -> tuple[int | None, list[str]]:
         return None, []
     epoch, *position = after.split("|")
     if not epoch.isdigit():  # signed by us, so only a cursor of another version of this list
-        raise Conflict(RESTART)
+        raise errors.units_moved_since()
     return int(epoch), position
 
 

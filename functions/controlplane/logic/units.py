@@ -19,7 +19,7 @@ from controlplane.dal.table import api_table
 from controlplane.logic import refusals
 from controlplane.logic.access import Caller
 from controlplane.models import errors
-from controlplane.models.errors import AlreadyExists, ApiError, Conflict, LimitExceeded
+from controlplane.models.errors import ApiError
 from controlplane.models.units import MAX_DEPTH, MAX_UNITS, ROOT, Unit, UnitCreate, join, split
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def get_unit(org_id: str, unit_id: str) -> Unit:
 def create_unit(org_id: str, body: UnitCreate, caller: Caller) -> Unit:
     parent, _ = read(org_id, body.parent_id)
     if parent["depth"] >= MAX_DEPTH:
-        raise LimitExceeded(f"Units nest at most {MAX_DEPTH} deep; {body.parent_id} is at depth {parent['depth']}")
+        raise errors.too_deep(MAX_DEPTH, body.parent_id, parent["depth"])
     path = (*split(parent["path"]), body.unit_id)
     attributes = {
         "org_id": org_id,
@@ -99,8 +99,8 @@ def create_unit(org_id: str, body: UnitCreate, caller: Caller) -> Unit:
         if failed.action == 1 and tree.MOVE in (failed.item or {}):
             raise errors.unit_moving(org_id) from None
         raise {
-            0: AlreadyExists(f"Unit {body.unit_id} already exists in organization {org_id}"),
-            1: LimitExceeded(f"An organization has at most {MAX_UNITS} units"),
+            0: errors.unit_exists(org_id, body.unit_id),
+            1: errors.too_many_units(MAX_UNITS),
             2: errors.org_missing(org_id),
         }.get(failed.action) or refused_placement(org_id, body.parent_id, failed.item) from None
     return Unit.from_item(item)
@@ -108,7 +108,7 @@ def create_unit(org_id: str, body: UnitCreate, caller: Caller) -> Unit:
 
 def rename(org_id: str, unit_id: str, name: str, caller: Caller, version: int | None) -> Unit:
     if unit_id == ROOT:
-        raise Conflict("The root takes its organization's name; rename the organization")
+        raise errors.root_refuses("rename")
     rules = refusals.if_match(version)
     with refusals.refused_as(errors.unit_missing(org_id, unit_id), rules):
         item = api_table().update(
@@ -123,7 +123,7 @@ def rename(org_id: str, unit_id: str, name: str, caller: Caller, version: int | 
 def delete_unit(org_id: str, unit_id: str, version: int | None = None) -> None:
     """Mark the unit (no child or user may join it from then on), make sure it has none, delete it."""
     if unit_id == ROOT:
-        raise Conflict("The root cannot be deleted; it goes with its organization")
+        raise errors.root_refuses("delete")
     unit, tree_item = read(org_id, unit_id)
     refusals.check_version(unit, version)
     if tree.MOVE in tree_item:
@@ -137,7 +137,7 @@ def delete_unit(org_id: str, unit_id: str, version: int | None = None) -> None:
     if len(children) > 1 or users:
         _unmark(key)
         what = "units" if len(children) > 1 else "users"
-        raise Conflict(f"Unit {unit_id} still has {what}; move or delete them first")
+        raise errors.unit_not_empty(unit_id, what)
     try:
         tree.delete_unit(table, key, keys.tree_key(org_id), version)
     except ConditionFailed as failed:

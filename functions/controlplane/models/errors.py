@@ -52,6 +52,51 @@ def unit_moving(org_id: str) -> "MoveInProgress":
     return MoveInProgress(f"Units of organization {org_id} are being moved; retry shortly")
 
 
+def units_moved_since() -> "Conflict":
+    """A listing's cursor from before a move that changed the listed subtree."""
+    return Conflict("Units were moved since this listing began; start again from the first page")
+
+
+def unit_exists(org_id: str, unit_id: str) -> "AlreadyExists":
+    return AlreadyExists(f"Unit {unit_id} already exists in organization {org_id}")
+
+
+def unit_not_empty(unit_id: str, what: str) -> "Conflict":
+    return Conflict(f"Unit {unit_id} still has {what}; move or delete them first")
+
+
+def unit_under_itself(unit_id: str) -> "Conflict":
+    return Conflict(f"Unit {unit_id} cannot move under itself or its own descendants")
+
+
+# What the root refuses: it is the org's own unit, named after it, and goes with it.
+ROOT_REFUSES = {
+    "move": "The root cannot move",
+    "rename": "The root takes its organization's name; rename the organization",
+    "delete": "The root cannot be deleted; it goes with its organization",
+}
+
+
+def root_refuses(action: str) -> "Conflict":
+    return Conflict(ROOT_REFUSES[action])
+
+
+def too_deep(max_depth: int, parent_id: str, depth: int, moving: bool = False) -> "LimitExceeded":
+    """A unit created at ``depth`` under ``parent_id``, or a moved subtree whose deepest unit would be."""
+    where = f"under {parent_id} this subtree reaches {depth}" if moving else f"{parent_id} is at depth {depth}"
+    return LimitExceeded(f"Units nest at most {max_depth} deep; {where}")
+
+
+def too_many_units(max_units: int) -> "LimitExceeded":
+    return LimitExceeded(f"An organization has at most {max_units} units")
+
+
+def suspended_for_users(org_id: str) -> "OrgSuspended":
+    """A suspended org takes no new user: their sign-in would be the one enabled sign-in of the org,
+    and the sign-ins job that disabled the others has already passed. Reactivate it first."""
+    return OrgSuspended(f"Organization {org_id} is suspended; reactivate it before adding users")
+
+
 def org_exists(org_id: str) -> "AlreadyExists":
     return AlreadyExists(f"Organization {org_id} already exists")
 
