@@ -78,7 +78,7 @@ def table(request, monkeypatch):
 
     # A new table per test on the one server: creating one takes ~7 ms, and deleting it (+13 ms)
     # buys nothing, as the in-memory database ends with the session. No TTL: neither engine expires.
-    # No stream until a test reads it (tests.events_support.stream_reader turns it on): DynamoDB Local
+    # No stream until a test reads it (tests.events_support.stream_on turns it on): DynamoDB Local
     # keeps every stream record of the session, and each write to a streamed table gets slower with
     # them all (a 98-put transaction: 0.13 s at the start of a run, 3.7 s after 5 minutes of the
     # handler tests), while the handlers never see a stream.

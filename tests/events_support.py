@@ -39,13 +39,20 @@ class RecordingBus:
         return [(entry["DetailType"], json.loads(entry["Detail"])) for entry in self.accepted]
 
 
-def stream_reader(table_name: str) -> StreamReader:
-    """The table's stream, from the first write after this call on (the tests' tables on DynamoDB
-    Local get their stream here, see tests/conftest.py; moto's have it from the start)."""
+def stream_on(table_name: str) -> dict:
+    """The table's description, with its stream on from the next write: a test that reads the stream
+    turns it on first (the tests' tables on DynamoDB Local have none, see tests/conftest.py; moto's
+    have it from the start)."""
     description = config.dynamodb().describe_table(TableName=table_name)["Table"]
     if "LatestStreamArn" not in description:
         spec = TABLE_SCHEMA["StreamSpecification"]
         description = config.dynamodb().update_table(TableName=table_name, StreamSpecification=spec)["TableDescription"]
+    return description
+
+
+def stream_reader(table_name: str) -> StreamReader:
+    """The table's stream, from the first write after this call on."""
+    description = stream_on(table_name)
     streams = boto3.client("dynamodbstreams", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
     return StreamReader(streams, description["LatestStreamArn"])
 

@@ -14,6 +14,7 @@ from local import isolation, server, stream, tokens
 from local.seed import fetch
 from local.sink import Sink
 from tests.api import call, create_org, create_user
+from tests.events_support import stream_on
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # moto has no stream to read
 
@@ -25,6 +26,7 @@ def live(table, gateway, tmp_path, monkeypatch):
     """The gateway with lifecycle events on, its cache at the stack's default TTL; acme with admin
     root and member alice (one ticket)."""
     monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "60")
+    stream_on(table)
     stop = threading.Event()
     sink = Sink(tmp_path / "events.jsonl", log=lambda line: None, listeners=(server.AUTHORIZER.on_events,))
     stream.publish_lifecycle_events(stop, server._one_at_a_time, pytest.fail, sink=sink)  # it logs only when off

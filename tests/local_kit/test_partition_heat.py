@@ -5,6 +5,7 @@ import pytest
 
 from bench import heat
 from controlplane.dal import keys
+from tests.events_support import stream_on
 
 ORGS = 2
 # What tenant() sends per org: users, tickets, solved tickets, renamed users, deleted tickets, a deleted user.
@@ -14,6 +15,7 @@ PER_ORG += heat.RENAMED_USERS + heat.DELETED_TICKETS + 1
 
 @pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 def test_every_request_of_the_mix_is_read_back_as_write_units_on_its_orgs_partitions(table):
+    stream_on(table)
     measured = heat.measure(ORGS, prefix="smoke")
 
     assert measured.requests == ORGS * PER_ORG
@@ -34,6 +36,7 @@ def test_every_request_of_the_mix_is_read_back_as_write_units_on_its_orgs_partit
 
 @pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 def test_the_report_names_the_hottest_partitions_and_judges_the_goals(table):
+    stream_on(table)
     heats = {count: heat.measure(count, prefix=f"report{count}-") for count in (1, 2)}
 
     section = heat.report(heats)

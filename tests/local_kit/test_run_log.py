@@ -17,7 +17,7 @@ from local.process import ServerProcess
 from local.seed import fetch
 from local.sink import Sink, log_line
 from tests.api import create_org
-from tests.events_support import handler
+from tests.events_support import handler, stream_on
 
 OPERATOR = {"Authorization": f"Bearer {tokens.issue(tokens.OPERATOR)}"}
 REQUEST_LINE = re.compile(r"^[A-Z]+ \S+ \d{3} \d+ms$")
@@ -58,6 +58,8 @@ def test_a_change_made_the_moment_run_is_up_is_published(fresh_run):
 @pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # its real stream
 def test_the_stream_position_is_taken_before_the_gateway_serves(table, monkeypatch, tmp_path):
     # Given a stream whose position takes a while to take (DynamoDB Local under load)
+    stream_on(table)
+
     class SlowToPosition(stream.StreamReader):
         def __post_init__(self):
             time.sleep(0.5)
