@@ -3,6 +3,7 @@ its ``ETag`` (and the version an ``If-Match`` asks for), nothing (204), accepted
 CORS headers every response carries when origins are configured. Errors are ``errors``'.
 """
 
+import re
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, CORSConfig, Response, content_types
@@ -15,6 +16,7 @@ from controlplane.models.resources import Resource
 
 # What the handlers answer: bodies are models, error dicts or nothing, so Any.
 Reply = Response[Any]
+_VERSION = re.compile(r"[0-9]{1,18}")
 
 
 def created(app: APIGatewayRestResolver, route: routes.Route | None, body: Resource) -> Reply:
@@ -47,7 +49,9 @@ def expected_version(if_match: str | None) -> int | None:
     if if_match is None or if_match.strip() == "*":
         return None
     tag = if_match.strip().removeprefix("W/").strip('"')
-    if not tag.isdigit():
+    # ASCII digits only (str.isdigit also takes "²"), and no more than a version can have: a longer
+    # number names no version, and would not fit a DynamoDB number.
+    if not _VERSION.fullmatch(tag):
         raise PreconditionFailed('If-Match must be an ETag this API sent, e.g. "3"')
     return int(tag)
 
