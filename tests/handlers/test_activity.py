@@ -289,6 +289,32 @@ def test_when_the_log_cannot_be_written_nothing_is_published_and_every_record_is
     }
 
 
+def test_a_cursor_taken_in_a_deleted_org_does_not_page_its_log_for_the_next_org_of_that_id(bus, stream):
+    # Given a cursor an admin of acme took in its log
+    create_org("acme", plan="pro")
+    for user_id in ("root", "alice", "bob", "carol"):
+        create_user("acme", user_id, role="admin" if user_id == "root" else "member")
+    _publish(stream)
+    old = call("GET", "/orgs/acme/activity", query={"limit": "2"}, caller=admin("acme", "root"))
+    assert old.body["next_cursor"]
+    # When acme is deleted and created again, with an admin of its own
+    assert call("DELETE", "/orgs/acme").status == 204
+    create_org("acme")
+    create_user("acme", "newadmin", role="admin")
+    _publish(stream)
+
+    # Then the old cursor is refused, not a page of the deleted org's log
+    reply = call(
+        "GET", "/orgs/acme/activity", query={"cursor": old.body["next_cursor"]}, caller=admin("acme", "newadmin")
+    )
+    assert reply.status == 400 and reply.body["error"]["code"] == "invalid_cursor"
+    # And the new admin's own pages are the new org's only
+    assert [e["type"] for e in _activity("acme", caller=admin("acme", "newadmin"))] == [
+        "User Created",
+        "Organization Created",
+    ]
+
+
 def test_a_deleted_orgs_log_stays_for_operators_and_a_new_org_of_that_id_starts_afresh(bus, stream):
     create_org("acme")
     create_user("acme", "alice")

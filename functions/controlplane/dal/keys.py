@@ -231,8 +231,10 @@ def users_scope(org_id: str) -> str:
     return f"users:{org_id}"
 
 
-def activity_scope(org_id: str) -> str:
-    return f"activity:{org_id}"
+def activity_scope(org_id: str, subject: str) -> str:
+    """An activity cursor is the caller's own: a log outlives its org, so a cursor taken in an org
+    deleted since would otherwise page through that org's log for the next org of its id."""
+    return f"activity:{org_id}:{subject}"
 
 
 def imports_scope(org_id: str) -> str:

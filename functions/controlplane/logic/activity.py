@@ -6,7 +6,9 @@ comes first, newest-first, and a missing org is a 404 in that same request.
 A deleted org's log stays until its entries' TTL, so an operator can still answer "who deleted it":
 for an operator, a missing org with entries left answers them. An org created again with the same id
 shows only its own log: the list ends at the newest ``Organization Created`` entry, as what sorts
-before it belongs to the org deleted before (that page may read more items than it returns).
+before it belongs to the org deleted before (that page may read more items than it returns). A later
+page does not read the org, so its cursor is bound to the caller who took it: the users of an org
+created again have new sign-ins, and their cursors start in their org's log.
 """
 
 from controlplane.dal import cursor, keys
@@ -20,7 +22,7 @@ _ORG_CREATED = "Organization Created"  # lifecycle.contract's, not imported: it 
 
 
 def list_activity(org_id: str, limit: int, cursor_token: str | None, caller: Caller) -> ActivityPage:
-    scope = keys.activity_scope(org_id)
+    scope = keys.activity_scope(org_id, caller.subject)
     after = cursor.resume_after(scope, cursor_token)
     table, partition = api_table(), keys.org_partition(org_id)
     if after is None:
