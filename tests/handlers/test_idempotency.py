@@ -108,3 +108,20 @@ def test_idempotency_records_expire_after_24_hours_and_stay_in_the_tenants_parti
     assert len(records) == 1
     created = int(records[0]["expires_at"]["N"]) - 24 * 3600
     assert abs(created - time.time()) < 60
+
+
+def test_an_org_named_operators_shares_no_partition_with_org_creations(table):
+    # Given an org creation with a key, and an org whose id is "operators"
+    assert call("POST", "/orgs", {"org_id": "zeta", "name": "Zeta"}, headers={"Idempotency-Key": ["k-1"]}).status == 201
+    create_org("operators")
+
+    # When that org is deleted (its cascade clears its own idempotency records)
+    assert call("DELETE", "/orgs/operators").status == 204
+
+    # Then the org creation's record is still there: a retry replays it
+    records = config.dynamodb().query(
+        TableName=table,
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues={":pk": {"S": "IDEMPOTENCY#OPERATORS"}},
+    )["Items"]
+    assert len(records) == 1

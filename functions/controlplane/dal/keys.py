@@ -162,8 +162,13 @@ def ticket_keys(org_id: str, user_id: str, ticket_id: str) -> dict[str, str]:
     }
 
 
+# Org creations' idempotency records, which no org owns: upper case, so no org id (a lower-case slug)
+# names this partition, and no org's delete sweeps it.
+OPERATORS_IDEMPOTENCY = "IDEMPOTENCY#OPERATORS"
+
+
 def idempotency_partition(org_id: str) -> str:
-    """Where Powertools keeps an org's idempotency records (``operators`` for org creation)."""
+    """Where Powertools keeps an org's idempotency records."""
     return f"IDEMPOTENCY#{org_id}"
 
 
@@ -178,12 +183,12 @@ def idempotency_layout(org_id: str | None) -> IdempotencyLayout:
     """Where Powertools' idempotency records go in the single table, as its DynamoDB persistence
     layer's keyword arguments: ``PK = IDEMPOTENCY#<org>`` (one partition per tenant, so no tenant's
     retries heat another's partition; operators' org creations, with no org in their path, use
-    ``IDEMPOTENCY#operators``), ``SK`` = Powertools' hash of the request, and the table's TTL
+    ``OPERATORS_IDEMPOTENCY``), ``SK`` = Powertools' hash of the request, and the table's TTL
     attribute for its expiry."""
     return IdempotencyLayout(
         key_attr=PARTITION_KEY,
         sort_key_attr=SORT_KEY,
-        static_pk_value=idempotency_partition(org_id or "operators"),
+        static_pk_value=idempotency_partition(org_id) if org_id else OPERATORS_IDEMPOTENCY,
         expiry_attr=TTL_ATTRIBUTE,
     )
 
