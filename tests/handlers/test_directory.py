@@ -106,6 +106,22 @@ def test_failed_claim_update_leaves_the_table_unchanged(pool, monkeypatch):
     assert call("GET", "/orgs/acme/users/alice").body["role"] == "member"
 
 
+@pytest.mark.parametrize("change", [{"role": "admin"}, {"email": "ann@acme.example"}])
+def test_a_sign_in_change_for_a_user_with_no_sign_in_is_409_and_changes_nothing(pool, change):
+    # Given a user whose sign-in is not there (an import's, not made yet or refused by Cognito)
+    create_user("acme", "ann")
+    cognito, pool_id = pool
+    cognito.admin_delete_user(UserPoolId=pool_id, Username="acme.ann")
+
+    reply = call("PATCH", "/orgs/acme/users/ann", change, caller=admin())
+
+    assert reply.status == 409 and reply.body["error"]["code"] == "conflict"
+    assert "no sign-in" in reply.body["error"]["message"]
+    user = call("GET", "/orgs/acme/users/ann").body
+    assert (user["role"], user["email"], user["version"]) == ("member", "ann@example.com", 1)
+    assert _sign_in(pool, "acme.ann") is None
+
+
 def test_deleting_a_user_deletes_their_sign_in(pool):
     create_user("acme", "alice")
 

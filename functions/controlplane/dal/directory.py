@@ -54,6 +54,10 @@ def _translate(exists: AlreadyExists | None = None) -> Iterator[None]:
         raise
 
 
+class NoSignIn(Exception):
+    """The user has no sign-in: an import has not made it yet, or Cognito refused it."""
+
+
 class SignInRefused(Exception):
     """Cognito refused a sign-in for a reason of the request's own (a bad address, the e-mail
     quota...): for a job, the row's outcome, in Cognito's words."""
@@ -99,8 +103,14 @@ class Directory:
 
     @tracer.capture_method
     def attributes(self, org_id: str, user_id: str) -> dict[str, str]:
-        with _translate():
-            user = self.client.admin_get_user(UserPoolId=self.pool, Username=username(org_id, user_id))
+        """The sign-in's attributes; ``NoSignIn`` if there is none."""
+        try:
+            with _translate():
+                user = self.client.admin_get_user(UserPoolId=self.pool, Username=username(org_id, user_id))
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "UserNotFoundException":
+                raise NoSignIn(username(org_id, user_id)) from None
+            raise
         return {a["Name"]: a["Value"] for a in user["UserAttributes"]}
 
     @tracer.capture_method

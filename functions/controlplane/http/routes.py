@@ -119,7 +119,7 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", _USER, USERS, _ADMIN_OR_SELF, "getUser", "Get a user, optionally with their newest tickets", 200,
           User | UserWithTickets),
     Route("PATCH", _USER, USERS, _ADMIN_OR_SELF, "updateUser", "Update a user", 200, User,
-          conflicts=("move_in_progress",)),
+          conflicts=("move_in_progress", "no_sign_in")),
     Route("DELETE", _USER, USERS, _ADMIN, "deleteUser", "Delete a user and all their tickets", 204, None),
     Route("POST", f"{_USER}/tickets", TICKETS, _ADMIN_OR_SELF, "openTicket", "Open a ticket for a user", 201, Ticket,
           location=_TICKET),

@@ -7,7 +7,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from controlplane import config
 from controlplane.dal import cursor, keys, seats, stamps, transactions
 from controlplane.dal.conditions import ConditionFailed, Item
-from controlplane.dal.directory import SYNCED, Directory
+from controlplane.dal.directory import SYNCED, Directory, NoSignIn
 from controlplane.dal.table import api_table
 from controlplane.logic import cascade, organizations, refusals, tickets, units
 from controlplane.logic.access import Caller, authorize_fields
@@ -156,7 +156,10 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
     # the sign-in, put back if the table's write still fails (a race, throttling). (The authorizer
     # takes the role from the item; the sign-in's copy is for the token's readers.)
     _existing(org_id, user_id, version)
-    stored = directory.attributes(org_id, user_id)
+    try:
+        stored = directory.attributes(org_id, user_id)
+    except NoSignIn:
+        raise errors.no_sign_in(user_id) from None
     directory.set_attributes(org_id, user_id, synced)
     try:
         with refusals.refused_as(missing, rules):

@@ -97,6 +97,16 @@ def suspended_for_users(org_id: str) -> "OrgSuspended":
     return OrgSuspended(f"Organization {org_id} is suspended; reactivate it before adding users")
 
 
+def no_sign_in(user_id: str) -> "Conflict":
+    """A role or e-mail change for a user whose sign-in an import has not made (yet, or at all):
+    there is nothing to keep in step, and the import would make it from the row as it was."""
+    return Conflict(
+        f"User {user_id} has no sign-in: their import has not made it yet, or Cognito refused it (the "
+        "import's sign_ins.failed says why). Change the role or e-mail once it is made, or delete the "
+        "user and create them again"
+    )
+
+
 def org_exists(org_id: str) -> "AlreadyExists":
     return AlreadyExists(f"Organization {org_id} already exists")
 
