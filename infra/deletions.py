@@ -1,4 +1,6 @@
-"""The deletions queue: org deletes that outgrow an API request finish from here (controlplane.logic.deletions).
+"""The deletions queue: org deletes that outgrow an API request finish from here, with the other jobs
+of the organizations function and a deleted user's ticket sweep, sent by the users function
+(controlplane.logic.deletions).
 
 A message that fails ``DELETIONS_MAX_RECEIVE_COUNT`` times moves to a dead-letter queue, and an alarm
 goes off as soon as one is there: each is an org whose data is half deleted.
@@ -45,5 +47,9 @@ class DeletionsQueue(Construct):
             self.queue, batch_size=1, report_batch_item_failures=True, max_concurrency=DELETIONS_MAX_CONCURRENCY
         )
         target.add_event_source(source)
+        self.allow_sending(function)
+
+    def allow_sending(self, function: lambda_.Function) -> None:
+        """``function`` may queue jobs (the users function: the sweep of a deleted user's tickets)."""
         self.queue.grant_send_messages(function)
         function.add_environment("DELETIONS_QUEUE_URL", self.queue.queue_url)

@@ -17,7 +17,7 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from controlplane.dal import api_keys
-from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS
+from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS, USERS
 from infra.alarms import AlarmTopic, NotifyOnAlarm
 from infra.api import Api
 from infra.authorizer import ApiAuthorizer
@@ -112,6 +112,7 @@ class ControlPlaneStack(Stack):
                 function.add_environment("USER_POOL_ID", identity.user_pool.user_pool_id)
             functions[name], targets[name] = function, api_function.target
         deletions.attach(functions[ORGANIZATIONS], targets[ORGANIZATIONS])
+        deletions.allow_sending(functions[USERS])  # a deleted user's ticket sweep, once GSI1 settles
 
         # No cursor secret (it reads one item, never a page) and no CORS (it answers no browser): the
         # events function's, and the tenant-keys consumer's.

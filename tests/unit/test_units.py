@@ -7,7 +7,7 @@ from ulid import ULID
 
 from controlplane.dal import cursor, keys
 from controlplane.models.errors import InvalidCursor
-from controlplane.models.ids import new_ulid
+from controlplane.models.ids import new_ulid, ulid_floor
 
 SECRET = b"unit-secret"
 
@@ -57,6 +57,15 @@ def test_new_ulids_are_unique_and_sort_in_creation_order():
 
     assert len(set(ids)) == len(ids)
     assert ids == sorted(ids)
+
+
+def test_ulid_floor_is_the_first_ulid_of_its_millisecond():
+    now = int(time.time() * 1000)
+
+    floor = ulid_floor(now)
+
+    assert ULID.from_str(floor).milliseconds == now and floor.endswith("0" * 16)
+    assert ulid_floor(now - 1) < floor < new_ulid()
 
 
 def test_cursor_round_trips_within_its_scope():

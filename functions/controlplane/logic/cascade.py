@@ -1,14 +1,21 @@
 """Cascade deletes: an organization, or a user, with everything under it."""
 
+import json
 import math
 import time
 from collections.abc import Callable
+from datetime import datetime
 
 from controlplane import config
 from controlplane.dal import batches, keys, stamps
+from controlplane.dal.conditions import Item
 from controlplane.dal.table import Table, api_table
 from controlplane.logic import refusals
 from controlplane.models import errors
+from controlplane.models.ids import ulid_floor
+
+# The deletions queue's job that sweeps a deleted user's tickets once GSI1 has caught up.
+SWEEP_KIND = "ticket-sweep"
 
 # Stop starting new steps of a cascade delete when less time than this is left.
 DELETE_STEP_SECONDS = 5.0
@@ -45,21 +52,15 @@ def delete_org(
         for user in users:
             if time_left() < DELETE_STEP_SECONDS:
                 return False
-            sweep = {**keys.sweep_key(org_id, user["user_id"]), "entity": keys.SWEEP, "user_id": user["user_id"]}
-            table.put({**sweep, "sweep_after": math.ceil(time.time() + config.settings().gsi1_settle_seconds)})
+            mark_for_sweep(table, org_id, user["user_id"])
             remove_sign_in(org_id, user["user_id"])
             batches.delete_all(table, [user])
             if not delete_tickets_of(table, org_id, user["user_id"], time_left):
                 return False  # the user's sweep marker brings the rest of their tickets back
     for sweeps in table.query_all(keys.org_partition(org_id), prefix=keys.SWEEP_PREFIX):
-        for sweep in sweeps:
-            wait = float(sweep["sweep_after"]) - time.time()  # 0 where GSI1 is synchronous (moto, Local)
-            if time_left() < DELETE_STEP_SECONDS + max(wait, 0):
+        for marker in sweeps:
+            if not sweep(table, org_id, marker, time_left):
                 return False
-            time.sleep(max(wait, 0))
-            if not delete_tickets_of(table, org_id, sweep["user_id"], time_left):
-                return False
-            batches.delete_all(table, [sweep])
     for units in table.query_all(keys.units_partition(org_id)):  # its units and their tree item
         batches.delete_all(table, units)
     for found in table.query_all(keys.org_partition(org_id), prefix=keys.IMPORT_PREFIX):
@@ -78,11 +79,70 @@ def remove_sign_in(org_id: str, user_id: str) -> None:
 
 
 def delete_tickets_of(
-    table: Table, org_id: str, user_id: str, time_left: Callable[[], float] = lambda: math.inf
+    table: Table,
+    org_id: str,
+    user_id: str,
+    time_left: Callable[[], float] = lambda: math.inf,
+    before: str | None = None,
 ) -> bool:
-    """Delete the tickets GSI1 shows for a user, a page (1,000) at a time; False if time ran short."""
-    for tickets in table.query_all(keys.user_collection(org_id, user_id), on_index=True, prefix=keys.TICKET_PREFIX):
+    """Delete the tickets GSI1 shows for a user (those whose id sorts before ``before``, if given), a
+    page (1,000) at a time; False if time ran short."""
+    options: dict[str, object] = {"prefix": keys.TICKET_PREFIX}
+    if before is not None:
+        options = {"between": (keys.TICKET_PREFIX, f"{keys.TICKET_PREFIX}{before}")}
+    for tickets in table.query_all(keys.user_collection(org_id, user_id), on_index=True, **options):
         if time_left() < DELETE_STEP_SECONDS:
             return False
         batches.delete_all(table, tickets)
+    return True
+
+
+def mark_for_sweep(table: Table, org_id: str, user_id: str) -> Item:
+    """Before a user's item goes: a marker that their tickets are swept again once GSI1 (updated
+    asynchronously) has had ``gsi1_settle_seconds`` to show every ticket written before the user went."""
+    sweep_after = math.ceil(time.time() + config.settings().gsi1_settle_seconds)
+    marker: Item = {
+        **keys.sweep_key(org_id, user_id),
+        "entity": keys.SWEEP,
+        "user_id": user_id,
+        "sweep_after": sweep_after,
+    }
+    table.put(marker)
+    return marker
+
+
+def sweep_user(org_id: str, user_id: str, time_left: Callable[[], float] = lambda: math.inf) -> bool:
+    """A deleted user's sweep (``mark_for_sweep``), if it is still to do; False if time ran short."""
+    table = api_table()
+    marker = table.get(keys.sweep_key(org_id, user_id), consistent=True)
+    return marker is None or sweep(table, org_id, marker, time_left)
+
+
+def sweep(table: Table, org_id: str, marker: Item, time_left: Callable[[], float] = lambda: math.inf) -> bool:
+    """Wait out the marker's settle time, delete the tickets GSI1 shows now, then the marker. A user
+    of that id created again since keeps their own: only tickets older than their item go."""
+    wait = float(marker["sweep_after"]) - time.time()  # 0 where GSI1 is synchronous (moto, Local)
+    if time_left() < DELETE_STEP_SECONDS + max(wait, 0):
+        return False
+    time.sleep(max(wait, 0))
+    user_id = marker["user_id"]
+    successor = table.get(keys.user_key(org_id, user_id), consistent=True)
+    before = None
+    if successor is not None:
+        created = datetime.fromisoformat(successor["created_at"])
+        before = ulid_floor(int(created.timestamp() * 1000))
+    if not delete_tickets_of(table, org_id, user_id, time_left, before):
+        return False
+    batches.delete_all(table, [marker])
+    return True
+
+
+def schedule_sweep(org_id: str, user_id: str) -> bool:
+    """Queue a deleted user's sweep for when GSI1 has settled; False where there is no queue."""
+    queue_url = config.settings().deletions_queue_url
+    if not queue_url:
+        return False
+    body = {"kind": SWEEP_KIND, "org_id": org_id, "user_id": user_id}
+    delay = min(math.ceil(config.settings().gsi1_settle_seconds), 900)  # SQS delays a message 15 min at most
+    config.sqs().send_message(QueueUrl=queue_url, MessageBody=json.dumps(body), DelaySeconds=delay)
     return True

@@ -7,8 +7,9 @@ queue is configured (the local run) the delete simply runs to the end within the
 
 The queue also carries the jobs that bring an org's sign-ins in line with its status (``signins``):
 a message with ``"kind": "sign-ins"``; the moves of units too big for a request (``moves``),
-``"kind": "unit-move"``; and the user imports' jobs (``imports``), ``"kind": "user-import"``; one
-without a kind is a delete.
+``"kind": "unit-move"``; the user imports' jobs (``imports``), ``"kind": "user-import"``; and the
+sweep of a deleted user's tickets once GSI1 has caught up (``cascade``), ``"kind": "ticket-sweep"``,
+sent by the users function; one without a kind is a delete.
 """
 
 from __future__ import annotations
@@ -68,6 +69,10 @@ def _continue(record: SQSRecord, lambda_context: LambdaContext) -> None:
         return
     if message.get("kind") == import_job.KIND:
         import_job.resume(message, lambda: _remaining(lambda_context))
+        return
+    if message.get("kind") == cascade.SWEEP_KIND:
+        if not cascade.sweep_user(message["org_id"], message["user_id"], lambda: _remaining(lambda_context)):
+            cascade.schedule_sweep(message["org_id"], message["user_id"])  # the rest, in a message of its own
         return
     org_id = message["org_id"]
     try:

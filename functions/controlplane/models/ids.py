@@ -21,6 +21,11 @@ _lock = threading.Lock()
 _last = 0
 
 
+def ulid_floor(milliseconds: int) -> str:
+    """The smallest ULID of a millisecond: every id made from then on sorts after it."""
+    return _encode(milliseconds << _RANDOM_BITS)
+
+
 def new_ulid() -> str:
     """A ULID that is also monotonic within this process.
 
@@ -33,4 +38,8 @@ def new_ulid() -> str:
         candidate = (time.time_ns() // 1_000_000) << _RANDOM_BITS | int.from_bytes(os.urandom(10), "big")
         _last = candidate if candidate > _last else _last + 1
         value = _last
+    return _encode(value)
+
+
+def _encode(value: int) -> str:
     return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
