@@ -269,3 +269,32 @@ def test_a_listing_paged_through_a_move_step_by_step_never_repeats_nor_misses_an
         assert under in ("root", "eng", "ops") and refused in ("move_in_progress", "conflict")
     else:
         assert len(seen) == len(set(seen)) and sorted(seen) == expected
+
+
+def test_a_listing_goes_on_through_unrelated_moves_one_between_each_two_pages(acme):
+    # Given a listing of web's subtree, one unit a page, and three units elsewhere
+    for unit_id, parent_id in [("w1", "web"), ("w2", "web"), ("a", None), ("b", None), ("c", None)]:
+        create_unit(unit_id, parent_id)
+    first = call("GET", "/orgs/acme/units", query={"under": "web", "limit": "1"})
+    seen, cursor = ids(first), first.body["next_cursor"]
+
+    # When an unrelated move happens before each next page
+    for unit_id, parent_id in [("a", "b"), ("c", "b"), ("b", "ops")]:
+        assert call("PATCH", f"/orgs/acme/units/{unit_id}", {"parent_id": parent_id}).status == 200
+        page = call("GET", "/orgs/acme/units", query={"under": "web", "limit": "1", "cursor": cursor})
+        seen, cursor = seen + ids(page), page.body["next_cursor"]
+
+    # Then each page went on: the cursor carries the moves its page checked
+    assert (seen, cursor) == (["web", "w1", "w2"], None)
+
+
+def test_a_cursor_two_moves_old_starts_again_even_if_neither_overlaps(acme):
+    for unit_id, parent_id in [("w1", "web"), ("a", None), ("b", None), ("c", None)]:
+        create_unit(unit_id, parent_id)
+    first = call("GET", "/orgs/acme/units", query={"under": "web", "limit": "1"})
+    for unit_id in ("a", "c"):
+        assert call("PATCH", f"/orgs/acme/units/{unit_id}", {"parent_id": "b"}).status == 200
+
+    reply = call("GET", "/orgs/acme/units", query={"under": "web", "cursor": first.body["next_cursor"]})
+
+    assert (reply.status, reply.error_code) == (409, "conflict")  # the tree item keeps the last move only
