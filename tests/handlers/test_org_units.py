@@ -273,3 +273,20 @@ def test_a_cursor_position_outside_the_subtree_never_reaches_dynamodb(acme, dyna
     assert (reply.status, reply.error_code) == (409, "conflict")
     assert dynamodb_calls == ["BatchGetItem"]
 
+
+def test_a_delete_whose_if_match_loses_to_a_rename_is_412(acme, monkeypatch):
+    from controlplane.dal.table import Table
+
+    query = Table.query
+
+    def renamed_meanwhile(self, *args, **options):
+        monkeypatch.setattr(Table, "query", query)
+        assert call("PATCH", "/orgs/acme/units/ops", {"name": "Operations"}).status == 200
+        return query(self, *args, **options)
+
+    monkeypatch.setattr(Table, "query", renamed_meanwhile)  # after the delete checked the version
+
+    reply = call("DELETE", "/orgs/acme/units/ops", headers={"If-Match": '"1"'})
+
+    assert (reply.status, reply.error_code) == (412, "precondition_failed")
+    assert call("GET", "/orgs/acme/units/ops").body["name"] == "Operations"
