@@ -2,6 +2,7 @@
 
 import pytest
 
+from controlplane.dal import keys
 from tests.api import OPERATOR, admin, call, create_org, create_user, member
 
 
@@ -220,3 +221,72 @@ def test_a_malformed_id_in_a_body_is_422_and_writes_nothing(acme, dynamodb_calls
 
     assert reply.status == 422
     assert dynamodb_calls == []
+
+
+def test_a_cursor_over_a_unit_deleted_and_created_again_elsewhere_starts_again(acme):
+    # Given a listing of web's subtree begun at /eng/web
+    create_unit("leaf", "web")
+    first = call("GET", "/orgs/acme/units", query={"under": "web", "limit": "1"})
+    # When web is deleted and a new web is created under ops (no move: the move count is unchanged)
+    assert call("DELETE", "/orgs/acme/units/leaf").status == 204
+    assert call("DELETE", "/orgs/acme/units/web").status == 204
+    assert create_unit("web", "ops").status == 201
+    create_unit("zz", "web")
+
+    reply = call("GET", "/orgs/acme/units", query={"under": "web", "cursor": first.body["next_cursor"]})
+
+    # Then the old position (/eng/web) is not a start key of the new subtree (DynamoDB Local: a 500)
+    assert (reply.status, reply.error_code) == (409, "conflict")
+
+
+def test_a_users_cursor_over_a_unit_deleted_and_created_again_elsewhere_starts_again(acme):
+    create_user("acme", "dee", unit="web")
+    create_user("acme", "dex", unit="web")
+    first = call("GET", "/orgs/acme/units/web/users", query={"limit": "1"})
+    for user_id in ("dee", "dex"):
+        assert call("PATCH", f"/orgs/acme/users/{user_id}", {"unit": "root"}).status == 200
+    assert call("DELETE", "/orgs/acme/units/web").status == 204
+    assert create_unit("web", "ops").status == 201
+    for user_id in ("dee", "dex"):
+        assert call("PATCH", f"/orgs/acme/users/{user_id}", {"unit": "web"}).status == 200
+
+    reply = call("GET", "/orgs/acme/units/web/users", query={"cursor": first.body["next_cursor"]})
+
+    assert (reply.status, reply.error_code) == (409, "conflict")
+
+
+@pytest.mark.parametrize(
+    ("path", "query"), [("/orgs/acme/units", {"under": "web"}), ("/orgs/acme/units/web/users", {})]
+)
+def test_a_cursor_position_outside_the_subtree_never_reaches_dynamodb(acme, dynamodb_calls, path, query):
+    from controlplane.logic import tree_reads
+
+    # Given a cursor of this listing (as signed by us) whose position is not under /eng/web
+    unit = call("GET", "/orgs/acme/units/web").body
+    scope = keys.units_scope("acme", "web") if "under" in query else keys.unit_users_scope("acme", "web", False)
+    position = ["/ops"] if "under" in query else ["/ops", "alice"]
+    token = tree_reads._cursor(scope, 0, unit["created_at"], position)
+    dynamodb_calls.clear()
+
+    reply = call("GET", path, query={**query, "cursor": token})
+
+    assert (reply.status, reply.error_code) == (409, "conflict")
+    assert dynamodb_calls == ["BatchGetItem"]
+
+
+def test_a_delete_whose_if_match_loses_to_a_rename_is_412(acme, monkeypatch):
+    from controlplane.dal.table import Table
+
+    query = Table.query
+
+    def renamed_meanwhile(self, *args, **options):
+        monkeypatch.setattr(Table, "query", query)
+        assert call("PATCH", "/orgs/acme/units/ops", {"name": "Operations"}).status == 200
+        return query(self, *args, **options)
+
+    monkeypatch.setattr(Table, "query", renamed_meanwhile)  # after the delete checked the version
+
+    reply = call("DELETE", "/orgs/acme/units/ops", headers={"If-Match": '"1"'})
+
+    assert (reply.status, reply.error_code) == (412, "precondition_failed")
+    assert call("GET", "/orgs/acme/units/ops").body["name"] == "Operations"

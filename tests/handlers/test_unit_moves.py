@@ -8,6 +8,7 @@ import boto3
 import pytest
 
 from controlplane import config
+from controlplane.dal import tree
 from controlplane.logic import moves, units
 from controlplane.logic.access import Caller
 from tests.api import call, create_org, create_user, deliver
@@ -269,3 +270,125 @@ def test_a_listing_paged_through_a_move_step_by_step_never_repeats_nor_misses_an
         assert under in ("root", "eng", "ops") and refused in ("move_in_progress", "conflict")
     else:
         assert len(seen) == len(set(seen)) and sorted(seen) == expected
+
+
+def leave_an_abandoned_move(monkeypatch, unit_id: str, parent_id: str) -> None:
+    """A request that took the move lock of ``unit_id`` under ``parent_id`` and died, 120 s ago."""
+    monkeypatch.setattr(moves, "resume", lambda org_id, time_left=None: False)
+    call("PATCH", f"/orgs/acme/units/{unit_id}", {"parent_id": parent_id})
+    monkeypatch.undo()
+    monkeypatch.setattr(moves, "STALE_SECONDS", -1)
+
+
+def test_a_move_of_a_unit_an_abandoned_move_moved_first_is_not_lost(acme, monkeypatch):
+    # Given a dead request's move of platform (with db) under ops, not done yet
+    leave_an_abandoned_move(monkeypatch, "platform", "ops")
+
+    # When db is moved under web: the abandoned move is finished first, and moves db to /ops/platform/db
+    reply = call("PATCH", "/orgs/acme/units/db", {"parent_id": "web"})
+
+    # Then db moves from where it is now, not from where it was read before the lock
+    assert (reply.status, reply.body["path"]) == (200, "/eng/web/db"), reply.body
+    assert_tree_is(MOVED | {"db": "/eng/web/db"})
+
+
+def test_a_subtree_an_abandoned_move_deepened_first_is_not_moved_too_deep(acme, monkeypatch):
+    # Given ops (depth 1) with a chain d2 .. d8 below it, and a dead request's move of w1 (with w2) under web
+    parent = "ops"
+    for depth in range(2, 9):
+        assert create_unit(f"d{depth}", parent).status == 201
+        parent = f"d{depth}"
+    create_unit("w1")
+    create_unit("w2", "w1")
+    leave_an_abandoned_move(monkeypatch, "w1", "web")
+
+    # When web (2 deep as read before the lock, 4 deep once the abandoned move is done) moves under d8
+    reply = call("PATCH", "/orgs/acme/units/web", {"parent_id": "d8"})
+
+    # Then the depth counted is the one under the lock: refused, nothing moved, the lock released
+    assert (reply.status, reply.error_code) == (409, "limit_exceeded")
+    assert call("GET", "/orgs/acme/units/w2").body["path"] == "/eng/web/w1/w2"
+    assert call("PATCH", "/orgs/acme/units/w1", {"parent_id": "ops"}).status == 200
+
+
+def test_a_move_just_after_its_unit_was_created_does_not_need_gsi1_to_show_it(acme, monkeypatch):
+    from controlplane.dal.table import Table
+
+    query_all = Table.query_all
+
+    def gsi1_lags_once(self, *args, **options):
+        monkeypatch.setattr(Table, "query_all", query_all)
+        return iter([[]])  # the unit just created is not in GSI1 yet
+
+    create_unit("cache", "db")
+    monkeypatch.setattr(Table, "query_all", gsi1_lags_once)
+
+    reply = call("PATCH", "/orgs/acme/units/cache", {"parent_id": "ops"})
+
+    assert (reply.status, reply.body["path"]) == (200, "/ops/cache"), reply.body
+
+
+def test_a_listing_goes_on_through_unrelated_moves_one_between_each_two_pages(acme):
+    # Given a listing of web's subtree, one unit a page, and three units elsewhere
+    for unit_id, parent_id in [("w1", "web"), ("w2", "web"), ("a", None), ("b", None), ("c", None)]:
+        create_unit(unit_id, parent_id)
+    first = call("GET", "/orgs/acme/units", query={"under": "web", "limit": "1"})
+    seen, cursor = ids(first), first.body["next_cursor"]
+
+    # When an unrelated move happens before each next page
+    for unit_id, parent_id in [("a", "b"), ("c", "b"), ("b", "ops")]:
+        assert call("PATCH", f"/orgs/acme/units/{unit_id}", {"parent_id": parent_id}).status == 200
+        page = call("GET", "/orgs/acme/units", query={"under": "web", "limit": "1", "cursor": cursor})
+        seen, cursor = seen + ids(page), page.body["next_cursor"]
+
+    # Then each page went on: the cursor carries the moves its page checked
+    assert (seen, cursor) == (["web", "w1", "w2"], None)
+
+
+def test_a_cursor_two_moves_old_starts_again_even_if_neither_overlaps(acme):
+    for unit_id, parent_id in [("w1", "web"), ("a", None), ("b", None), ("c", None)]:
+        create_unit(unit_id, parent_id)
+    first = call("GET", "/orgs/acme/units", query={"under": "web", "limit": "1"})
+    for unit_id in ("a", "c"):
+        assert call("PATCH", f"/orgs/acme/units/{unit_id}", {"parent_id": "b"}).status == 200
+
+    reply = call("GET", "/orgs/acme/units", query={"under": "web", "cursor": first.body["next_cursor"]})
+
+    assert (reply.status, reply.error_code) == (409, "conflict")  # the tree item keeps the last move only
+
+
+def test_a_move_whose_unit_another_move_moved_before_the_lock_moves_it_from_there(acme, monkeypatch):
+    lock = tree.lock_move  # the move has read the tree when it calls this
+
+    def platform_moves_first(*args):
+        monkeypatch.setattr(tree, "lock_move", lock)
+        assert moves.move_unit("acme", "platform", "web", OPERATOR) is True  # db is at /eng/web/platform/db
+        return lock(*args)
+
+    monkeypatch.setattr(tree, "lock_move", platform_moves_first)
+
+    reply = call("PATCH", "/orgs/acme/units/db", {"parent_id": "ops"})
+
+    assert (reply.status, reply.body["path"]) == (200, "/ops/db"), reply.body
+    assert_tree_is({"eng": "/eng", "web": "/eng/web", "platform": "/eng/web/platform", "ops": "/ops", "db": "/ops/db"})
+
+
+def test_units_created_below_a_unit_before_the_lock_count_in_its_depth(acme, monkeypatch):
+    parent = "ops"
+    for depth in range(2, 9):  # ops is at depth 1: a chain to d8, at depth 8
+        create_unit(f"d{depth}", parent)
+        parent = f"d{depth}"
+    lock = tree.lock_move  # the move has read the tree when it calls this
+
+    def web_deepens_first(*args):
+        monkeypatch.setattr(tree, "lock_move", lock)
+        assert create_unit("w1", "web").status == 201
+        assert create_unit("w2", "w1").status == 201  # web's subtree is 3 deep now
+        return lock(*args)
+
+    monkeypatch.setattr(tree, "lock_move", web_deepens_first)
+
+    reply = call("PATCH", "/orgs/acme/units/web", {"parent_id": "d8"})
+
+    assert (reply.status, reply.error_code) == (409, "limit_exceeded")
+    assert call("GET", "/orgs/acme/units/w2").body["path"] == "/eng/web/w1/w2"

@@ -118,10 +118,11 @@ def delete_unit(table: Table, unit: Key, tree: Key, version: int | None) -> None
     transact(table, [{"Delete": delete}, uncount])
 
 
-def lock_move(table: Table, tree: Key, move: Item, parent: tuple[Key, str] | None) -> None:
+def lock_move(table: Table, tree: Key, move: Item, unit: tuple[Key, str], parent: tuple[Key, str] | None) -> None:
     """Take the org's move lock: set ``move`` and count it in ``moves``, if no move holds the lock,
-    and the new ``parent`` (key and path; None for the root) is ``placed_in``, in one transaction.
-    Refused: action 0, the tree (its item); 1, the parent (its item, or None)."""
+    and the moved ``unit`` and its new ``parent`` (key and path; None for the root) are
+    ``placed_in``, in one transaction. Refused: action 0, the tree (its item); 1, the unit (its item,
+    or None); 2, the parent (its item, or None)."""
     lock: TransactWriteItemTypeDef = {
         "Update": {
             "TableName": table.name,
@@ -133,7 +134,7 @@ def lock_move(table: Table, tree: Key, move: Item, parent: tuple[Key, str] | Non
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     }
-    transact(table, [lock, *([placed_in(table, *parent)] if parent else [])])
+    transact(table, [lock, placed_in(table, *unit), *([placed_in(table, *parent)] if parent else [])])
 
 
 def note_marked(table: Table, tree: Key, move_id: str, at: float) -> float:

@@ -52,6 +52,30 @@ def move_unit(
     """Move the unit under ``parent_id``. True when done; False when it continues from the queue."""
     if unit_id == ROOT:
         raise errors.root_refuses("move")
+    for _ in range(3):  # planned again after a move that finished meanwhile
+        move = _plan(org_id, unit_id, parent_id, caller, version)
+        if move is None:
+            return True
+        if _lock(org_id, move):
+            break
+    else:
+        raise errors.unit_moving(org_id)
+    # Under the lock no unit is created, deleted or moved in the org: the depth counted now holds.
+    _, deepest = _subtree(org_id, split(move["from"]), split(move["to"])[:-1])
+    if deepest > MAX_DEPTH:
+        last = {"from": move["from"], "to": move["to"]}  # moved nothing; a listing may start again
+        tree.unlock_move(api_table(), keys.tree_key(org_id), move["id"], last)
+        raise errors.too_deep(MAX_DEPTH, parent_id, deepest, moving=True)
+    if move["queued"]:
+        enqueue(org_id)
+        return False
+    resume(org_id)
+    return True
+
+
+def _plan(org_id: str, unit_id: str, parent_id: str, caller: Caller, version: int | None) -> Item | None:
+    """The move, from what is stored now (None: the unit is under ``parent_id`` already). The
+    lock checks that the unit and the new parent are still where they were read."""
     unit, _ = units.read(org_id, unit_id)
     refusals.check_version(unit, version)
     parent, _ = units.read(org_id, parent_id)
@@ -59,18 +83,14 @@ def move_unit(
     if base[: len(old)] == old:
         raise errors.unit_under_itself(unit_id)
     if unit["parent_id"] == parent_id:
-        return True
-    table = api_table()
-    pages = table.query_all(keys.units_partition(org_id), index=GSI1_NAME, prefix=keys.units_prefix(old))
-    subtree = [u for page in pages for u in page]
-    deepest = max(int(u["depth"]) for u in subtree) - len(old) + len(base) + 1
-    if deepest > MAX_DEPTH:
+        return None
+    subtree, deepest = _subtree(org_id, old, base)
+    if deepest > MAX_DEPTH:  # refused before it takes the lock; checked again under it
         raise errors.too_deep(MAX_DEPTH, parent_id, deepest, moving=True)
-    users, _ = table.query(
+    users, _ = api_table().query(
         keys.members_partition(org_id), index=GSI2_NAME, prefix=keys.members_prefix(old), limit=MOVE_IN_REQUEST + 1
     )
-    queued = len(subtree) + len(users) > MOVE_IN_REQUEST and bool(config.settings().deletions_queue_url)
-    move = {
+    return {
         "id": new_ulid(),
         "unit_id": unit_id,
         "parent_id": parent_id,
@@ -78,30 +98,41 @@ def move_unit(
         "to": join((*base, unit_id)),
         "started_at": stamps.now(),
         "actor": caller.subject,
-        "queued": queued,
+        "queued": len(subtree) + len(users) > MOVE_IN_REQUEST and bool(config.settings().deletions_queue_url),
     }
-    _lock(org_id, move, None if parent_id == ROOT else (keys.unit_key(org_id, parent_id), parent["path"]))
-    if queued:
-        enqueue(org_id)
-        return False
+
+
+def _subtree(org_id: str, old: tuple[str, ...], base: tuple[str, ...]) -> tuple[list[Item], int]:
+    """The units of the subtree at ``old``, and the depth its deepest would have under ``base``.
+    GSI1 may not show a unit just created yet: the unit itself is at ``old`` all the same."""
+    pages = api_table().query_all(keys.units_partition(org_id), index=GSI1_NAME, prefix=keys.units_prefix(old))
+    subtree = [unit for page in pages for unit in page]
+    deepest = max((int(unit["depth"]) for unit in subtree), default=len(old))
+    return subtree, deepest - len(old) + len(base) + 1
+
+
+def _lock(org_id: str, move: Item) -> bool:
+    """Take the org's move lock, with the unit and its new parent where the move was planned.
+    False: plan it again, as the unit moved meanwhile, or a lock a dead request left was there
+    (finished first: it may have moved the unit, the parent, or units into the subtree)."""
+    parent_id = move["parent_id"]
+    parent = None if parent_id == ROOT else (keys.unit_key(org_id, parent_id), join(split(move["to"])[:-1]))
+    unit = (keys.unit_key(org_id, move["unit_id"]), move["from"])
+    try:
+        tree.lock_move(api_table(), keys.tree_key(org_id), move, unit, parent)
+        return True
+    except ConditionFailed as failed:
+        if failed.action == 2:
+            raise units.refused_placement(org_id, parent_id, failed.item) from None
+        if failed.action == 1:
+            if failed.item is not None and failed.item["path"] != move["from"]:
+                return False
+            raise units.refused_placement(org_id, move["unit_id"], failed.item) from None
+        held = (failed.item or {}).get(tree.MOVE)
+        if held is None or not _abandoned(held):
+            raise errors.unit_moving(org_id) from None
     resume(org_id)
-    return True
-
-
-def _lock(org_id: str, move: Item, parent: tuple[dict[str, str], str] | None) -> None:
-    """Take the org's move lock, with the new parent where it was read; a lock a dead request left
-    is finished first."""
-    for attempt in range(2):
-        try:
-            tree.lock_move(api_table(), keys.tree_key(org_id), move, parent)
-            return
-        except ConditionFailed as failed:
-            if failed.action == 1:
-                raise units.refused_placement(org_id, move["parent_id"], failed.item) from None
-            held = (failed.item or {}).get(tree.MOVE)
-            if attempt or held is None or not _abandoned(held):
-                raise errors.unit_moving(org_id) from None
-        resume(org_id)
+    return False
 
 
 def _abandoned(move: Item) -> bool:

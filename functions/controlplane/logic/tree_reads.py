@@ -8,6 +8,11 @@ listing does not read through a move: while one overlaps it, it is 409 ``move_in
 ``Retry-After``; a cursor taken before a move that overlaps its listing is 409 ``conflict`` (start
 again), because its position is a path the move changed. The tree item's move counter, in the
 cursor, tells the two apart from unrelated moves.
+
+A cursor also carries its unit's ``created_at``: a unit deleted and created again (elsewhere,
+perhaps) is another unit with the same id, whose subtree a position in the old one is not part of,
+and a delete changes no move counter. Nor does a position outside the unit's subtree ever become a
+start key: DynamoDB refuses one that its key condition does not match.
 """
 
 from controlplane import config
@@ -28,57 +33,75 @@ def overlaps(path: tuple[str, ...], move: Item) -> bool:
 
 
 def _guard(org_id: str, tree_item: Item, path: tuple[str, ...], epoch: int | None) -> int:
-    """The move count a listing's cursor carries, once no move stands in its way."""
+    """The move count the next cursor carries, once no move stands in its way: the current one, as
+    this page has checked the one move (at most) since its cursor."""
     move = tree_item.get(tree.MOVE)
     if move and overlaps(path, move):
         raise errors.unit_moving(org_id)
     moves = int(tree_item.get(tree.MOVES, 0))
-    if epoch is None:
-        return moves
-    if moves != epoch:
+    if epoch is not None and moves != epoch:
         latest = move or tree_item.get(tree.LAST_MOVE)  # the one move since the cursor, if just one
         if moves != epoch + 1 or latest is None or overlaps(path, latest):
             raise errors.units_moved_since()
-    return epoch
+    return moves
 
 
-def _resume(scope: str, token: str | None) -> tuple[int | None, list[str]]:
+def _resume(scope: str, token: str | None) -> tuple[int | None, str, list[str]]:
+    """A cursor's move count, its unit's ``created_at`` and its position (none: the first page)."""
     after = cursor.resume_after(scope, token)
     if after is None:
-        return None, []
-    epoch, *position = after.split("|")
+        return None, "", []
+    epoch, _, rest = after.partition("|")
+    created_at, *position = rest.split("|")
     if not epoch.isdigit():  # signed by us, so only a cursor of another version of this list
         raise errors.units_moved_since()
-    return int(epoch), position
+    return int(epoch), created_at, position
 
 
-def _cursor(scope: str, epoch: int, position: list[str]) -> str | None:
-    return cursor.encode(scope, "|".join([str(epoch), *position]), config.settings().cursor_secret)
+def _same_unit(unit: Item, created_at: str, epoch: int | None) -> None:
+    """A cursor continues the unit it was taken of, not an earlier unit of the same id."""
+    if epoch is not None and created_at != unit["created_at"]:
+        raise errors.units_moved_since()
+
+
+def _within(path: tuple[str, ...], position: str, direct: bool = False) -> str:
+    """A cursor's position, a unit path, if it is in the listed subtree (``direct``: the unit)."""
+    where = split(position)
+    if where[: len(path)] != path or (direct and where != path):
+        raise errors.units_moved_since()
+    return position
+
+
+def _cursor(scope: str, epoch: int, created_at: str, position: list[str]) -> str | None:
+    return cursor.encode(scope, "|".join([str(epoch), created_at, *position]), config.settings().cursor_secret)
 
 
 def list_units(org_id: str, under: str, limit: int, token: str | None) -> UnitPage:
     scope = keys.units_scope(org_id, under)
-    epoch, position = _resume(scope, token)
+    epoch, created_at, position = _resume(scope, token)
     unit, tree_item = units.read(org_id, under)
+    _same_unit(unit, created_at, epoch)
     path = split(unit["path"])
     epoch = _guard(org_id, tree_item, path, epoch)
-    start = keys.unit_keys(org_id, split(position[0])) if position else None
+    start = keys.unit_keys(org_id, split(_within(path, position[0]))) if position else None
     found, last = api_table().query(
         keys.units_partition(org_id), index=GSI1_NAME, prefix=keys.units_prefix(path), limit=limit, start_key=start
     )
-    more = _cursor(scope, epoch, [found[-1]["path"]]) if last and found else None
+    more = _cursor(scope, epoch, unit["created_at"], [found[-1]["path"]]) if last and found else None
     return UnitPage(items=[Unit.from_item(item) for item in found], next_cursor=more)
 
 
 def list_unit_users(org_id: str, unit_id: str, direct: bool, limit: int, token: str | None) -> UserPage:
     scope = keys.unit_users_scope(org_id, unit_id, direct)
-    epoch, position = _resume(scope, token)
+    epoch, created_at, position = _resume(scope, token)
     unit, tree_item = units.read(org_id, unit_id)
+    _same_unit(unit, created_at, epoch)
     path = split(unit["path"])
     epoch = _guard(org_id, tree_item, path, epoch)
     start = None
     if len(position) == 2:
         unit_path, user_id = position
+        unit_path = _within(path, unit_path, direct)
         start = {**keys.user_key(org_id, user_id), **keys.member_keys(org_id, user_id, split(unit_path))}
     found, last = api_table().query(
         keys.members_partition(org_id),
@@ -88,5 +111,6 @@ def list_unit_users(org_id: str, unit_id: str, direct: bool, limit: int, token: 
         start_key=start,
     )
     # A user written with the keys' default place (the root) and no ``unit_path`` is in the root.
-    more = _cursor(scope, epoch, [found[-1].get("unit_path", "/"), found[-1]["user_id"]]) if last and found else None
+    position = [found[-1].get("unit_path", "/"), found[-1]["user_id"]] if found else []
+    more = _cursor(scope, epoch, unit["created_at"], position) if last and found else None
     return UserPage(items=[User.model_validate(item) for item in found], next_cursor=more)

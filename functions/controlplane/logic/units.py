@@ -144,7 +144,8 @@ def delete_unit(org_id: str, unit_id: str, version: int | None = None) -> None:
         _unmark(key)
         if failed.action == 1 or (failed.item is not None and tree.MOVING in failed.item):
             raise errors.unit_moving(org_id) from None
-        raise errors.unit_missing(org_id, unit_id) from None
+        # Still there: renamed since the version was checked (If-Match), else gone.
+        raise refusals.refusal(failed, errors.unit_missing(org_id, unit_id), refusals.if_match(version)) from None
 
 
 def _unmark(key: dict[str, str]) -> None:
