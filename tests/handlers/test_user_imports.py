@@ -8,7 +8,7 @@ from controlplane import config
 from controlplane.dal import imports as dal_imports
 from controlplane.dal import keys, seats, stamps
 from controlplane.dal.table import api_table
-from controlplane.models import plans
+from controlplane.models import errors, plans
 from local import tokens
 from local.seed import fetch
 from tests.api import admin, call, create_org, create_user, member
@@ -176,3 +176,58 @@ def test_an_imported_user_signs_in_with_the_subject_stored_on_their_item(table, 
     # Then the authorizer lets her in
     assert status == 200, body
     assert [user["user_id"] for user in body["items"]] == ["alice", "bob"]
+
+
+def _import_items(org_id: str = "acme") -> list[dict]:
+    pages = api_table().query_all(keys.org_partition(org_id), prefix=keys.IMPORT_PREFIX, consistent=True)
+    return [item for page in pages for item in page]
+
+
+def test_rows_with_huge_user_ids_are_refused_with_their_ids_cut_short_and_the_import_goes_in(table):
+    # Given 98 rows (one part) whose user_ids fill the 5 MiB body (50,000 characters each), and an
+    # extra field whose name is as long: a refused row echoes what it was sent
+    create_org("acme")
+    rows = [{"user_id": "x" * 50_000 + str(i), "y" * 1000: 1} for i in range(dal_imports.PART_ROWS)]
+
+    reply = _import(rows)
+
+    # Then every row is refused on its own, its user_id and message cut short, and the part is stored
+    assert reply.status == 202, reply.body
+    refused = reply.body["refused"]
+    assert [(r["row"], r["code"]) for r in refused] == [(i, "validation_error") for i in range(len(rows))]
+    assert all(r["user_id"] == "x" * 63 + "…" and len(r["message"]) <= 300 for r in refused)
+    assert call("GET", f"/orgs/acme/user-imports/{reply.body['import_id']}").body == reply.body
+
+
+def test_huge_rows_after_thousands_of_valid_ones_leave_no_part_behind_and_the_import_goes_in(table):
+    # Given 25 parts of valid rows, then a part of huge refused rows (the part that once broke the
+    # item limit, after the first 25 parts were written)
+    create_org("acme")
+    rows = [_row(f"u{i}") for i in range(25 * dal_imports.PART_ROWS)]
+    rows += [{"user_id": "x" * 10_000 + str(i)} for i in range(dal_imports.PART_ROWS)]
+
+    reply = _import(rows)
+
+    assert reply.status == 202, reply.body
+    assert len(_import_items()) == 1 + 26  # the import and all its parts
+    assert (reply.body["created"], reply.body["pending"], len(reply.body["refused"])) == (5, 0, len(rows) - 5)
+
+
+def test_a_failure_while_storing_the_parts_leaves_no_part_without_its_import(table, monkeypatch):
+    # Given a write of the parts that fails after the first batch (throttled for good, or a crash)
+    create_org("acme", plan="pro")
+    put_all = dal_imports.batches.put_all
+
+    def fails_half_way(table_, items):
+        put_all(table_, items[:25])
+        raise errors.ServiceUnavailable("The table is busy")
+
+    monkeypatch.setattr(dal_imports.batches, "put_all", fails_half_way)
+
+    # When an import of 30 parts is sent
+    reply = _import([_row(f"u{i}") for i in range(30 * dal_imports.PART_ROWS)])
+
+    # Then it is refused, and no part stays without its import: nothing stays at all
+    assert reply.status == 503
+    assert _import_items() == []
+    assert _users() == []

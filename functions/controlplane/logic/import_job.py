@@ -31,13 +31,20 @@ SIGN_IN_ATTEMPTS = 3
 RETRY_SECONDS = 60
 STEP_SECONDS = 5.0  # stop starting steps when less time than this is left, and queue the rest
 PROGRESS_EVERY = 10  # sign-ins per write of a part's progress
+# What a refused row echoes (its user_id; a valid one has at most 63 characters) and why, at most.
+ECHOED_CHARS, MESSAGE_CHARS = 64, 300
 # Reads of the org and its counter in a row that a transaction found out of date before giving up
 # (the queue delivers the job again): other writes kept moving the counter.
 _REREADS = 10
 
 
 def refusal(row: int, user_id: str | None, code: str, message: str) -> Item:
-    return {"row": row, "user_id": user_id, "code": code, "message": message}
+    """A refused row as its part stores it. What it echoes of the row is cut short: a refused row's
+    user_id is whatever was sent, and a part of 98 must stay far below the item limit whatever the
+    body (dal.imports, "How big a part gets")."""
+    if user_id is not None and len(user_id) > ECHOED_CHARS:
+        user_id = user_id[: ECHOED_CHARS - 1] + "…"
+    return {"row": row, "user_id": user_id, "code": code, "message": message[:MESSAGE_CHARS]}
 
 
 def enqueue(org_id: str, import_id: str, delay: int = 0) -> None:
@@ -229,7 +236,7 @@ def _create_sign_in(directory: Directory, org_id: str, row: Item) -> str | None:
         return busy.message
     except SignInRefused as refused:  # Cognito's refusal (a bad address, the e-mail quota...): the row's outcome
         logger.warning("Sign-in not created", org_id=org_id, user_id=row["user_id"], error=str(refused))
-        return str(refused)[:300]
+        return str(refused)[:MESSAGE_CHARS]
     try:
         api_table().mark(keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject)
     except ConditionFailed:  # the user was deleted meanwhile: their sign-in goes too

@@ -34,9 +34,15 @@ class UserImportCreate(Request):
 
 class RefusedRow(BaseModel):
     row: int = Field(description="Its place in `rows`, from 0", examples=[41])
-    user_id: str | None = Field(description="The row's user_id, if it had one", examples=["alice"])
+    user_id: str | None = Field(
+        description="The row's user_id, if it had one; one longer than 64 characters is cut to 63 and `…`",
+        examples=["alice"],
+    )
     code: RefusalCode
-    message: str = Field(examples=["The free plan allows 5 users and the organization has 5"])
+    message: str = Field(
+        description="Why, in at most 300 characters",
+        examples=["The free plan allows 5 users and the organization has 5"],
+    )
 
 
 class SignInFailure(BaseModel):
