@@ -8,10 +8,12 @@ from controlplane import config
 from controlplane.dal import imports as dal_imports
 from controlplane.dal import keys, seats, stamps
 from controlplane.dal.table import api_table
+from controlplane.logic import import_rows
 from controlplane.models import errors, plans
 from local import tokens
 from local.seed import fetch
 from tests.api import admin, call, create_org, create_user, member
+from tests.handlers.test_org_units import create_unit, ids
 
 
 def _row(user_id: str, **fields) -> dict:
@@ -231,3 +233,57 @@ def test_a_failure_while_storing_the_parts_leaves_no_part_without_its_import(tab
     assert reply.status == 503
     assert _import_items() == []
     assert _users() == []
+
+
+def test_a_row_lands_in_the_unit_it_names_and_a_row_naming_a_missing_unit_is_refused(table):
+    # Given an org with the units eng and web (in eng)
+    create_org("acme", plan="pro")
+    assert create_unit("eng").status == create_unit("web", "eng").status == 201
+
+    # When rows name web, the root, nothing, and a unit that does not exist
+    body = _import([_row("ann", unit="web"), _row("bob", unit="root"), _row("cid"), _row("dan", unit="ghost")]).body
+
+    # Then each user is in their unit, as a single create puts them, and the last row is refused
+    assert [(r["row"], r["user_id"], r["code"], r["message"]) for r in body["refused"]] == [
+        (3, "dan", "not_found", "Unit ghost not found in organization acme")
+    ]
+    assert [call("GET", f"/orgs/acme/users/{u}").body["unit"] for u in ("ann", "bob", "cid")] == ["web", "root", "root"]
+    assert ids(call("GET", "/orgs/acme/units/eng/users")) == ["ann"]  # found under its path, as a create's
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 3}
+
+
+def test_a_unit_moved_between_the_jobs_read_and_its_transaction_gets_its_users_at_its_new_path(table, monkeypatch):
+    # Given web is read under ops by the job, but sits under eng by the time its transaction runs
+    create_org("acme", plan="pro")
+    assert create_unit("eng").status == create_unit("ops").status == create_unit("web", "eng").status == 201
+    read = import_rows.unit_paths
+    stale = iter([{"root": "/", "web": "/ops/web"}])
+    monkeypatch.setattr(import_rows, "unit_paths", lambda *args: next(stale, None) or read(*args))
+
+    # When a row names web
+    body = _import([_row("ann", unit="web")]).body
+
+    # Then the transaction's check of web refuses the stale path, and the job places ann at the new one
+    assert (body["created"], body["refused"]) == (1, [])
+    assert ids(call("GET", "/orgs/acme/units/eng/users")) == ["ann"]
+    assert ids(call("GET", "/orgs/acme/units/ops/users")) == []
+
+
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # moto takes minutes over 98-item transactions
+def test_rows_across_units_go_in_transactions_of_at_most_100_actions_with_one_check_per_unit(table):
+    # Given 98 rows across 3 units: 98 users + the org + the counter + 3 units would be 103 actions
+    create_org("acme", plan="enterprise")
+    for unit in ("a", "b", "c"):
+        assert create_unit(unit).status == 201
+    transactions: list[int] = []
+    config.dynamodb().meta.events.register(
+        "provide-client-params.dynamodb.TransactWriteItems",
+        lambda params, **_: transactions.append(len(params["TransactItems"])),
+    )
+
+    body = _import([_row(f"user-{i:02d}", unit="abc"[i % 3]) for i in range(dal_imports.PART_ROWS)]).body
+
+    assert (body["created"], body["refused"]) == (98, [])
+    assert transactions == [100, 3 + 2 + 3]  # 95 users and 3 checks of units, then the other 3 users
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 98}
+    assert len(ids(call("GET", "/orgs/acme/units/a/users", query={"limit": "100"}))) == 33

@@ -8,15 +8,16 @@ from collections.abc import Callable
 from typing import Any
 
 from controlplane import config
-from controlplane.dal import imports, keys, seats, stamps
+from controlplane.dal import imports, keys, seats, stamps, tree
 from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.directory import Directory, SignInRefused
 from controlplane.dal.imports import DONE, RUNNING
 from controlplane.dal.table import api_table
+from controlplane.logic import import_rows
 from controlplane.models import errors, plans
 from controlplane.models.errors import AlreadyExists, ServiceUnavailable
 from controlplane.models.resources import SUSPENDED
-from controlplane.models.units import ROOT, join
+from controlplane.models.units import ROOT
 from controlplane.observability import logger
 from controlplane.pacing import Throttle
 
@@ -128,13 +129,23 @@ def _decide(org_id: str, import_id: str, part: Item, actor: str | None, time_lef
 
 
 def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> tuple[list[str], list[Item]]:
-    """Put as many of ``rows`` as the org has seats for, in one transaction (more if one is found to
-    exist meanwhile); refuse the rest, each with the reason."""
+    """Put as many of ``rows`` as the org has seats for, each in its unit, in one transaction (more
+    if one is found to exist meanwhile); refuse the rest, each with the reason."""
     table = api_table()
     created: list[str] = []
     refused: list[Item] = []
+    paths = import_rows.unit_paths(org_id, rows)
     pending, rereads = list(rows), 0
     while pending:
+        # a row whose unit does not exist is refused, as a single create in it is 404
+        refused += [
+            refusal(row["row"], row["user_id"], "not_found", str(errors.unit_missing(org_id, row["unit"])))
+            for row in pending
+            if row["unit"] not in paths
+        ]
+        pending = [row for row in pending if row["unit"] in paths]
+        if not pending:
+            break
         org, counter = seats.read(table, org_id, consistent=True)
         if org is None or stamps.DELETING in org or org.get("status") == SUSPENDED:
             gone = org is None or stamps.DELETING in org
@@ -154,11 +165,22 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
             return created, refused + [
                 refusal(row["row"], row["user_id"], "quota_exceeded", message) for row in pending
             ]
-        batch, rest = pending[: limit - count], pending[limit - count :]
-        users = [_user(org_id, import_id, row, actor) for row in batch]
+        batch = import_rows.batch(pending, limit - count)
+        rest = pending[len(batch) :]
+        units = sorted({row["unit"] for row in batch} - {ROOT})
+        users = [import_rows.user(org_id, import_id, row, paths[row["unit"]], actor) for row in batch]
+        checks = tuple(tree.placed_in(table, keys.unit_key(org_id, unit), paths[unit]) for unit in units)
         try:
-            seats.take(table, org_id, users, limit=limit)
+            seats.take(table, org_id, users, limit=limit, checks=checks)
         except ConditionFailed as failed:
+            if failed.action >= len(batch) + 2:  # a unit (checks: after the org and the counter) changed
+                if tree.MOVING in (failed.item or {}):  # a move is rewriting its path: the queue tries later
+                    raise ServiceUnavailable(f"Units of organization {org_id} are being moved; retry shortly") from None
+                rereads += 1  # moved or gone since the read: read again (a row whose unit went is refused)
+                if rereads >= _REREADS:
+                    raise ServiceUnavailable(f"Organization {org_id}'s units kept changing; retry shortly") from None
+                paths = import_rows.unit_paths(org_id, pending)
+                continue
             if failed.action >= len(batch):  # the org or its counter changed since the read: read again
                 rereads += 1
                 if rereads >= _REREADS:
@@ -181,15 +203,6 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
         created += [row["user_id"] for row in batch]
         pending, rereads = rest, 0
     return created, refused
-
-
-def _user(org_id: str, import_id: str, row: Item, actor: str | None) -> Item:
-    fields = {name: value for name, value in row.items() if name != "row"}
-    # an imported user lands in the org's root unit (a PATCH moves them), as a create that names none
-    attributes = {"org_id": org_id, **fields, "import_id": import_id, "unit": ROOT, "unit_path": join(())}
-    if config.directory() is None:  # make run: no user pool, so a subject of its own, as a single create
-        attributes[stamps.SIGN_IN_SUBJECT] = stamps.local_sign_in_subject()
-    return stamps.new_item(keys.user_keys(org_id, row["user_id"]), keys.USER, attributes, actor)
 
 
 def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Throttle, disabled: bool) -> bool:

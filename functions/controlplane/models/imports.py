@@ -13,7 +13,8 @@ ImportId = Annotated[str, Field(pattern=ULID_PATTERN, examples=["01JD3Q0Z6V7S3M8
 ImportStatus = Literal["running", "done"]
 # Why a row did not become a user: not a valid user (``validation_error``), the same user_id earlier
 # in the file (``duplicate``), a user of that id in the org already (``already_exists``), no seat
-# left on the plan (``quota_exceeded``), or the org was suspended or deleted while it ran.
+# left on the plan (``quota_exceeded``), no such ``unit`` in the org (``not_found``), or the org was
+# suspended or deleted while it ran (``org_suspended``, ``not_found``).
 RefusalCode = Literal["validation_error", "duplicate", "already_exists", "quota_exceeded", "org_suspended", "not_found"]
 
 
