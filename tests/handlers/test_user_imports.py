@@ -8,10 +8,12 @@ from controlplane import config
 from controlplane.dal import imports as dal_imports
 from controlplane.dal import keys, seats, stamps
 from controlplane.dal.table import api_table
-from controlplane.models import plans
+from controlplane.logic import import_rows
+from controlplane.models import errors, plans
 from local import tokens
 from local.seed import fetch
 from tests.api import admin, call, create_org, create_user, member
+from tests.handlers.test_org_units import create_unit, ids
 
 
 def _row(user_id: str, **fields) -> dict:
@@ -176,3 +178,112 @@ def test_an_imported_user_signs_in_with_the_subject_stored_on_their_item(table, 
     # Then the authorizer lets her in
     assert status == 200, body
     assert [user["user_id"] for user in body["items"]] == ["alice", "bob"]
+
+
+def _import_items(org_id: str = "acme") -> list[dict]:
+    pages = api_table().query_all(keys.org_partition(org_id), prefix=keys.IMPORT_PREFIX, consistent=True)
+    return [item for page in pages for item in page]
+
+
+def test_rows_with_huge_user_ids_are_refused_with_their_ids_cut_short_and_the_import_goes_in(table):
+    # Given 98 rows (one part) whose user_ids fill the 5 MiB body (50,000 characters each), and an
+    # extra field whose name is as long: a refused row echoes what it was sent
+    create_org("acme")
+    rows = [{"user_id": "x" * 50_000 + str(i), "y" * 1000: 1} for i in range(dal_imports.PART_ROWS)]
+
+    reply = _import(rows)
+
+    # Then every row is refused on its own, its user_id and message cut short, and the part is stored
+    assert reply.status == 202, reply.body
+    refused = reply.body["refused"]
+    assert [(r["row"], r["code"]) for r in refused] == [(i, "validation_error") for i in range(len(rows))]
+    assert all(r["user_id"] == "x" * 63 + "…" and len(r["message"]) <= 300 for r in refused)
+    assert call("GET", f"/orgs/acme/user-imports/{reply.body['import_id']}").body == reply.body
+
+
+def test_huge_rows_after_thousands_of_valid_ones_leave_no_part_behind_and_the_import_goes_in(table):
+    # Given 25 parts of valid rows, then a part of huge refused rows (the part that once broke the
+    # item limit, after the first 25 parts were written)
+    create_org("acme")
+    rows = [_row(f"u{i}") for i in range(25 * dal_imports.PART_ROWS)]
+    rows += [{"user_id": "x" * 10_000 + str(i)} for i in range(dal_imports.PART_ROWS)]
+
+    reply = _import(rows)
+
+    assert reply.status == 202, reply.body
+    assert len(_import_items()) == 1 + 26  # the import and all its parts
+    assert (reply.body["created"], reply.body["pending"], len(reply.body["refused"])) == (5, 0, len(rows) - 5)
+
+
+def test_a_failure_while_storing_the_parts_leaves_no_part_without_its_import(table, monkeypatch):
+    # Given a write of the parts that fails after the first batch (throttled for good, or a crash)
+    create_org("acme", plan="pro")
+    put_all = dal_imports.batches.put_all
+
+    def fails_half_way(table_, items):
+        put_all(table_, items[:25])
+        raise errors.ServiceUnavailable("The table is busy")
+
+    monkeypatch.setattr(dal_imports.batches, "put_all", fails_half_way)
+
+    # When an import of 30 parts is sent
+    reply = _import([_row(f"u{i}") for i in range(30 * dal_imports.PART_ROWS)])
+
+    # Then it is refused, and no part stays without its import: nothing stays at all
+    assert reply.status == 503
+    assert _import_items() == []
+    assert _users() == []
+
+
+def test_a_row_lands_in_the_unit_it_names_and_a_row_naming_a_missing_unit_is_refused(table):
+    # Given an org with the units eng and web (in eng)
+    create_org("acme", plan="pro")
+    assert create_unit("eng").status == create_unit("web", "eng").status == 201
+
+    # When rows name web, the root, nothing, and a unit that does not exist
+    body = _import([_row("ann", unit="web"), _row("bob", unit="root"), _row("cid"), _row("dan", unit="ghost")]).body
+
+    # Then each user is in their unit, as a single create puts them, and the last row is refused
+    assert [(r["row"], r["user_id"], r["code"], r["message"]) for r in body["refused"]] == [
+        (3, "dan", "not_found", "Unit ghost not found in organization acme")
+    ]
+    assert [call("GET", f"/orgs/acme/users/{u}").body["unit"] for u in ("ann", "bob", "cid")] == ["web", "root", "root"]
+    assert ids(call("GET", "/orgs/acme/units/eng/users")) == ["ann"]  # found under its path, as a create's
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 3}
+
+
+def test_a_unit_moved_between_the_jobs_read_and_its_transaction_gets_its_users_at_its_new_path(table, monkeypatch):
+    # Given web is read under ops by the job, but sits under eng by the time its transaction runs
+    create_org("acme", plan="pro")
+    assert create_unit("eng").status == create_unit("ops").status == create_unit("web", "eng").status == 201
+    read = import_rows.unit_paths
+    stale = iter([{"root": "/", "web": "/ops/web"}])
+    monkeypatch.setattr(import_rows, "unit_paths", lambda *args: next(stale, None) or read(*args))
+
+    # When a row names web
+    body = _import([_row("ann", unit="web")]).body
+
+    # Then the transaction's check of web refuses the stale path, and the job places ann at the new one
+    assert (body["created"], body["refused"]) == (1, [])
+    assert ids(call("GET", "/orgs/acme/units/eng/users")) == ["ann"]
+    assert ids(call("GET", "/orgs/acme/units/ops/users")) == []
+
+
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # moto takes minutes over 98-item transactions
+def test_rows_across_units_go_in_transactions_of_at_most_100_actions_with_one_check_per_unit(table):
+    # Given 98 rows across 3 units: 98 users + the org + the counter + 3 units would be 103 actions
+    create_org("acme", plan="enterprise")
+    for unit in ("a", "b", "c"):
+        assert create_unit(unit).status == 201
+    transactions: list[int] = []
+    config.dynamodb().meta.events.register(
+        "provide-client-params.dynamodb.TransactWriteItems",
+        lambda params, **_: transactions.append(len(params["TransactItems"])),
+    )
+
+    body = _import([_row(f"user-{i:02d}", unit="abc"[i % 3]) for i in range(dal_imports.PART_ROWS)]).body
+
+    assert (body["created"], body["refused"]) == (98, [])
+    assert transactions == [100, 3 + 2 + 3]  # 95 users and 3 checks of units, then the other 3 users
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 98}
+    assert len(ids(call("GET", "/orgs/acme/units/a/users", query={"limit": "100"}))) == 33

@@ -101,6 +101,7 @@ OURS = {
         "logic.activity",
         "logic.imports",
         "logic.import_job",  # a user import's job: in line where no queue is set (make run)
+        "logic.import_rows",  # its rows as users: their units, how many a transaction takes
         "logic.cascade",
         "logic.deletions",
         "logic.organizations",

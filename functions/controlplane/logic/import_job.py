@@ -8,15 +8,16 @@ from collections.abc import Callable
 from typing import Any
 
 from controlplane import config
-from controlplane.dal import imports, keys, seats, stamps
+from controlplane.dal import imports, keys, seats, stamps, tree
 from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.directory import Directory, SignInRefused
 from controlplane.dal.imports import DONE, RUNNING
 from controlplane.dal.table import api_table
+from controlplane.logic import import_rows
 from controlplane.models import errors, plans
 from controlplane.models.errors import AlreadyExists, ServiceUnavailable
 from controlplane.models.resources import SUSPENDED
-from controlplane.models.units import ROOT, join
+from controlplane.models.units import ROOT
 from controlplane.observability import logger
 from controlplane.pacing import Throttle
 
@@ -31,13 +32,20 @@ SIGN_IN_ATTEMPTS = 3
 RETRY_SECONDS = 60
 STEP_SECONDS = 5.0  # stop starting steps when less time than this is left, and queue the rest
 PROGRESS_EVERY = 10  # sign-ins per write of a part's progress
+# What a refused row echoes (its user_id; a valid one has at most 63 characters) and why, at most.
+ECHOED_CHARS, MESSAGE_CHARS = 64, 300
 # Reads of the org and its counter in a row that a transaction found out of date before giving up
 # (the queue delivers the job again): other writes kept moving the counter.
 _REREADS = 10
 
 
 def refusal(row: int, user_id: str | None, code: str, message: str) -> Item:
-    return {"row": row, "user_id": user_id, "code": code, "message": message}
+    """A refused row as its part stores it. What it echoes of the row is cut short: a refused row's
+    user_id is whatever was sent, and a part of 98 must stay far below the item limit whatever the
+    body (dal.imports, "How big a part gets")."""
+    if user_id is not None and len(user_id) > ECHOED_CHARS:
+        user_id = user_id[: ECHOED_CHARS - 1] + "…"
+    return {"row": row, "user_id": user_id, "code": code, "message": message[:MESSAGE_CHARS]}
 
 
 def enqueue(org_id: str, import_id: str, delay: int = 0) -> None:
@@ -121,13 +129,23 @@ def _decide(org_id: str, import_id: str, part: Item, actor: str | None, time_lef
 
 
 def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> tuple[list[str], list[Item]]:
-    """Put as many of ``rows`` as the org has seats for, in one transaction (more if one is found to
-    exist meanwhile); refuse the rest, each with the reason."""
+    """Put as many of ``rows`` as the org has seats for, each in its unit, in one transaction (more
+    if one is found to exist meanwhile); refuse the rest, each with the reason."""
     table = api_table()
     created: list[str] = []
     refused: list[Item] = []
+    paths = import_rows.unit_paths(org_id, rows)
     pending, rereads = list(rows), 0
     while pending:
+        # a row whose unit does not exist is refused, as a single create in it is 404
+        refused += [
+            refusal(row["row"], row["user_id"], "not_found", str(errors.unit_missing(org_id, row["unit"])))
+            for row in pending
+            if row["unit"] not in paths
+        ]
+        pending = [row for row in pending if row["unit"] in paths]
+        if not pending:
+            break
         org, counter = seats.read(table, org_id, consistent=True)
         if org is None or stamps.DELETING in org or org.get("status") == SUSPENDED:
             gone = org is None or stamps.DELETING in org
@@ -147,11 +165,22 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
             return created, refused + [
                 refusal(row["row"], row["user_id"], "quota_exceeded", message) for row in pending
             ]
-        batch, rest = pending[: limit - count], pending[limit - count :]
-        users = [_user(org_id, import_id, row, actor) for row in batch]
+        batch = import_rows.batch(pending, limit - count)
+        rest = pending[len(batch) :]
+        units = sorted({row["unit"] for row in batch} - {ROOT})
+        users = [import_rows.user(org_id, import_id, row, paths[row["unit"]], actor) for row in batch]
+        checks = tuple(tree.placed_in(table, keys.unit_key(org_id, unit), paths[unit]) for unit in units)
         try:
-            seats.take(table, org_id, users, limit=limit)
+            seats.take(table, org_id, users, limit=limit, checks=checks)
         except ConditionFailed as failed:
+            if failed.action >= len(batch) + 2:  # a unit (checks: after the org and the counter) changed
+                if tree.MOVING in (failed.item or {}):  # a move is rewriting its path: the queue tries later
+                    raise ServiceUnavailable(f"Units of organization {org_id} are being moved; retry shortly") from None
+                rereads += 1  # moved or gone since the read: read again (a row whose unit went is refused)
+                if rereads >= _REREADS:
+                    raise ServiceUnavailable(f"Organization {org_id}'s units kept changing; retry shortly") from None
+                paths = import_rows.unit_paths(org_id, pending)
+                continue
             if failed.action >= len(batch):  # the org or its counter changed since the read: read again
                 rereads += 1
                 if rereads >= _REREADS:
@@ -174,15 +203,6 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
         created += [row["user_id"] for row in batch]
         pending, rereads = rest, 0
     return created, refused
-
-
-def _user(org_id: str, import_id: str, row: Item, actor: str | None) -> Item:
-    fields = {name: value for name, value in row.items() if name != "row"}
-    # an imported user lands in the org's root unit (a PATCH moves them), as a create that names none
-    attributes = {"org_id": org_id, **fields, "import_id": import_id, "unit": ROOT, "unit_path": join(())}
-    if config.directory() is None:  # make run: no user pool, so a subject of its own, as a single create
-        attributes[stamps.SIGN_IN_SUBJECT] = stamps.local_sign_in_subject()
-    return stamps.new_item(keys.user_keys(org_id, row["user_id"]), keys.USER, attributes, actor)
 
 
 def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Throttle, disabled: bool) -> bool:
@@ -229,7 +249,7 @@ def _create_sign_in(directory: Directory, org_id: str, row: Item) -> str | None:
         return busy.message
     except SignInRefused as refused:  # Cognito's refusal (a bad address, the e-mail quota...): the row's outcome
         logger.warning("Sign-in not created", org_id=org_id, user_id=row["user_id"], error=str(refused))
-        return str(refused)[:300]
+        return str(refused)[:MESSAGE_CHARS]
     try:
         api_table().mark(keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject)
     except ConditionFailed:  # the user was deleted meanwhile: their sign-in goes too

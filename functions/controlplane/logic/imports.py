@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from controlplane import config
 from controlplane.dal import imports, keys, seats, stamps
 from controlplane.dal.conditions import Item
-from controlplane.dal.imports import RUNNING
+from controlplane.dal.imports import STORING
 from controlplane.dal.table import api_table
 from controlplane.logic import import_job
 from controlplane.logic.access import Caller
@@ -47,7 +47,7 @@ def start_import(org_id: str, body: UserImportCreate, caller: Caller) -> UserImp
         raise suspended(org_id)
     import_id = new_ulid()
     parts = _parts(org_id, import_id, body.rows)
-    attributes = {"org_id": org_id, "import_id": import_id, "status": RUNNING, "total": len(body.rows)}
+    attributes = {"org_id": org_id, "import_id": import_id, "status": STORING, "total": len(body.rows)}
     record = stamps.new_item(keys.import_key(org_id, import_id), keys.USER_IMPORT, attributes, caller.subject)
     imports.create(table, record, parts)
     if config.settings().deletions_queue_url:
@@ -70,7 +70,7 @@ def _parts(org_id: str, import_id: str, rows: list[dict[str, Any]]) -> list[Item
                 user = UserCreate.model_validate(raw)
             except ValidationError as invalid:
                 problems = "; ".join(f"{field(p['loc'])}: {plain(dict(p))}" for p in invalid.errors())
-                refused.append(refusal(row, user_id, "validation_error", problems[:300]))
+                refused.append(refusal(row, user_id, "validation_error", problems))
                 continue
             if user.user_id in seen:
                 refused.append(refusal(row, user.user_id, "duplicate", f"The same user_id as row {seen[user.user_id]}"))
@@ -85,7 +85,7 @@ def _parts(org_id: str, import_id: str, rows: list[dict[str, Any]]) -> list[Item
 
 def get_import(org_id: str, import_id: str) -> UserImport:
     record, parts = imports.load(api_table(), org_id, import_id)
-    if record is None:
+    if record is None or record["status"] == STORING:  # still being stored, or never was: not accepted
         raise errors.NotFound(f"User import {import_id} not found in organization {org_id}")
     created = sum(len(part["created"]) for part in parts)
     refused = sorted((r for part in parts for r in part["refused"]), key=lambda r: int(r["row"]))

@@ -13,7 +13,8 @@ ImportId = Annotated[str, Field(pattern=ULID_PATTERN, examples=["01JD3Q0Z6V7S3M8
 ImportStatus = Literal["running", "done"]
 # Why a row did not become a user: not a valid user (``validation_error``), the same user_id earlier
 # in the file (``duplicate``), a user of that id in the org already (``already_exists``), no seat
-# left on the plan (``quota_exceeded``), or the org was suspended or deleted while it ran.
+# left on the plan (``quota_exceeded``), no such ``unit`` in the org (``not_found``), or the org was
+# suspended or deleted while it ran (``org_suspended``, ``not_found``).
 RefusalCode = Literal["validation_error", "duplicate", "already_exists", "quota_exceeded", "org_suspended", "not_found"]
 
 
@@ -34,9 +35,15 @@ class UserImportCreate(Request):
 
 class RefusedRow(BaseModel):
     row: int = Field(description="Its place in `rows`, from 0", examples=[41])
-    user_id: str | None = Field(description="The row's user_id, if it had one", examples=["alice"])
+    user_id: str | None = Field(
+        description="The row's user_id, if it had one; one longer than 64 characters is cut to 63 and `…`",
+        examples=["alice"],
+    )
     code: RefusalCode
-    message: str = Field(examples=["The free plan allows 5 users and the organization has 5"])
+    message: str = Field(
+        description="Why, in at most 300 characters",
+        examples=["The free plan allows 5 users and the organization has 5"],
+    )
 
 
 class SignInFailure(BaseModel):

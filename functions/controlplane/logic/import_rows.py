@@ -1,0 +1,43 @@
+"""An import's rows as users (see ``logic.imports``): where each goes (the unit it names, at the path
+read, which the transaction checks) and how many one transaction takes."""
+
+from controlplane import config
+from controlplane.dal import keys, seats, stamps
+from controlplane.dal.conditions import Item
+from controlplane.dal.table import api_table
+from controlplane.models.units import ROOT, join, split
+
+
+def unit_paths(org_id: str, rows: list[Item]) -> dict[str, str]:
+    """The stored path of each unit the rows name that exists and is not being deleted (one
+    BatchGetItem, strongly consistent), and the root's: where their users go, and what the
+    transaction checks (``tree.placed_in``), as a single create reads and checks its unit."""
+    wanted = sorted({row["unit"] for row in rows} - {ROOT})
+    found = api_table().get_many([keys.unit_key(org_id, unit) for unit in wanted]) if wanted else []
+    paths = {ROOT: join(())}
+    for unit, item in zip(wanted, found, strict=True):
+        if item is not None and stamps.DELETING not in item:
+            paths[unit] = item["path"]
+    return paths
+
+
+def batch(rows: list[Item], seats_left: int) -> list[Item]:
+    """The first rows that one transaction takes: TransactWriteItems' 100 actions hold the users,
+    the org's check, the counter and one check per unit they name (so 98 users in the root, fewer
+    across several units), and no more users than the seats left."""
+    units: set[str] = set()
+    for taken, row in enumerate(rows):
+        named = units | ({row["unit"]} - {ROOT})
+        if taken == seats_left or taken + 1 + len(named) > seats.MOST_USERS_AT_ONCE:
+            return rows[:taken]
+        units = named
+    return rows
+
+
+def user(org_id: str, import_id: str, row: Item, unit_path: str, actor: str | None) -> Item:
+    fields = {name: value for name, value in row.items() if name != "row"}
+    # in the unit the row names (the root if none), at its path as read: the transaction checks it is still there
+    attributes = {"org_id": org_id, **fields, "import_id": import_id, "unit_path": unit_path}
+    if config.directory() is None:  # make run: no user pool, so a subject of its own, as a single create
+        attributes[stamps.SIGN_IN_SUBJECT] = stamps.local_sign_in_subject()
+    return stamps.new_item(keys.user_keys(org_id, row["user_id"], split(unit_path)), keys.USER, attributes, actor)
