@@ -41,11 +41,33 @@ def _stored_subject(user_id: str) -> str:
     return item["sign_in_sub"]["S"]
 
 
-def _fail(monkeypatch, client, operation: str):
+def _fail(monkeypatch, client, operation: str, code: str = "InternalErrorException"):
     def raise_error(**_):
-        raise ClientError({"Error": {"Code": "InternalErrorException", "Message": "injected"}}, operation)
+        raise ClientError({"Error": {"Code": code, "Message": "injected"}}, operation)
 
     monkeypatch.setattr(client, operation, raise_error)
+
+
+def test_an_address_cognito_refuses_is_422_and_leaves_no_user(pool, monkeypatch):
+    _fail(monkeypatch, config.directory().client, "admin_create_user", "InvalidParameterException")
+
+    reply = create_user("acme", "alice")
+
+    assert reply.status == 422 and reply.body["error"]["code"] == "validation_error"
+    assert "refused this user: injected" in reply.body["error"]["message"]
+    assert call("GET", "/orgs/acme/users/alice").status == 404
+    assert call("GET", "/orgs/acme").body["usage"]["users"] == 0
+
+
+def test_an_address_change_cognito_refuses_is_422_and_changes_nothing(pool, monkeypatch):
+    create_user("acme", "alice")
+    _fail(monkeypatch, config.directory().client, "admin_update_user_attributes", "InvalidParameterException")
+
+    reply = call("PATCH", "/orgs/acme/users/alice", {"email": "alice@new.example"}, caller=admin())
+
+    assert reply.status == 422 and reply.body["error"]["code"] == "validation_error"
+    user = call("GET", "/orgs/acme/users/alice").body
+    assert (user["email"], user["version"]) == ("alice@example.com", 1)
 
 
 def test_creating_a_user_creates_their_sign_in_with_the_claims(pool):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from controlplane.models.errors import AlreadyExists, ServiceUnavailable
+from controlplane.models.errors import AlreadyExists, InvalidRequest, ServiceUnavailable
 from controlplane.observability import tracer
 
 if TYPE_CHECKING:
@@ -51,6 +51,9 @@ def _translate(exists: AlreadyExists | None = None) -> Iterator[None]:
             raise ServiceUnavailable("The sign-in directory is busy; retry later") from None
         if code == "UsernameExistsException" and exists:
             raise exists from None
+        if code == "InvalidParameterException":  # what was sent (an address Cognito will not take): a 422
+            message = error.response["Error"].get("Message", "")
+            raise InvalidRequest(f"The sign-in directory refused this user: {message}") from None
         raise
 
 
@@ -100,6 +103,8 @@ class Directory:
             raise SignInRefused(
                 f"{error.response['Error']['Code']}: {error.response['Error'].get('Message', '')}"
             ) from None
+        except InvalidRequest as refused:
+            raise SignInRefused(refused.message) from None
 
     @tracer.capture_method
     def attributes(self, org_id: str, user_id: str) -> dict[str, str]:
