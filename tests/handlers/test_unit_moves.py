@@ -328,6 +328,34 @@ def test_a_move_just_after_its_unit_was_created_does_not_need_gsi1_to_show_it(ac
     assert (reply.status, reply.body["path"]) == (200, "/ops/cache"), reply.body
 
 
+def test_a_unit_created_a_moment_before_its_ancestors_move_moves_with_it(acme, monkeypatch):
+    # Given GSI1 that shows a unit only 0.2 s after its creation, and a settle time of 0.5 s
+    import time
+
+    from controlplane.dal.schema import GSI1_NAME
+    from controlplane.dal.table import Table
+
+    monkeypatch.setenv("GSI1_SETTLE_SECONDS", "0.5")
+    config.reset()
+    created, query = {}, Table.query
+
+    def lagging(self, partition, **options):
+        items, last = query(self, partition, **options)
+        if options.get("index") == GSI1_NAME:
+            items = [i for i in items if time.time() >= created.get(i.get("unit_id"), 0) + 0.2]
+        return items, last
+
+    monkeypatch.setattr(Table, "query", lagging)
+    create_unit("fresh", "web")
+    created["fresh"] = time.time()
+
+    # When web's parent moves at once
+    assert call("PATCH", "/orgs/acme/units/eng", {"parent_id": "ops"}).status == 200
+
+    # Then the move waited for GSI1 to show the new unit, which moved with its subtree
+    assert call("GET", "/orgs/acme/units/fresh").body["path"] == "/ops/eng/web/fresh"
+
+
 def test_a_listing_goes_on_through_unrelated_moves_one_between_each_two_pages(acme):
     # Given a listing of web's subtree, one unit a page, and three units elsewhere
     for unit_id, parent_id in [("w1", "web"), ("w2", "web"), ("a", None), ("b", None), ("c", None)]:

@@ -21,6 +21,8 @@ if TYPE_CHECKING:  # the stub packages are for the type checker only, never in L
 MOVING = "moving"  # on a unit: the id of the move rewriting its path
 MOVE = "move"  # on the tree item: the move under way, the lock
 UNIT_COUNT, MOVES, LAST_MOVE = "unit_count", "moves", "last_move"
+# On the tree item: when its latest unit was created (epoch seconds), which GSI1 may not show yet.
+LAST_CREATED = "last_unit_created"
 
 
 def placed_in(table: Table, unit: Key, path: str) -> "TransactWriteItemTypeDef":
@@ -44,8 +46,11 @@ def placed_in(table: Table, unit: Key, path: str) -> "TransactWriteItemTypeDef":
     }
 
 
-def put_unit(table: Table, org: Key, tree: Key, unit: Item, limit: int, parent: tuple[Key, str] | None) -> None:
-    """Create ``unit`` and count it on the org's ``tree`` item, in one transaction, if the org exists
+def put_unit(
+    table: Table, org: Key, tree: Key, unit: Item, limit: int, parent: tuple[Key, str] | None, at: float
+) -> None:
+    """Create ``unit`` and count it on the org's ``tree`` item (with when: ``at``, ``LAST_CREATED``),
+    in one transaction, if the org exists
     and is not being deleted, the tree has fewer than ``limit`` units and no move under way (a move
     reads its subtree once: a unit added behind it would keep a stale path), and the ``parent`` (key
     and path; None for the root) is ``placed_in``. Refused: action 0, the unit exists; 1, the tree
@@ -63,11 +68,18 @@ def put_unit(table: Table, org: Key, tree: Key, unit: Item, limit: int, parent: 
             "Update": {
                 "TableName": table.name,
                 "Key": to_dynamo(tree),
-                "UpdateExpression": "ADD #count :one SET #entity = :tree",
+                "UpdateExpression": "ADD #count :one SET #entity = :tree, #created = :at",
                 "ConditionExpression": "(attribute_not_exists(#count) OR #count < :limit)"
                 " AND attribute_not_exists(#move)",
-                "ExpressionAttributeNames": {"#count": UNIT_COUNT, "#entity": "entity", "#move": MOVE},
-                "ExpressionAttributeValues": to_dynamo({":one": 1, ":limit": limit, ":tree": "tree"}),
+                "ExpressionAttributeNames": {
+                    "#count": UNIT_COUNT,
+                    "#entity": "entity",
+                    "#move": MOVE,
+                    "#created": LAST_CREATED,
+                },
+                "ExpressionAttributeValues": to_dynamo(
+                    {":one": 1, ":limit": limit, ":tree": "tree", ":at": Decimal(str(at))}
+                ),
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
             }
         },

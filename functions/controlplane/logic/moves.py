@@ -60,7 +60,9 @@ def move_unit(
             break
     else:
         raise errors.unit_moving(org_id)
-    # Under the lock no unit is created, deleted or moved in the org: the depth counted now holds.
+    # Under the lock no unit is created, deleted or moved in the org: the depth counted now holds,
+    # once GSI1 shows the units created just before.
+    _settle(api_table().get(keys.tree_key(org_id), consistent=True) or {})
     _, deepest = _subtree(org_id, split(move["from"]), split(move["to"])[:-1])
     if deepest > MAX_DEPTH:
         last = {"from": move["from"], "to": move["to"]}  # moved nothing; a listing may start again
@@ -140,12 +142,28 @@ def _abandoned(move: Item) -> bool:
     return not move.get("queued") and (datetime.now(UTC) - started).total_seconds() > STALE_SECONDS
 
 
+def _settle(tree_item: Item, time_left: Callable[[], float] = lambda: math.inf) -> bool:
+    """Wait until GSI1 (updated asynchronously) has had ``gsi1_settle_seconds`` to show the org's
+    latest unit; a move that read its subtree sooner could miss it, and leave it at a stale path.
+    False if there is not that much time left."""
+    wait = float(tree_item.get(tree.LAST_CREATED, 0)) + config.settings().gsi1_settle_seconds - time.time()
+    if wait <= 0:
+        return True
+    if time_left() < STEP_SECONDS + wait:
+        return False
+    time.sleep(wait)
+    return True
+
+
 def resume(org_id: str, time_left: Callable[[], float] = lambda: math.inf) -> bool:
     """Run the org's move under way, if any, from wherever it stopped; False if time ran short."""
     table = api_table()
-    move = (table.get(keys.tree_key(org_id), consistent=True) or {}).get(tree.MOVE)
+    tree_item = table.get(keys.tree_key(org_id), consistent=True) or {}
+    move = tree_item.get(tree.MOVE)
     if move is None:
         return True
+    if not _settle(tree_item, time_left):
+        return False
     old, new, move_id = split(move["from"]), split(move["to"]), move["id"]
 
     def moved(path: str) -> tuple[str, ...]:

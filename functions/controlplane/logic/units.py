@@ -9,6 +9,7 @@ on a stale path.
 
 from __future__ import annotations
 
+import time
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
@@ -94,7 +95,7 @@ def create_unit(org_id: str, body: UnitCreate, caller: Caller) -> Unit:
     item = stamps.new_item(keys.unit_keys(org_id, path), keys.UNIT, attributes, caller.subject)
     check = None if body.parent_id == ROOT else (keys.unit_key(org_id, body.parent_id), parent["path"])
     try:
-        tree.put_unit(api_table(), keys.org_key(org_id), keys.tree_key(org_id), item, MAX_UNITS, check)
+        tree.put_unit(api_table(), keys.org_key(org_id), keys.tree_key(org_id), item, MAX_UNITS, check, time.time())
     except ConditionFailed as failed:
         if failed.action == 1 and tree.MOVE in (failed.item or {}):
             raise errors.unit_moving(org_id) from None
