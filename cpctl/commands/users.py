@@ -80,7 +80,7 @@ def users_update(
     org_id: OrgArgument,
     user_id: UserArgument,
     name: Annotated[str | None, typer.Option()] = None,
-    email: Annotated[str | None, typer.Option()] = None,
+    email: Annotated[str | None, typer.Option(help="A new address (admins).")] = None,
     role: RoleOption = None,  # admins and operators only
     unit: Annotated[
         str | None, typer.Option(help="Move them to this unit (admins); not with --email or --role.")

@@ -103,6 +103,14 @@ def test_member_may_not_change_their_own_role(tenants, dynamodb_calls):
     assert call("GET", "/orgs/acme/users/alice").body["role"] == "member"
 
 
+def test_member_may_not_change_their_own_email_which_the_sign_in_takes_as_verified(tenants, dynamodb_calls):
+    reply = call("PATCH", "/orgs/acme/users/alice", {"email": "a@elsewhere.example"}, caller=member("acme", "alice"))
+
+    assert reply.status == 403 and "email" in reply.body["error"]["message"]
+    assert dynamodb_calls == []
+    assert call("PATCH", "/orgs/acme/users/alice", {"name": "Al"}, caller=member("acme", "alice")).status == 200
+
+
 def test_admin_may_change_roles_but_not_the_plan(tenants):
     assert call("PATCH", "/orgs/acme/users/alice", {"role": "admin"}, caller=admin()).status == 200
 

@@ -118,6 +118,7 @@ RULED_BODIES = {
     "status": {"status": "suspended", "suspension_reason": "Unpaid"},
     "suspension_reason": {"status": "suspended", "suspension_reason": "Unpaid"},
     "role": {"role": "admin"},
+    "email": {"email": "alice@elsewhere.example"},
     "unit": {"unit": "root"},
 }
 

@@ -25,6 +25,8 @@ SELF, OWNER, ANYONE = "self", "owner", "anyone"
 FIELD_RULES = {
     "plan": frozenset[str](),
     "role": frozenset({ADMIN}),
+    # the sign-in's address is written verified: only an admin vouches for one (docs/SECURITY.md)
+    "email": frozenset({ADMIN}),
     "unit": frozenset({ADMIN}),  # a member does not move themselves between units
     "status": frozenset[str](),  # suspending or reactivating an org
     "suspension_reason": frozenset[str](),
