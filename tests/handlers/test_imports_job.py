@@ -152,6 +152,28 @@ def test_a_failed_sign_in_is_shown_with_why_and_retried_by_a_later_pass(cloud, m
     assert "acme.user-001" in _sign_ins(cloud)
 
 
+def test_an_address_cognito_will_not_take_is_the_rows_failed_sign_in_with_cognitos_words(cloud, monkeypatch):
+    started = _import(_rows(2))
+    [message] = _queued()
+    client = config.directory().client
+    create_user = client.admin_create_user
+
+    def refuse_user_001(**request):
+        if request["Username"] == "acme.user-001":
+            raise ClientError({"Error": {"Code": "InvalidParameterException", "Message": "Invalid email"}}, "Create")
+        return create_user(**request)
+
+    monkeypatch.setattr(client, "admin_create_user", refuse_user_001)
+    assert deliver([message]) == {"batchItemFailures": []}
+
+    # Then the job goes on: the row's sign-in is listed as failed, with Cognito's words
+    after = _get(started["import_id"])
+    assert after["created"] == 2
+    [failed] = after["sign_ins"]["failed"]
+    assert failed["user_id"] == "user-001" and "refused this user: Invalid email" in failed["reason"]
+    assert _sign_ins(cloud) == ["acme.user-000"]
+
+
 def test_sign_ins_made_after_the_org_was_suspended_are_disabled(cloud):
     # Given an import whose users went in, and whose pass ran out of time before their sign-ins
     started = _import(_rows(2))
