@@ -147,6 +147,15 @@ def test_a_users_ticket_gsi1_shows_late_is_swept_after_the_user_goes(acme, monke
     assert [i for i in _items_of(acme, "acme") if "user-1" in json.dumps(i)] == []
 
 
+def test_a_users_delete_waits_for_nothing_where_gsi1_is_synchronous(acme, monkeypatch):
+    slept: list[float] = []
+    monkeypatch.setattr(cascade.time, "sleep", slept.append)
+
+    assert call("DELETE", "/orgs/acme/users/user-1").status == 204
+
+    assert slept and max(slept) < 0.01  # the sweep ran, with no wait (settle time 0 here)
+
+
 def test_no_ticket_can_be_opened_once_the_users_item_is_gone(acme, monkeypatch):
     # Given a user's delete that has removed their item but not yet their tickets
     opened = []

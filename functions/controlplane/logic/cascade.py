@@ -5,6 +5,7 @@ import math
 import time
 from collections.abc import Callable
 from datetime import datetime
+from decimal import Decimal
 
 from controlplane import config
 from controlplane.dal import batches, keys, stamps
@@ -100,7 +101,8 @@ def delete_tickets_of(
 def mark_for_sweep(table: Table, org_id: str, user_id: str) -> Item:
     """Before a user's item goes: a marker that their tickets are swept again once GSI1 (updated
     asynchronously) has had ``gsi1_settle_seconds`` to show every ticket written before the user went."""
-    sweep_after = math.ceil(time.time() + config.settings().gsi1_settle_seconds)
+    # To the millisecond: a whole second (math.ceil) made every user delete wait up to 1 s for nothing
+    sweep_after = Decimal(str(round(time.time() + config.settings().gsi1_settle_seconds, 3)))
     marker: Item = {
         **keys.sweep_key(org_id, user_id),
         "entity": keys.SWEEP,
