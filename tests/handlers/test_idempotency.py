@@ -12,6 +12,14 @@ ACME_ADMIN = admin("acme", "root")
 TICKETS = "/orgs/acme/users/alice/tickets"
 
 
+def _records(table: str, partition: str) -> list[dict]:
+    """The idempotency records stored in a partition."""
+    query = config.dynamodb().query
+    return query(
+        TableName=table, KeyConditionExpression="PK = :pk", ExpressionAttributeValues={":pk": {"S": partition}}
+    )["Items"]
+
+
 def _post(path: str, body: dict, key: str = "key-1", caller: dict = ACME_ADMIN):
     return call("POST", path, body, headers={"Idempotency-Key": [key]}, caller=caller)
 
@@ -100,11 +108,7 @@ def test_malformed_idempotency_key_returns_422(acme, key):
 def test_idempotency_records_expire_after_24_hours_and_stay_in_the_tenants_partition(acme, table):
     _post(TICKETS, {"subject": "Help"})
 
-    records = config.dynamodb().query(
-        TableName=table,
-        KeyConditionExpression="PK = :pk",
-        ExpressionAttributeValues={":pk": {"S": "IDEMPOTENCY#acme"}},
-    )["Items"]
+    records = _records(table, "IDEMPOTENCY#acme")
     assert len(records) == 1
     created = int(records[0]["expires_at"]["N"]) - 24 * 3600
     assert abs(created - time.time()) < 60
@@ -119,9 +123,5 @@ def test_an_org_named_operators_shares_no_partition_with_org_creations(table):
     assert call("DELETE", "/orgs/operators").status == 204
 
     # Then the org creation's record is still there: a retry replays it
-    records = config.dynamodb().query(
-        TableName=table,
-        KeyConditionExpression="PK = :pk",
-        ExpressionAttributeValues={":pk": {"S": "IDEMPOTENCY#OPERATORS"}},
-    )["Items"]
+    records = _records(table, "IDEMPOTENCY#OPERATORS")
     assert len(records) == 1
