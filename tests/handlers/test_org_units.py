@@ -290,3 +290,75 @@ def test_a_delete_whose_if_match_loses_to_a_rename_is_412(acme, monkeypatch):
 
     assert (reply.status, reply.error_code) == (412, "precondition_failed")
     assert call("GET", "/orgs/acme/units/ops").body["name"] == "Operations"
+
+
+@pytest.fixture
+def lagging_indexes(monkeypatch):
+    """GSI1 and GSI2 that show a unit or a user only 0.2 s after it was put (``shown_late``), and a
+    settle time of 0.5 s: what a delete must wait out before it believes the indexes."""
+    import time
+
+    from controlplane import config
+    from controlplane.dal.schema import GSI1_NAME, GSI2_NAME
+    from controlplane.dal.table import Table
+
+    monkeypatch.setenv("GSI1_SETTLE_SECONDS", "0.5")
+    config.reset()
+    put_at: dict[str, float] = {}
+    query = Table.query
+
+    def lagging(self, partition, **options):
+        items, last = query(self, partition, **options)
+        if options.get("index") in (GSI1_NAME, GSI2_NAME):
+            items = [i for i in items if time.time() >= put_at.get(i.get("unit_id") or i["user_id"], 0) + 0.2]
+        return items, last
+
+    monkeypatch.setattr(Table, "query", lagging)
+    yield lambda entry: put_at.__setitem__(entry, time.time())
+    config.reset()
+
+
+def test_a_user_placed_a_moment_before_their_units_delete_keeps_it(acme, lagging_indexes):
+    assert create_user("acme", "dora", unit="ops").status == 201
+    lagging_indexes("dora")  # not in GSI2 yet when the delete looks at once
+
+    reply = call("DELETE", "/orgs/acme/units/ops")
+
+    assert (reply.status, reply.error_code) == (409, "conflict"), reply.body
+    assert "users" in reply.body["error"]["message"]
+    assert call("GET", "/orgs/acme/units/ops/users").body["items"][0]["user_id"] == "dora"
+
+
+def test_a_unit_created_a_moment_before_its_parents_delete_keeps_it(acme, lagging_indexes):
+    assert create_unit("oncall", "ops").status == 201
+    lagging_indexes("oncall")
+
+    reply = call("DELETE", "/orgs/acme/units/ops")
+
+    assert (reply.status, reply.error_code) == (409, "conflict"), reply.body
+    assert call("GET", "/orgs/acme/units/oncall").body["path"] == "/ops/oncall"
+
+
+def test_a_unit_moved_a_moment_before_its_new_parents_delete_keeps_it(acme, lagging_indexes):
+    assert call("PATCH", "/orgs/acme/units/web", {"parent_id": "ops"}).status == 200
+    lagging_indexes("web")  # its entry at its new path
+
+    reply = call("DELETE", "/orgs/acme/units/ops")
+
+    assert (reply.status, reply.error_code) == (409, "conflict"), reply.body
+    assert call("GET", "/orgs/acme/units/web").body["path"] == "/ops/web"
+
+
+def test_a_delete_waits_only_when_something_was_put_under_its_unit_lately(acme, lagging_indexes, monkeypatch):
+    from controlplane.logic import units
+
+    slept: list[float] = []
+    monkeypatch.setattr(units.time, "sleep", slept.append)
+    assert create_unit("empty").status == 201  # under the root: nothing was ever put under it
+
+    assert call("DELETE", "/orgs/acme/units/empty").status == 204
+    create_user("acme", "dora", unit="ops")
+    call("PATCH", "/orgs/acme/users/dora", {"unit": "eng"})
+    assert call("DELETE", "/orgs/acme/units/ops").status == 204  # dora left it: nothing under it now
+
+    assert slept[0] == 0 and 0 < slept[1] <= 0.5, slept  # the rest of the settle time since dora came

@@ -2,7 +2,8 @@
 tree's unit count, the move lock, and the rewrite of a stored path that a move makes.
 
 A unit that a move or a delete has marked (``MOVING``, ``DELETING``) takes no new child and no new
-user: ``placed_in`` is the condition every such write carries, so nothing lands on a stale path.
+user: ``placed_in`` is the condition every such write carries, so nothing lands on a stale path. It
+also notes when (``LAST_PLACED``), so that a delete waits for the indexes to show what was placed.
 """
 
 from decimal import Decimal
@@ -23,15 +24,20 @@ MOVE = "move"  # on the tree item: the move under way, the lock
 UNIT_COUNT, MOVES, LAST_MOVE = "unit_count", "moves", "last_move"
 # On the tree item: when its latest unit was created (epoch seconds), which GSI1 may not show yet.
 LAST_CREATED = "last_unit_created"
+# On a unit: when a child or a user was last put under it (epoch seconds), which GSI1 or GSI2 may
+# not show yet; on the tree item's ``LAST_MOVE``: when that move ended (``ENDED``), likewise.
+LAST_PLACED, ENDED = "last_placed", "ended"
 
 
-def placed_in(table: Table, unit: Key, path: str) -> "TransactWriteItemTypeDef":
-    """A condition check: the unit exists at ``path``, and no move or delete has marked it.
-    Refused, DynamoDB returns the unit (None if it is missing)."""
+def placed_in(table: Table, unit: Key, path: str, at: float) -> "TransactWriteItemTypeDef":
+    """An update in a transaction: if the unit exists at ``path`` and no move or delete has marked
+    it, note that something was put under it ``at`` (epoch seconds, ``LAST_PLACED``; not a change of
+    the unit: no version, no event). Refused, DynamoDB returns the unit (None if it is missing)."""
     return {
-        "ConditionCheck": {
+        "Update": {
             "TableName": table.name,
             "Key": to_dynamo(unit),
+            "UpdateExpression": "SET #placed = :at",
             "ConditionExpression": "attribute_exists(#pk) AND #path = :path"
             " AND attribute_not_exists(#moving) AND attribute_not_exists(#deleting)",
             "ExpressionAttributeNames": {
@@ -39,8 +45,9 @@ def placed_in(table: Table, unit: Key, path: str) -> "TransactWriteItemTypeDef":
                 "#path": "path",
                 "#moving": MOVING,
                 "#deleting": DELETING,
+                "#placed": LAST_PLACED,
             },
-            "ExpressionAttributeValues": to_dynamo({":path": path}),
+            "ExpressionAttributeValues": to_dynamo({":path": path, ":at": Decimal(str(at))}),
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     }
@@ -94,7 +101,7 @@ def put_unit(
         },
     ]
     if parent:
-        request.append(placed_in(table, *parent))
+        request.append(placed_in(table, *parent, at))
     transact(table, request)
 
 
@@ -130,7 +137,9 @@ def delete_unit(table: Table, unit: Key, tree: Key, version: int | None) -> None
     transact(table, [{"Delete": delete}, uncount])
 
 
-def lock_move(table: Table, tree: Key, move: Item, unit: tuple[Key, str], parent: tuple[Key, str] | None) -> None:
+def lock_move(
+    table: Table, tree: Key, move: Item, unit: tuple[Key, str], parent: tuple[Key, str] | None, at: float
+) -> None:
     """Take the org's move lock: set ``move`` and count it in ``moves``, if no move holds the lock,
     and the moved ``unit`` and its new ``parent`` (key and path; None for the root) are
     ``placed_in``, in one transaction. Refused: action 0, the tree (its item); 1, the unit (its item,
@@ -146,7 +155,8 @@ def lock_move(table: Table, tree: Key, move: Item, unit: tuple[Key, str], parent
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     }
-    transact(table, [lock, placed_in(table, *unit), *([placed_in(table, *parent)] if parent else [])])
+    placed = [placed_in(table, *unit, at), *([placed_in(table, *parent, at)] if parent else [])]
+    transact(table, [lock, *placed])
 
 
 def note_marked(table: Table, tree: Key, move_id: str, at: float) -> float:
@@ -165,9 +175,9 @@ def note_marked(table: Table, tree: Key, move_id: str, at: float) -> float:
     return float(from_dynamo(response["Attributes"])[MOVE]["marked_at"])
 
 
-def unlock_move(table: Table, tree: Key, move_id: str, last: Item) -> None:
-    """Release the lock of move ``move_id`` and remember what it moved (``LAST_MOVE``); a lock
-    already released (a job delivered again) is left alone."""
+def unlock_move(table: Table, tree: Key, move_id: str, last: Item, at: float) -> None:
+    """Release the lock of move ``move_id`` and remember what it moved (``LAST_MOVE``) and when it
+    ended (``at``); a lock already released (a job delivered again) is left alone."""
     with translate():
         table.client.update_item(
             TableName=table.name,
@@ -175,7 +185,7 @@ def unlock_move(table: Table, tree: Key, move_id: str, last: Item) -> None:
             UpdateExpression="REMOVE #move SET #last = :last",
             ConditionExpression="#move.#id = :id",
             ExpressionAttributeNames={"#move": MOVE, "#id": "id", "#last": LAST_MOVE},
-            ExpressionAttributeValues=to_dynamo({":id": move_id, ":last": last}),
+            ExpressionAttributeValues=to_dynamo({":id": move_id, ":last": {**last, ENDED: Decimal(str(at))}}),
         )
 
 

@@ -4,6 +4,7 @@ queue, as ``{"kind": "user-import", ...}``)."""
 
 import json
 import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -169,7 +170,8 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
         rest = pending[len(batch) :]
         units = sorted({row["unit"] for row in batch} - {ROOT})
         users = [import_rows.user(org_id, import_id, row, paths[row["unit"]], actor) for row in batch]
-        checks = tuple(tree.placed_in(table, keys.unit_key(org_id, unit), paths[unit]) for unit in units)
+        now = time.time()
+        checks = tuple(tree.placed_in(table, keys.unit_key(org_id, unit), paths[unit], now) for unit in units)
         try:
             seats.take(table, org_id, users, limit=limit, checks=checks)
         except ConditionFailed as failed:

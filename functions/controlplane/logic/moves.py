@@ -66,7 +66,7 @@ def move_unit(
     _, deepest = _subtree(org_id, split(move["from"]), split(move["to"])[:-1])
     if deepest > MAX_DEPTH:
         last = {"from": move["from"], "to": move["to"]}  # moved nothing; a listing may start again
-        tree.unlock_move(api_table(), keys.tree_key(org_id), move["id"], last)
+        tree.unlock_move(api_table(), keys.tree_key(org_id), move["id"], last, time.time())
         raise errors.too_deep(MAX_DEPTH, parent_id, deepest, moving=True)
     if move["queued"]:
         enqueue(org_id)
@@ -121,7 +121,7 @@ def _lock(org_id: str, move: Item) -> bool:
     parent = None if parent_id == ROOT else (keys.unit_key(org_id, parent_id), join(split(move["to"])[:-1]))
     unit = (keys.unit_key(org_id, move["unit_id"]), move["from"])
     try:
-        tree.lock_move(api_table(), keys.tree_key(org_id), move, unit, parent)
+        tree.lock_move(api_table(), keys.tree_key(org_id), move, unit, parent, time.time())
         return True
     except ConditionFailed as failed:
         if failed.action == 2:
@@ -206,7 +206,8 @@ def resume(org_id: str, time_left: Callable[[], float] = lambda: math.inf) -> bo
         for unit in page:
             if unit.get(tree.MOVING) == move_id:
                 _step(tree.rewrite, table, keys.base_key(unit), {tree.MOVING: move_id}, {}, (tree.MOVING,))
-    _step(tree.unlock_move, table, keys.tree_key(org_id), move_id, {"from": move["from"], "to": move["to"]})
+    last = {"from": move["from"], "to": move["to"]}
+    _step(tree.unlock_move, table, keys.tree_key(org_id), move_id, last, time.time())
     return True
 
 

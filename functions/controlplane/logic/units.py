@@ -13,6 +13,7 @@ import time
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
+from controlplane import config
 from controlplane.dal import keys, stamps, tree
 from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.schema import GSI1_NAME, GSI2_NAME
@@ -65,7 +66,8 @@ def placement(org_id: str, unit_id: str) -> tuple[tuple[str, ...], TransactWrite
     unit = api_table().get(keys.unit_key(org_id, unit_id), consistent=True)
     if unit is None:
         raise errors.unit_missing(org_id, unit_id)
-    return split(unit["path"]), tree.placed_in(api_table(), keys.unit_key(org_id, unit_id), unit["path"])
+    check = tree.placed_in(api_table(), keys.unit_key(org_id, unit_id), unit["path"], time.time())
+    return split(unit["path"]), check
 
 
 def refused_placement(org_id: str, unit_id: str, unit: Item | None) -> ApiError:
@@ -125,28 +127,41 @@ def delete_unit(org_id: str, unit_id: str, version: int | None = None) -> None:
     """Mark the unit (no child or user may join it from then on), make sure it has none, delete it."""
     if unit_id == ROOT:
         raise errors.root_refuses("delete")
-    unit, tree_item = read(org_id, unit_id)
-    refusals.check_version(unit, version)
-    if tree.MOVE in tree_item:
-        raise errors.unit_moving(org_id)
-    table, key = api_table(), keys.unit_key(org_id, unit_id)
-    with refusals.refused_as(errors.unit_missing(org_id, unit_id)):
-        table.mark(key, stamps.DELETING, stamps.now())
-    path = split(unit["path"])
-    children, _ = table.query(keys.units_partition(org_id), index=GSI1_NAME, prefix=keys.units_prefix(path), limit=2)
-    users, _ = table.query(keys.members_partition(org_id), index=GSI2_NAME, prefix=keys.members_prefix(path), limit=1)
-    if len(children) > 1 or users:
-        _unmark(key)
-        what = "units" if len(children) > 1 else "users"
-        raise errors.unit_not_empty(unit_id, what)
+    table, key, rules = api_table(), keys.unit_key(org_id, unit_id), refusals.if_match(version)
+    with refusals.refused_as(errors.unit_missing(org_id, unit_id), rules):
+        unit = table.mark(key, stamps.DELETING, stamps.now(), refusals.expects(rules))
     try:
+        _make_sure_it_is_empty(org_id, unit)
         tree.delete_unit(table, key, keys.tree_key(org_id), version)
     except ConditionFailed as failed:
         _unmark(key)
         if failed.action == 1 or (failed.item is not None and tree.MOVING in failed.item):
             raise errors.unit_moving(org_id) from None
         # Still there: renamed since the version was checked (If-Match), else gone.
-        raise refusals.refusal(failed, errors.unit_missing(org_id, unit_id), refusals.if_match(version)) from None
+        raise refusals.refusal(failed, errors.unit_missing(org_id, unit_id), rules) from None
+    except ApiError:
+        _unmark(key)
+        raise
+
+
+def _make_sure_it_is_empty(org_id: str, unit: Item) -> None:
+    """Refuse the delete of a marked unit whose org is gone, while a move is under way, or if
+    anything is under it, as the indexes show once they have had ``gsi1_settle_seconds`` to show
+    what was put there last (a child or a user placed, or a move ended, just before the mark)."""
+    org, tree_item = api_table().get_many([keys.org_key(org_id), keys.tree_key(org_id)])
+    if org is None or stamps.DELETING in org:
+        raise errors.org_missing(org_id)
+    tree_item = tree_item or {}
+    if tree.MOVE in tree_item:
+        raise errors.unit_moving(org_id)
+    last = max(float(unit.get(tree.LAST_PLACED, 0)), float(tree_item.get(tree.LAST_MOVE, {}).get(tree.ENDED, 0)))
+    time.sleep(max(0.0, last + config.settings().gsi1_settle_seconds - time.time()))
+    path = split(unit["path"])
+    table = api_table()
+    children, _ = table.query(keys.units_partition(org_id), index=GSI1_NAME, prefix=keys.units_prefix(path), limit=2)
+    users, _ = table.query(keys.members_partition(org_id), index=GSI2_NAME, prefix=keys.members_prefix(path), limit=1)
+    if len(children) > 1 or users:
+        raise errors.unit_not_empty(unit["unit_id"], "units" if len(children) > 1 else "users")
 
 
 def _unmark(key: dict[str, str]) -> None:
