@@ -11,12 +11,14 @@ from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingErro
 from botocore.exceptions import ClientError
 
 from controlplane import config
-from controlplane.dal import imports, keys, seats, stamps
+from controlplane.dal import imports, keys, seats, stamps, tree
 from controlplane.dal.directory import Directory
 from controlplane.dal.table import api_table
 from controlplane.logic import import_job
 from controlplane.models import plans
+from controlplane.models.errors import ServiceUnavailable
 from tests.api import call, create_org, deliver
+from tests.handlers.test_org_units import create_unit
 
 pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito and SQS exist on moto only
 
@@ -210,3 +212,23 @@ def test_a_left_over_sign_in_of_an_imported_users_name_is_replaced_and_its_token
     sub = next(a["Value"] for a in attributes if a["Name"] == "sub")
     assert sub != left_sub
     assert api_table().get(keys.user_key("acme", "user-000"))[stamps.SIGN_IN_SUBJECT] == sub
+
+
+def test_a_job_whose_unit_is_being_moved_stops_for_the_queue_and_a_later_delivery_places_its_users(cloud):
+    # Given an import into eng, and a move that has marked eng by the time the job runs
+    assert create_unit("eng").status == 201
+    started = _import([{**row, "unit": "eng"} for row in _rows(2)])
+    eng = keys.unit_key("acme", "eng")
+    api_table().mark(eng, tree.MOVING, "a-move")
+
+    # When the job runs, its transaction's check of eng refuses: it stops, and places no one
+    with pytest.raises(ServiceUnavailable):
+        import_job.run("acme", started["import_id"])
+    assert _get(started["import_id"])["created"] == 0
+
+    # Then once the move is done, the next delivery places both at eng's path
+    tree.rewrite(api_table(), eng, {tree.MOVING: "a-move"}, {}, removed=(tree.MOVING,))
+    assert import_job.run("acme", started["import_id"]) is None
+    assert _get(started["import_id"])["created"] == 2
+    users = call("GET", "/orgs/acme/units/eng/users").body["items"]
+    assert [u["user_id"] for u in users] == ["user-000", "user-001"]

@@ -150,8 +150,8 @@ def test_a_user_created_between_the_jobs_read_and_its_transaction_is_refused_and
     create_org("acme", plan="pro")
     create_user("acme", "bob")
     read = dal_imports.users_present
-    stale = iter([{}])
-    monkeypatch.setattr(dal_imports, "users_present", lambda *args: next(stale, None) or read(*args))
+    stale = [{}]  # the job's first read finds no one (an empty answer: "or read()" would read again)
+    monkeypatch.setattr(dal_imports, "users_present", lambda *args: stale.pop() if stale else read(*args))
 
     # When the import's transaction meets him
     body = _import([_row("alice"), _row("bob"), _row("carol")]).body
@@ -287,3 +287,70 @@ def test_rows_across_units_go_in_transactions_of_at_most_100_actions_with_one_ch
     assert transactions == [100, 3 + 2 + 3]  # 95 users and 3 checks of units, then the other 3 users
     assert call("GET", "/orgs/acme").body["usage"] == {"users": 98}
     assert len(ids(call("GET", "/orgs/acme/units/a/users", query={"limit": "100"}))) == 33
+
+
+def _succeeds(reply) -> None:
+    assert 200 <= reply.status < 300, reply.body
+
+
+def _when_the_job_starts_its_rows(monkeypatch, act) -> None:
+    """Run ``act`` once, as the job starts on its rows: after the request checked the org, before
+    the job reads it for the rows' transaction."""
+    read = import_rows.unit_paths
+
+    def acted(*args):
+        monkeypatch.setattr(import_rows, "unit_paths", read)
+        act()
+        return read(*args)
+
+    monkeypatch.setattr(import_rows, "unit_paths", acted)
+
+
+def test_the_rows_of_an_org_suspended_as_its_job_starts_are_refused_as_suspended(table, monkeypatch):
+    create_org("acme", plan="pro")
+    suspend = {"status": "suspended", "suspension_reason": "Invoice unpaid"}
+    _when_the_job_starts_its_rows(monkeypatch, lambda: _succeeds(call("PATCH", "/orgs/acme", suspend)))
+
+    body = _import([_row("ann"), _row("bob")]).body
+
+    assert [(r["user_id"], r["code"]) for r in body["refused"]] == [("ann", "org_suspended"), ("bob", "org_suspended")]
+    assert (body["created"], _users(), call("GET", "/orgs/acme").body["usage"]) == (0, [], {"users": 0})
+
+
+def test_the_rows_of_an_org_whose_delete_began_as_its_job_starts_are_refused_and_none_goes_in(table, monkeypatch):
+    create_org("acme", plan="pro")
+    # (as the org's delete marks it first; the rest of the delete would take the import with it)
+    _when_the_job_starts_its_rows(
+        monkeypatch, lambda: api_table().mark(keys.org_key("acme"), stamps.DELETING, stamps.now())
+    )
+
+    body = _import([_row("ann")]).body
+
+    assert [(r["user_id"], r["code"], r["message"]) for r in body["refused"]] == [
+        ("ann", "not_found", "The organization is being deleted")
+    ]
+    assert _users() == []
+
+
+def test_a_plan_changed_between_the_jobs_read_and_its_transaction_is_read_again_and_every_row_goes_in(
+    table, monkeypatch
+):
+    # Given the org's plan changes after the job read its seat limit
+    create_org("acme", plan="pro")
+    take, transactions = seats.take, []
+
+    def plan_changes_first(*args, **options):
+        if not transactions:
+            _succeeds(call("PATCH", "/orgs/acme", {"plan": "enterprise"}))
+        transactions.append(options["limit"])
+        return take(*args, **options)
+
+    monkeypatch.setattr(seats, "take", plan_changes_first)
+
+    # When the import's transaction meets the new limit
+    body = _import([_row("ann"), _row("bob")]).body
+
+    # Then it read the counter again and went in under the new limit, each seat counted once
+    assert (body["created"], body["refused"]) == (2, [])
+    assert len(transactions) == 2 and transactions[0] < transactions[1], transactions
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 2}
