@@ -257,8 +257,8 @@ def test_a_unit_moved_between_the_jobs_read_and_its_transaction_gets_its_users_a
     create_org("acme", plan="pro")
     assert create_unit("eng").status == create_unit("ops").status == create_unit("web", "eng").status == 201
     read = import_rows.unit_paths
-    stale = iter([{"root": "/", "web": "/ops/web"}])
-    monkeypatch.setattr(import_rows, "unit_paths", lambda *args: next(stale, None) or read(*args))
+    stale = [{"root": "/", "web": "/ops/web"}]
+    monkeypatch.setattr(import_rows, "unit_paths", lambda *args: stale.pop() if stale else read(*args))
 
     # When a row names web
     body = _import([_row("ann", unit="web")]).body
