@@ -93,9 +93,11 @@ OPERATIONS = {
         None,
     ),
     "deleteUnit": Operation(
-        "Deletes a unit that has no units and no users below it; one that has is `409 conflict`. `root` cannot "
-        "be deleted. With `If-Match`, only the version you read.",
-        ("BatchGetItem", "UpdateItem", "Query", "Query", "TransactWriteItems"),
+        "Deletes a unit that has no units and no users below it; one that has is `409 conflict`, and so is a "
+        "second delete of the unit while one is under way. `root` cannot be deleted. With `If-Match`, only the "
+        "version you read. In the cloud, within 5 s of something put under the unit, the delete first waits out "
+        "the rest of those 5 s, until the indexes it reads show it.",
+        ("UpdateItem", "BatchGetItem", "Query", "Query", "TransactWriteItems"),
     ),
     "listUnitUsers": Operation(
         "Lists the users of the unit and of every unit below it (`direct=true`: the unit's own only), a page at a "

@@ -362,3 +362,61 @@ def test_a_delete_waits_only_when_something_was_put_under_its_unit_lately(acme, 
     assert call("DELETE", "/orgs/acme/units/ops").status == 204  # dora left it: nothing under it now
 
     assert slept[0] == 0 and 0 < slept[1] <= 0.5, slept  # the rest of the settle time since dora came
+
+
+def _while_the_delete_waits(monkeypatch, act) -> None:
+    """Run ``act`` once, where the delete waits for the indexes (the first wait of the request; the
+    waits after it, ``act``'s own included, really wait)."""
+    import time
+
+    sleep, acted = time.sleep, []
+
+    def wait(seconds):
+        if seconds > 0 and not acted:
+            acted.append(True)
+            act()
+        sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", wait)
+
+
+def test_a_second_delete_of_a_unit_waits_its_turn_and_never_unmarks_the_first(acme, lagging_indexes, monkeypatch):
+    # Given dora was in ops a moment ago (so a delete of ops waits for the indexes)
+    create_user("acme", "dora", unit="ops")
+    assert call("PATCH", "/orgs/acme/users/dora", {"unit": "eng"}).status == 200
+    meanwhile = []
+
+    def others_act():
+        meanwhile.append(call("DELETE", "/orgs/acme/units/ops"))  # a retry, say
+        meanwhile.append(create_user("acme", "eve", unit="ops"))
+
+    _while_the_delete_waits(monkeypatch, others_act)
+
+    # When ops is deleted, and meanwhile it is deleted again and someone is created in it
+    reply = call("DELETE", "/orgs/acme/units/ops")
+
+    # Then the second delete is 409 and left the first's mark, so eve was refused: no one is left in
+    # the deleted unit
+    assert [(r.status, r.error_code) for r in meanwhile] == [(409, "conflict"), (404, "not_found")]
+    assert "under way" in meanwhile[0].body["error"]["message"]
+    assert reply.status == 204, reply.body
+    assert call("GET", "/orgs/acme/users/eve").status == 404
+
+
+def test_a_unit_whose_ancestor_moved_while_its_delete_waited_is_not_deleted(acme, lagging_indexes, monkeypatch):
+    # Given platform (with db under it) had dora a moment ago
+    create_user("acme", "dora", unit="platform")
+    assert call("PATCH", "/orgs/acme/users/dora", {"unit": "eng"}).status == 200
+    moved = []
+    _while_the_delete_waits(
+        monkeypatch, lambda: moved.append(call("PATCH", "/orgs/acme/units/eng", {"parent_id": "ops"}).status)
+    )
+
+    # When eng moves under ops while platform's delete waits, so that its look at its old path finds nothing
+    reply = call("DELETE", "/orgs/acme/units/platform")
+
+    # Then the delete is refused (retry), and platform and db are where the move put them
+    assert moved == [200]
+    assert (reply.status, reply.error_code) == (409, "move_in_progress"), reply.body
+    assert call("GET", "/orgs/acme/units/db").body["path"] == "/ops/eng/platform/db"
+    assert create_unit("cache", "platform").status == 201  # the refused delete took its mark back

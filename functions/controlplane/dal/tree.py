@@ -27,6 +27,8 @@ LAST_CREATED = "last_unit_created"
 # On a unit: when a child or a user was last put under it (epoch seconds), which GSI1 or GSI2 may
 # not show yet; on the tree item's ``LAST_MOVE``: when that move ended (``ENDED``), likewise.
 LAST_PLACED, ENDED = "last_placed", "ended"
+# On a unit marked ``DELETING``: which delete marked it, the only one that may delete or unmark it.
+DELETION = "deletion_id"
 
 
 def placed_in(table: Table, unit: Key, path: str, at: float) -> "TransactWriteItemTypeDef":
@@ -105,13 +107,44 @@ def put_unit(
     transact(table, request)
 
 
-def delete_unit(table: Table, unit: Key, tree: Key, version: int | None) -> None:
-    """Delete a unit that a delete has marked (and no move), and uncount it, in one transaction, if
-    no move is under way (one that began after the delete looked could be moving units under it).
-    Refused: action 0, the unit (its item, or None); 1, the tree (moving)."""
-    names = {"#pk": PARTITION_KEY, "#moving": MOVING, "#deleting": DELETING}
-    condition = "attribute_exists(#pk) AND attribute_exists(#deleting) AND attribute_not_exists(#moving)"
-    values: dict[str, Any] = {}
+def mark_deleting(table: Table, unit: Key, deletion_id: str, at: str, version: int | None) -> Item:
+    """Mark the unit for the delete ``deletion_id`` (``DELETING``: when, ``at``; ``DELETION``:
+    which), if it exists, no other delete has marked it, and (``version``) it is at that version:
+    from then on nothing is placed in it (``placed_in``). The unit as marked; refused,
+    ``ConditionFailed`` with the unit (None if it is missing)."""
+    names = {"#pk": PARTITION_KEY, "#deleting": DELETING, "#deletion": DELETION}
+    values: dict[str, Any] = {":at": at, ":deletion": deletion_id}
+    condition = "attribute_exists(#pk) AND attribute_not_exists(#deleting)"
+    if version is not None:
+        condition += " AND #version = :version"
+        names["#version"], values[":version"] = "version", version
+    with translate():
+        response = table.client.update_item(
+            TableName=table.name,
+            Key=to_dynamo(unit),
+            UpdateExpression="SET #deleting = :at, #deletion = :deletion",
+            ConditionExpression=condition,
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=to_dynamo(values),
+            ReturnValues="ALL_NEW",
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+    return from_dynamo(response["Attributes"])
+
+
+def unmark_deleting(table: Table, unit: Key, deletion_id: str) -> None:
+    """Take back the mark of the delete ``deletion_id`` (a refused delete), if it is still that one's."""
+    rewrite(table, unit, {DELETION: deletion_id}, {}, removed=(DELETING, DELETION))
+
+
+def delete_unit(table: Table, unit: Key, tree: Key, deletion_id: str, path: str, version: int | None) -> None:
+    """Delete a unit that the delete ``deletion_id`` has marked, still at ``path`` (where that delete
+    found it empty) and not being moved, and uncount it, in one transaction, if no move is under way
+    (one that began after the delete looked could be moving units under it). Refused: action 0,
+    the unit (its item, or None); 1, the tree (moving)."""
+    names = {"#pk": PARTITION_KEY, "#moving": MOVING, "#deletion": DELETION, "#path": "path"}
+    values: dict[str, Any] = {":deletion": deletion_id, ":path": path}
+    condition = "attribute_exists(#pk) AND #deletion = :deletion AND #path = :path AND attribute_not_exists(#moving)"
     if version is not None:
         condition += " AND #version = :version"
         names["#version"], values[":version"] = "version", version
@@ -120,10 +153,9 @@ def delete_unit(table: Table, unit: Key, tree: Key, version: int | None) -> None
         "Key": to_dynamo(unit),
         "ConditionExpression": condition,
         "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": to_dynamo(values),
         "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
     }
-    if values:
-        delete["ExpressionAttributeValues"] = to_dynamo(values)
     uncount: TransactWriteItemTypeDef = {
         "Update": {
             "TableName": table.name,

@@ -102,7 +102,7 @@ ROUTES: tuple[Route, ...] = (
           ((202, MoveAccepted),), conflicts=("root_move", "root_rename", "under_itself", "too_deep_move",
                                              "move_in_progress")),
     Route("DELETE", _UNIT, ORGANIZATIONS, _ADMIN, "deleteUnit", "Delete a unit that has no units and no users", 204,
-          None, conflicts=("root_delete", "not_empty", "move_in_progress")),
+          None, conflicts=("root_delete", "not_empty", "being_deleted", "move_in_progress")),
     Route("GET", f"{_UNIT}/users", ORGANIZATIONS, _ANY_MEMBER, "listUnitUsers",
           "List the users of a unit and of every unit below it", 200, UserPage,
           conflicts=("move_in_progress", "moved_since")),

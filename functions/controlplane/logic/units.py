@@ -22,6 +22,7 @@ from controlplane.logic import refusals
 from controlplane.logic.access import Caller
 from controlplane.models import errors
 from controlplane.models.errors import ApiError
+from controlplane.models.ids import new_ulid
 from controlplane.models.units import MAX_DEPTH, MAX_UNITS, ROOT, Unit, UnitCreate, join, split
 
 if TYPE_CHECKING:
@@ -127,20 +128,25 @@ def delete_unit(org_id: str, unit_id: str, version: int | None = None) -> None:
     """Mark the unit (no child or user may join it from then on), make sure it has none, delete it."""
     if unit_id == ROOT:
         raise errors.root_refuses("delete")
-    table, key, rules = api_table(), keys.unit_key(org_id, unit_id), refusals.if_match(version)
-    with refusals.refused_as(errors.unit_missing(org_id, unit_id), rules):
-        unit = table.mark(key, stamps.DELETING, stamps.now(), refusals.expects(rules))
+    table, key, deletion = api_table(), keys.unit_key(org_id, unit_id), new_ulid()
+    try:
+        unit = tree.mark_deleting(table, key, deletion, stamps.now(), version)
+    except ConditionFailed as failed:
+        if failed.item is not None and stamps.DELETING in failed.item:
+            raise errors.unit_being_deleted(unit_id) from None
+        raise refusals.refusal(failed, errors.unit_missing(org_id, unit_id), refusals.if_match(version)) from None
     try:
         _make_sure_it_is_empty(org_id, unit)
-        tree.delete_unit(table, key, keys.tree_key(org_id), version)
+        tree.delete_unit(table, key, keys.tree_key(org_id), deletion, unit["path"], version)
     except ConditionFailed as failed:
-        _unmark(key)
-        if failed.action == 1 or (failed.item is not None and tree.MOVING in failed.item):
+        _unmark(key, deletion)
+        stored = failed.item
+        if failed.action == 1 or (stored is not None and (tree.MOVING in stored or stored["path"] != unit["path"])):
             raise errors.unit_moving(org_id) from None
         # Still there: renamed since the version was checked (If-Match), else gone.
-        raise refusals.refusal(failed, errors.unit_missing(org_id, unit_id), rules) from None
+        raise refusals.refusal(failed, errors.unit_missing(org_id, unit_id), refusals.if_match(version)) from None
     except ApiError:
-        _unmark(key)
+        _unmark(key, deletion)
         raise
 
 
@@ -164,6 +170,6 @@ def _make_sure_it_is_empty(org_id: str, unit: Item) -> None:
         raise errors.unit_not_empty(unit["unit_id"], "units" if len(children) > 1 else "users")
 
 
-def _unmark(key: dict[str, str]) -> None:
+def _unmark(key: dict[str, str], deletion: str) -> None:
     with suppress(ConditionFailed):  # gone meanwhile
-        tree.rewrite(api_table(), key, {}, {}, removed=(stamps.DELETING,))
+        tree.unmark_deleting(api_table(), key, deletion)

@@ -65,6 +65,10 @@ def unit_not_empty(unit_id: str, what: str) -> "Conflict":
     return Conflict(f"Unit {unit_id} still has {what}; move or delete them first")
 
 
+def unit_being_deleted(unit_id: str) -> "Conflict":
+    return Conflict(f"A delete of unit {unit_id} is under way; retry shortly")
+
+
 def unit_under_itself(unit_id: str) -> "Conflict":
     return Conflict(f"Unit {unit_id} cannot move under itself or its own descendants")
 
