@@ -95,8 +95,8 @@ OPERATIONS = {
     "deleteUnit": Operation(
         "Deletes a unit that has no units and no users below it; one that has is `409 conflict`, and so is a "
         "second delete of the unit while one is under way. `root` cannot be deleted. With `If-Match`, only the "
-        "version you read. In the cloud, within 5 s of something put under the unit, the delete first waits out "
-        "the rest of those 5 s, until the indexes it reads show it.",
+        "version you read. In the cloud, within a minute of something put under the unit (or 5 s of the end of a "
+        "move in the org), the delete first waits up to 5 s, until the indexes it reads show it.",
         ("UpdateItem", "BatchGetItem", "Query", "Query", "TransactWriteItems"),
     ),
     "listUnitUsers": Operation(

@@ -420,3 +420,76 @@ def test_a_unit_whose_ancestor_moved_while_its_delete_waited_is_not_deleted(acme
     assert (reply.status, reply.error_code) == (409, "move_in_progress"), reply.body
     assert call("GET", "/orgs/acme/units/db").body["path"] == "/ops/eng/platform/db"
     assert create_unit("cache", "platform").status == 201  # the refused delete took its mark back
+
+
+def test_a_delete_that_fails_after_its_mark_takes_the_mark_back(acme, monkeypatch):
+    from botocore.exceptions import EndpointConnectionError
+
+    from controlplane.dal.table import Table
+
+    # Given DynamoDB cannot be reached once the delete has marked ops
+    def unreachable(self, partition, **options):
+        raise EndpointConnectionError(endpoint_url="https://dynamodb.us-east-1.amazonaws.com")
+
+    with monkeypatch.context() as outage:
+        outage.setattr(Table, "query", unreachable)
+        # When ops is deleted
+        reply = call("DELETE", "/orgs/acme/units/ops")
+
+    # Then the delete is 503, and ops takes users and deletes as before: no mark was left behind
+    assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
+    assert create_user("acme", "dora", unit="ops").status == 201
+    assert call("PATCH", "/orgs/acme/users/dora", {"unit": "eng"}).status == 200
+    assert call("DELETE", "/orgs/acme/units/ops").status == 204
+
+
+def test_a_mark_left_by_a_dead_delete_counts_for_nothing_once_it_is_older_than_any_request(acme):
+    import time
+
+    from controlplane.dal import tree
+    from controlplane.dal.table import api_table
+
+    # Given a delete that marked ops a moment ago, and one that marked web and died (its function timed out)
+    tree.mark_deleting(api_table(), keys.unit_key("acme", "ops"), "live", time.time(), None)
+    long_ago = time.time() - tree.REQUEST_LIFETIME - 1
+    tree.mark_deleting(api_table(), keys.unit_key("acme", "web"), "dead", long_ago, None)
+
+    # Then ops takes no one and no second delete, while web takes both: the second delete takes the
+    # dead one's mark over, finds erin, and takes its own mark back
+    assert create_user("acme", "dora", unit="ops").status == 404
+    assert (
+        call("DELETE", "/orgs/acme/units/ops").body["error"]["message"]
+        == "A delete of unit ops is under way; retry shortly"
+    )
+    assert create_user("acme", "erin", unit="web").status == 201
+    reply = call("DELETE", "/orgs/acme/units/web")
+    assert (reply.status, reply.error_code) == (409, "conflict") and "users" in reply.body["error"]["message"]
+    assert call("PATCH", "/orgs/acme/users/erin", {"unit": "eng"}).status == 200
+    assert call("DELETE", "/orgs/acme/units/web").status == 204
+
+
+def test_a_placement_that_committed_long_after_its_stamp_keeps_its_unit(acme, lagging_indexes):
+    import time
+    from decimal import Decimal
+
+    from controlplane.dal.codec import to_dynamo
+    from controlplane.dal.table import api_table
+
+    # Given dora's create was stamped a second before it committed (its transaction was retried), and
+    # GSI2 does not show her yet
+    assert create_user("acme", "dora", unit="ops").status == 201
+    table = api_table()
+    table.client.update_item(
+        TableName=table.name,
+        Key=to_dynamo(keys.unit_key("acme", "ops")),
+        UpdateExpression="SET last_placed = :at",
+        ExpressionAttributeValues=to_dynamo({":at": Decimal(str(time.time() - 1))}),
+    )
+    lagging_indexes("dora")
+
+    # When ops is deleted at once
+    reply = call("DELETE", "/orgs/acme/units/ops")
+
+    # Then the delete waited for the indexes from its mark, not from the stamp, and found her
+    assert (reply.status, reply.error_code) == (409, "conflict"), reply.body
+    assert call("GET", "/orgs/acme/users/dora").body["unit"] == "ops"

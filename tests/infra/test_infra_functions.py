@@ -269,3 +269,17 @@ def test_configured_cors_origins_reach_every_function(templates):
     assert "CORS_ALLOW_ORIGINS" not in variables.pop("tenantkeys.handler.lambda_handler")  # nor does it
     assert "CORS_ALLOW_ORIGINS" not in variables.pop("revocations.handler.lambda_handler")  # nor this one
     assert variables == {}
+
+
+def test_every_function_ends_before_a_units_delete_mark_or_placement_stamp_is_taken_for_stale(dev):
+    from controlplane.dal import tree
+
+    # Given every function of ours in the stack (the API's, the jobs', the consumers'; not the CDK's own)
+    timeouts = {
+        logical_id: r["Properties"].get("Timeout", 3)
+        for logical_id, r in dev["Resources"].items()
+        if r["Type"] == "AWS::Lambda::Function" and r["Properties"].get("Handler", "").endswith(".lambda_handler")
+    }
+
+    # Then each ends within the lifetime a delete's mark and a placement's stamp are given
+    assert timeouts and all(seconds < tree.REQUEST_LIFETIME for seconds in timeouts.values()), timeouts

@@ -25,6 +25,11 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def iso(epoch: float) -> str:
+    """``epoch`` (seconds) as ``now`` writes a time: fixed width, so that text order is time order."""
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def new_item(
     item_keys: dict[str, str], entity: str, attributes: dict[str, Any], actor: str | None = None
 ) -> dict[str, Any]:

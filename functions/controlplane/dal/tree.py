@@ -4,6 +4,8 @@ tree's unit count, the move lock, and the rewrite of a stored path that a move m
 A unit that a move or a delete has marked (``MOVING``, ``DELETING``) takes no new child and no new
 user: ``placed_in`` is the condition every such write carries, so nothing lands on a stale path. It
 also notes when (``LAST_PLACED``), so that a delete waits for the indexes to show what was placed.
+A delete's mark outlives its request only if the request died; once ``REQUEST_LIFETIME`` old it is
+taken for none, by placements and by the next delete.
 """
 
 from decimal import Decimal
@@ -12,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from controlplane.dal.codec import from_dynamo, to_dynamo
 from controlplane.dal.conditions import Item
 from controlplane.dal.schema import PARTITION_KEY
-from controlplane.dal.stamps import DELETING
+from controlplane.dal.stamps import DELETING, iso
 from controlplane.dal.table import Key, Table, translate
 from controlplane.dal.transactions import transact
 
@@ -29,19 +31,30 @@ LAST_CREATED = "last_unit_created"
 LAST_PLACED, ENDED = "last_placed", "ended"
 # On a unit marked ``DELETING``: which delete marked it, the only one that may delete or unmark it.
 DELETION = "deletion_id"
+# Seconds within which a request that marks a unit or stamps a placement (an API call, a job's step)
+# has ended: more than any function's timeout (28 s, infra/constants.py). A delete's mark older than
+# this is a dead request's; a placement stamped this long ago has committed, or never will.
+REQUEST_LIFETIME = 60.0
+# The condition of a unit that no live delete has marked (``:stale``: ``REQUEST_LIFETIME`` ago).
+_NOT_DELETING = "(attribute_not_exists(#deleting) OR #deleting < :stale)"
+
+
+def deleting(unit: Item, at: float) -> bool:
+    """Whether a live delete has marked ``unit`` as of ``at`` (epoch seconds): a dead one's mark is none."""
+    return DELETING in unit and unit[DELETING] >= iso(at - REQUEST_LIFETIME)
 
 
 def placed_in(table: Table, unit: Key, path: str, at: float) -> "TransactWriteItemTypeDef":
-    """An update in a transaction: if the unit exists at ``path`` and no move or delete has marked
-    it, note that something was put under it ``at`` (epoch seconds, ``LAST_PLACED``; not a change of
-    the unit: no version, no event). Refused, DynamoDB returns the unit (None if it is missing)."""
+    """An update in a transaction: if the unit exists at ``path`` and no move or live delete has
+    marked it, note that something was put under it ``at`` (epoch seconds, ``LAST_PLACED``; not a
+    change of the unit: no version, no event). Refused, DynamoDB returns the unit (None if it is missing)."""
     return {
         "Update": {
             "TableName": table.name,
             "Key": to_dynamo(unit),
             "UpdateExpression": "SET #placed = :at",
             "ConditionExpression": "attribute_exists(#pk) AND #path = :path"
-            " AND attribute_not_exists(#moving) AND attribute_not_exists(#deleting)",
+            f" AND attribute_not_exists(#moving) AND {_NOT_DELETING}",
             "ExpressionAttributeNames": {
                 "#pk": PARTITION_KEY,
                 "#path": "path",
@@ -49,7 +62,9 @@ def placed_in(table: Table, unit: Key, path: str, at: float) -> "TransactWriteIt
                 "#deleting": DELETING,
                 "#placed": LAST_PLACED,
             },
-            "ExpressionAttributeValues": to_dynamo({":path": path, ":at": Decimal(str(at))}),
+            "ExpressionAttributeValues": to_dynamo(
+                {":path": path, ":at": Decimal(str(at)), ":stale": iso(at - REQUEST_LIFETIME)}
+            ),
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     }
@@ -107,14 +122,14 @@ def put_unit(
     transact(table, request)
 
 
-def mark_deleting(table: Table, unit: Key, deletion_id: str, at: str, version: int | None) -> Item:
+def mark_deleting(table: Table, unit: Key, deletion_id: str, at: float, version: int | None) -> Item:
     """Mark the unit for the delete ``deletion_id`` (``DELETING``: when, ``at``; ``DELETION``:
-    which), if it exists, no other delete has marked it, and (``version``) it is at that version:
-    from then on nothing is placed in it (``placed_in``). The unit as marked; refused,
-    ``ConditionFailed`` with the unit (None if it is missing)."""
+    which), if it exists, no other live delete has marked it (a dead one's mark is taken over), and
+    (``version``) it is at that version: from then on nothing is placed in it (``placed_in``). The
+    unit as marked; refused, ``ConditionFailed`` with the unit (None if it is missing)."""
     names = {"#pk": PARTITION_KEY, "#deleting": DELETING, "#deletion": DELETION}
-    values: dict[str, Any] = {":at": at, ":deletion": deletion_id}
-    condition = "attribute_exists(#pk) AND attribute_not_exists(#deleting)"
+    values: dict[str, Any] = {":at": iso(at), ":deletion": deletion_id, ":stale": iso(at - REQUEST_LIFETIME)}
+    condition = f"attribute_exists(#pk) AND {_NOT_DELETING}"
     if version is not None:
         condition += " AND #version = :version"
         names["#version"], values[":version"] = "version", version

@@ -1,8 +1,10 @@
 """An import's rows as users (see ``logic.imports``): where each goes (the unit it names, at the path
 read, which the transaction checks) and how many one transaction takes."""
 
+import time
+
 from controlplane import config
-from controlplane.dal import keys, seats, stamps
+from controlplane.dal import keys, seats, stamps, tree
 from controlplane.dal.conditions import Item
 from controlplane.dal.table import api_table
 from controlplane.models.units import ROOT, join, split
@@ -14,9 +16,9 @@ def unit_paths(org_id: str, rows: list[Item]) -> dict[str, str]:
     transaction checks (``tree.placed_in``), as a single create reads and checks its unit."""
     wanted = sorted({row["unit"] for row in rows} - {ROOT})
     found = api_table().get_many([keys.unit_key(org_id, unit) for unit in wanted]) if wanted else []
-    paths = {ROOT: join(())}
+    paths, now = {ROOT: join(())}, time.time()
     for unit, item in zip(wanted, found, strict=True):
-        if item is not None and stamps.DELETING not in item:
+        if item is not None and not tree.deleting(item, now):
             paths[unit] = item["path"]
     return paths
 

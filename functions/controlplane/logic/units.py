@@ -73,7 +73,7 @@ def placement(org_id: str, unit_id: str) -> tuple[tuple[str, ...], TransactWrite
 
 def refused_placement(org_id: str, unit_id: str, unit: Item | None) -> ApiError:
     """Why a unit refused something placed in it (``tree.placed_in`` failed on ``unit``)."""
-    if unit is None or stamps.DELETING in unit:
+    if unit is None or tree.deleting(unit, time.time()):
         return errors.unit_missing(org_id, unit_id)
     return errors.unit_moving(org_id)  # being moved, or moved since it was read: retry
 
@@ -125,42 +125,48 @@ def rename(org_id: str, unit_id: str, name: str, caller: Caller, version: int | 
 
 
 def delete_unit(org_id: str, unit_id: str, version: int | None = None) -> None:
-    """Mark the unit (no child or user may join it from then on), make sure it has none, delete it."""
+    """Mark the unit (no child or user may join it from then on), make sure it has none, delete it.
+    A delete refused or failed after its mark takes it back."""
     if unit_id == ROOT:
         raise errors.root_refuses("delete")
     table, key, deletion = api_table(), keys.unit_key(org_id, unit_id), new_ulid()
     try:
-        unit = tree.mark_deleting(table, key, deletion, stamps.now(), version)
+        unit = tree.mark_deleting(table, key, deletion, time.time(), version)
     except ConditionFailed as failed:
-        if failed.item is not None and stamps.DELETING in failed.item:
+        if failed.item is not None and tree.deleting(failed.item, time.time()):
             raise errors.unit_being_deleted(unit_id) from None
         raise refusals.refusal(failed, errors.unit_missing(org_id, unit_id), refusals.if_match(version)) from None
+    marked_at = time.time()
     try:
-        _make_sure_it_is_empty(org_id, unit)
+        _make_sure_it_is_empty(org_id, unit, marked_at)
         tree.delete_unit(table, key, keys.tree_key(org_id), deletion, unit["path"], version)
-    except ConditionFailed as failed:
+    except BaseException as failed:  # refused, or an outage: the unit takes children and users again
         _unmark(key, deletion)
+        if not isinstance(failed, ConditionFailed):
+            raise
         stored = failed.item
         if failed.action == 1 or (stored is not None and (tree.MOVING in stored or stored["path"] != unit["path"])):
             raise errors.unit_moving(org_id) from None
         # Still there: renamed since the version was checked (If-Match), else gone.
         raise refusals.refusal(failed, errors.unit_missing(org_id, unit_id), refusals.if_match(version)) from None
-    except ApiError:
-        _unmark(key, deletion)
-        raise
 
 
-def _make_sure_it_is_empty(org_id: str, unit: Item) -> None:
-    """Refuse the delete of a marked unit whose org is gone, while a move is under way, or if
-    anything is under it, as the indexes show once they have had ``gsi1_settle_seconds`` to show
-    what was put there last (a child or a user placed, or a move ended, just before the mark)."""
+def _make_sure_it_is_empty(org_id: str, unit: Item, marked_at: float) -> None:
+    """Refuse the delete of a unit marked at ``marked_at`` whose org is gone, while a move is under
+    way, or if anything is under it, as the indexes show once they have had ``gsi1_settle_seconds``
+    to show what was put there last (a child or a user placed, or a move ended, just before the mark)."""
     org, tree_item = api_table().get_many([keys.org_key(org_id), keys.tree_key(org_id)])
     if org is None or stamps.DELETING in org:
         raise errors.org_missing(org_id)
     tree_item = tree_item or {}
     if tree.MOVE in tree_item:
         raise errors.unit_moving(org_id)
-    last = max(float(unit.get(tree.LAST_PLACED, 0)), float(tree_item.get(tree.LAST_MOVE, {}).get(tree.ENDED, 0)))
+    # A placement is stamped before its transaction, which committed before the mark (none commits
+    # after it) and within REQUEST_LIFETIME of the stamp (retries included); a move's end is stamped
+    # after its writes.
+    placed = float(unit.get(tree.LAST_PLACED, 0))
+    ended = float(tree_item.get(tree.LAST_MOVE, {}).get(tree.ENDED, 0))
+    last = max(min(placed + tree.REQUEST_LIFETIME, marked_at), ended)
     time.sleep(max(0.0, last + config.settings().gsi1_settle_seconds - time.time()))
     path = split(unit["path"])
     table = api_table()
@@ -171,5 +177,7 @@ def _make_sure_it_is_empty(org_id: str, unit: Item) -> None:
 
 
 def _unmark(key: dict[str, str], deletion: str) -> None:
+    """Take back the delete ``deletion``'s mark. If this fails too (an outage), the mark stays until
+    it is ``tree.REQUEST_LIFETIME`` old, then counts for none."""
     with suppress(ConditionFailed):  # gone meanwhile
         tree.unmark_deleting(api_table(), key, deletion)
