@@ -8,7 +8,7 @@ import boto3
 import pytest
 
 from controlplane import config
-from controlplane.dal import tree
+from controlplane.dal import keys, tree
 from controlplane.logic import moves, units
 from controlplane.logic.access import Caller
 from tests.api import call, create_org, create_user, deliver
@@ -354,6 +354,51 @@ def test_a_unit_created_a_moment_before_its_ancestors_move_moves_with_it(acme, m
 
     # Then the move waited for GSI1 to show the new unit, which moved with its subtree
     assert call("GET", "/orgs/acme/units/fresh").body["path"] == "/ops/eng/web/fresh"
+
+
+def test_a_unit_whose_create_committed_long_after_its_stamp_moves_with_its_ancestor_after_one_wait(acme, monkeypatch):
+    import time
+    from decimal import Decimal
+
+    from controlplane.dal.codec import to_dynamo
+    from controlplane.dal.schema import GSI1_NAME
+    from controlplane.dal.table import Table, api_table
+
+    # Given a settle time of 0.5 s, a unit created under web whose create was stamped a second before
+    # it committed (its transaction was retried), and GSI1 that shows it only 0.2 s after the commit
+    monkeypatch.setenv("GSI1_SETTLE_SECONDS", "0.5")
+    config.reset()
+    create_unit("fresh", "web")
+    table = api_table()
+    table.client.update_item(
+        TableName=table.name,
+        Key=to_dynamo(keys.tree_key("acme")),
+        UpdateExpression="SET #created = :at",
+        ExpressionAttributeNames={"#created": tree.LAST_CREATED},
+        ExpressionAttributeValues=to_dynamo({":at": Decimal(str(time.time() - 1))}),
+    )
+    shown_at, query, sleep, slept = time.time() + 0.2, Table.query, time.sleep, []
+
+    def lagging(self, partition, **options):
+        items, last = query(self, partition, **options)
+        if options.get("index") == GSI1_NAME and time.time() < shown_at:
+            items = [i for i in items if i.get("unit_id") != "fresh"]
+        return items, last
+
+    def recorded(seconds):
+        slept.append(seconds)
+        sleep(seconds)
+
+    monkeypatch.setattr(Table, "query", lagging)
+    monkeypatch.setattr(time, "sleep", recorded)
+
+    # When web's parent moves at once
+    assert call("PATCH", "/orgs/acme/units/eng", {"parent_id": "ops"}).status == 200
+
+    # Then the move waited for GSI1 to show the new unit, which moved with its subtree; once, from its
+    # lock (the other wait is GSI2's, for the users' second look)
+    assert call("GET", "/orgs/acme/units/fresh").body["path"] == "/ops/eng/web/fresh"
+    assert len([s for s in slept if s > 0]) == 2, slept
 
 
 def test_a_listing_goes_on_through_unrelated_moves_one_between_each_two_pages(acme):

@@ -62,7 +62,9 @@ def move_unit(
         raise errors.unit_moving(org_id)
     # Under the lock no unit is created, deleted or moved in the org: the depth counted now holds,
     # once GSI1 shows the units created just before.
-    _settle(api_table().get(keys.tree_key(org_id), consistent=True) or {})
+    tree_item = api_table().get(keys.tree_key(org_id), consistent=True) or {}
+    locked_by = time.time()  # the lock, read back, was taken by now
+    _settle(tree_item, locked_by)
     _, deepest = _subtree(org_id, split(move["from"]), split(move["to"])[:-1])
     if deepest > MAX_DEPTH:
         last = {"from": move["from"], "to": move["to"]}  # moved nothing; a listing may start again
@@ -71,7 +73,7 @@ def move_unit(
     if move["queued"]:
         enqueue(org_id)
         return False
-    resume(org_id)
+    resume(org_id, locked_by=locked_by)
     return True
 
 
@@ -142,11 +144,15 @@ def _abandoned(move: Item) -> bool:
     return not move.get("queued") and (datetime.now(UTC) - started).total_seconds() > STALE_SECONDS
 
 
-def _settle(tree_item: Item, time_left: Callable[[], float] = lambda: math.inf) -> bool:
+def _settle(tree_item: Item, read_at: float, time_left: Callable[[], float] = lambda: math.inf) -> bool:
     """Wait until GSI1 (updated asynchronously) has had ``gsi1_settle_seconds`` to show the org's
     latest unit; a move that read its subtree sooner could miss it, and leave it at a stale path.
-    False if there is not that much time left."""
-    wait = float(tree_item.get(tree.LAST_CREATED, 0)) + config.settings().gsi1_settle_seconds - time.time()
+    That unit's create was stamped before its transaction, which committed before the lock that
+    ``tree_item``, read by ``read_at``, holds (a create checks that no move is under way) and within
+    ``tree.REQUEST_LIFETIME`` of its stamp (retries included). False if there is not that much time left."""
+    created = float(tree_item.get(tree.LAST_CREATED, 0))
+    committed = min(created + tree.REQUEST_LIFETIME, read_at)
+    wait = committed + config.settings().gsi1_settle_seconds - time.time()
     if wait <= 0:
         return True
     if time_left() < STEP_SECONDS + wait:
@@ -155,14 +161,15 @@ def _settle(tree_item: Item, time_left: Callable[[], float] = lambda: math.inf) 
     return True
 
 
-def resume(org_id: str, time_left: Callable[[], float] = lambda: math.inf) -> bool:
-    """Run the org's move under way, if any, from wherever it stopped; False if time ran short."""
+def resume(org_id: str, time_left: Callable[[], float] = lambda: math.inf, locked_by: float | None = None) -> bool:
+    """Run the org's move under way, if any, from wherever it stopped; False if time ran short.
+    ``locked_by``: when the move's lock was known to be taken (else when it is read here)."""
     table = api_table()
     tree_item = table.get(keys.tree_key(org_id), consistent=True) or {}
-    move = tree_item.get(tree.MOVE)
+    read_at, move = time.time(), tree_item.get(tree.MOVE)
     if move is None:
         return True
-    if not _settle(tree_item, time_left):
+    if not _settle(tree_item, locked_by or read_at, time_left):
         return False
     old, new, move_id = split(move["from"]), split(move["to"]), move["id"]
 
