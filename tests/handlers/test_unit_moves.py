@@ -17,6 +17,11 @@ from tests.handlers.test_org_units import create_unit, ids
 OPERATOR = Caller(subject="op", user_id=None, org_id=None, role=None, operator=True)
 
 
+def _never_finishes(org_id, time_left=None, locked_by=None) -> bool:
+    """``moves.resume`` for a move that holds its lock and never gets on (out of time at once)."""
+    return False
+
+
 @pytest.fixture
 def acme(table):
     """eng (platform (db), web), ops (ann); bea in eng, cid in platform, dan in db, dee in web."""
@@ -82,8 +87,8 @@ def test_a_move_deeper_than_10_is_refused(acme):
 
 
 def test_a_second_move_waits_for_the_first(acme, monkeypatch):
-    monkeypatch.setattr(moves, "resume", lambda org_id, time_left=None: False)  # the first never finishes
-    call("PATCH", "/orgs/acme/units/web", {"parent_id": "ops"})
+    monkeypatch.setattr(moves, "resume", _never_finishes)  # the first never finishes
+    assert call("PATCH", "/orgs/acme/units/web", {"parent_id": "ops"}).status == 200
 
     reply = call("PATCH", "/orgs/acme/units/db", {"parent_id": "eng"})
 
@@ -94,8 +99,8 @@ def test_a_second_move_waits_for_the_first(acme, monkeypatch):
 
 
 def test_a_listing_a_move_is_changing_is_refused_and_an_unrelated_one_is_not(acme, monkeypatch):
-    monkeypatch.setattr(moves, "resume", lambda org_id, time_left=None: False)
-    call("PATCH", "/orgs/acme/units/db", {"parent_id": "ops"})
+    monkeypatch.setattr(moves, "resume", _never_finishes)
+    assert call("PATCH", "/orgs/acme/units/db", {"parent_id": "ops"}).status == 200
 
     for path in ["/orgs/acme/units", "/orgs/acme/units/eng/users", "/orgs/acme/units/ops/users"]:
         reply = call("GET", path)
@@ -116,8 +121,8 @@ def test_a_cursor_from_before_an_overlapping_move_starts_again_and_an_unrelated_
 
 
 def test_no_one_joins_a_unit_while_it_moves(acme, monkeypatch):
-    monkeypatch.setattr(moves, "resume", lambda org_id, time_left=None: False)
-    call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+    monkeypatch.setattr(moves, "resume", _never_finishes)
+    assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 200
     monkeypatch.undo()
     moves.resume("acme", time_left=iter([60.0] * 2 + [0.0] * 99).__next__)  # marks both units, then stops
 
@@ -133,8 +138,8 @@ def test_no_one_joins_a_unit_while_it_moves(acme, monkeypatch):
 # platform and db, then cid and dan, then the wait for GSI2 to settle: 5 steps
 @pytest.mark.parametrize("steps", [0, 1, 2, 3, 4])
 def test_a_move_interrupted_anywhere_finishes_right_when_run_again(acme, monkeypatch, steps):
-    monkeypatch.setattr(moves, "resume", lambda org_id, time_left=None: False)
-    call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+    monkeypatch.setattr(moves, "resume", _never_finishes)
+    assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 200
     monkeypatch.undo()
     budget = iter([60.0] * steps)
 
@@ -166,8 +171,8 @@ def test_a_big_move_answers_202_and_finishes_from_the_queue_delivered_twice(acme
 
 
 def test_the_move_lock_left_by_a_dead_request_is_finished_by_the_next_move(acme, monkeypatch):
-    monkeypatch.setattr(moves, "resume", lambda org_id, time_left=None: False)
-    call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+    monkeypatch.setattr(moves, "resume", _never_finishes)
+    assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 200
     monkeypatch.undo()
     monkeypatch.setattr(moves, "STALE_SECONDS", -1)
 
@@ -185,8 +190,8 @@ def test_units_read_carries_the_root(acme):
 
 
 def test_no_unit_is_created_or_deleted_anywhere_in_the_org_while_a_move_runs(acme, monkeypatch):
-    monkeypatch.setattr(moves, "resume", lambda org_id, time_left=None: False)
-    call("PATCH", "/orgs/acme/units/db", {"parent_id": "ops"})  # locked, nothing marked yet
+    monkeypatch.setattr(moves, "resume", _never_finishes)
+    assert call("PATCH", "/orgs/acme/units/db", {"parent_id": "ops"}).status == 200  # locked, nothing marked yet
 
     created = create_unit("cache", "platform")  # platform is not marked: the tree item refuses
     deleted = call("DELETE", "/orgs/acme/units/web")
@@ -241,8 +246,8 @@ def test_a_listing_paged_through_a_move_step_by_step_never_repeats_nor_misses_an
     path = f"/orgs/acme/units/{under}/users"
     first = call("GET", path, query={"limit": "1"})
     seen, cursor = ids(first), first.body["next_cursor"]
-    monkeypatch.setattr(moves, "resume", lambda org_id, time_left=None: False)
-    call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+    monkeypatch.setattr(moves, "resume", _never_finishes)
+    assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 200
     monkeypatch.undo()
 
     # When the move goes one step at a time, and the listing asks for its next page after each
@@ -274,8 +279,8 @@ def test_a_listing_paged_through_a_move_step_by_step_never_repeats_nor_misses_an
 
 def leave_an_abandoned_move(monkeypatch, unit_id: str, parent_id: str) -> None:
     """A request that took the move lock of ``unit_id`` under ``parent_id`` and died, 120 s ago."""
-    monkeypatch.setattr(moves, "resume", lambda org_id, time_left=None: False)
-    call("PATCH", f"/orgs/acme/units/{unit_id}", {"parent_id": parent_id})
+    monkeypatch.setattr(moves, "resume", _never_finishes)
+    assert call("PATCH", f"/orgs/acme/units/{unit_id}", {"parent_id": parent_id}).status == 200
     monkeypatch.undo()
     monkeypatch.setattr(moves, "STALE_SECONDS", -1)
 
@@ -465,3 +470,126 @@ def test_units_created_below_a_unit_before_the_lock_count_in_its_depth(acme, mon
 
     assert (reply.status, reply.error_code) == (409, "limit_exceeded")
     assert call("GET", "/orgs/acme/units/w2").body["path"] == "/eng/web/w1/w2"
+
+
+def _unreachable(*args, **kwargs):
+    from botocore.exceptions import EndpointConnectionError
+
+    raise EndpointConnectionError(endpoint_url="https://dynamodb.us-east-1.amazonaws.com")
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
+def test_a_big_move_that_cannot_queue_itself_gives_its_lock_back(acme, monkeypatch):
+    # Given a move big enough for the queue, and SQS that cannot be reached
+    queue_url = boto3.client("sqs").create_queue(QueueName=f"deletions-{uuid.uuid4().hex}")["QueueUrl"]
+    monkeypatch.setenv("DELETIONS_QUEUE_URL", queue_url)
+    config.reset()
+    monkeypatch.setattr(moves, "MOVE_IN_REQUEST", 2)
+    with monkeypatch.context() as outage:
+        outage.setattr(moves, "enqueue", _unreachable)
+
+        # When the move is asked for
+        reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+
+    # Then it is 503, moved nothing, and left no lock: the next move goes through
+    assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
+    assert call("GET", "/orgs/acme/units/platform").body["path"] == "/eng/platform"
+    assert call("PATCH", "/orgs/acme/units/eng", {"parent_id": "ops"}).status == 202
+    config.reset()
+
+
+def test_a_move_that_fails_under_its_lock_before_its_first_write_gives_the_lock_back(acme, monkeypatch):
+    # Given DynamoDB cannot be reached once the move holds its lock
+    with monkeypatch.context() as outage:
+        outage.setattr(moves, "_settle", _unreachable)
+        reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+
+    # Then the move is 503 and left no lock: asked again, it goes through at once
+    assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
+    assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 200
+    assert_tree_is(MOVED)
+
+
+def test_a_move_that_died_half_way_is_not_done_for_its_retry_until_it_is_finished(acme, monkeypatch):
+    from controlplane.dal import tree as tree_module
+
+    # Given a move of platform under ops whose request died after marking its units (a timeout, say)
+    with monkeypatch.context() as dying:
+        dying.setattr(tree_module, "note_marked", _unreachable)
+        assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 503
+
+    # When it is asked for again while it could still be running, and once it is older than any request lives
+    early = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+    monkeypatch.setattr(moves, "STALE_SECONDS", -1)
+    late = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+
+    # Then the early retry is 409 (not a 200 over stale paths), and the late one finishes the move
+    assert (early.status, early.error_code) == (409, "move_in_progress"), early.body
+    assert (late.status, late.body["path"], late.body["moving"]) == (200, "/ops/platform", False), late.body
+    assert_tree_is(MOVED)
+
+
+def test_a_move_another_run_finished_meanwhile_answers_the_moved_unit(acme, monkeypatch):
+    from controlplane.dal import tree as tree_module
+
+    # Given another run finishes the move while this one is about to note its marks
+    note_marked, finished = tree_module.note_marked, []
+
+    def finished_meanwhile(*args, **kwargs):
+        if not finished:
+            finished.append(True)
+            with monkeypatch.context() as other_run:
+                other_run.setattr(tree_module, "note_marked", note_marked)
+                assert moves.resume("acme") is True
+        return note_marked(*args, **kwargs)
+
+    monkeypatch.setattr(tree_module, "note_marked", finished_meanwhile)
+
+    # When the move runs
+    reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+
+    # Then it answers the moved unit, not a 500
+    assert (reply.status, reply.body["path"]) == (200, "/ops/platform"), reply.body
+    assert_tree_is(MOVED)
+
+
+def test_a_moves_if_match_that_loses_to_a_rename_before_the_lock_is_412(acme, monkeypatch):
+    from controlplane.dal import tree as tree_module
+
+    # Given platform is renamed (version 2) after the move read version 1 and before it takes its lock
+    lock_move, renamed = tree_module.lock_move, []
+
+    def renamed_meanwhile(*args, **kwargs):
+        if not renamed:
+            renamed.append(call("PATCH", "/orgs/acme/units/platform", {"name": "Platform team"}).status)
+        return lock_move(*args, **kwargs)
+
+    monkeypatch.setattr(tree_module, "lock_move", renamed_meanwhile)
+
+    # When the move is asked for with If-Match: "1"
+    reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}, headers={"If-Match": '"1"'})
+
+    # Then it is 412, and nothing moved
+    assert renamed == [200]
+    assert (reply.status, reply.error_code) == (412, "precondition_failed"), reply.body
+    assert call("GET", "/orgs/acme/units/platform").body["path"] == "/eng/platform"
+
+
+def test_a_listing_the_last_move_changed_waits_until_the_indexes_have_settled(acme, monkeypatch):
+    import time
+
+    # Given a settle time of 0.5 s and a move of platform under ops that has just ended
+    monkeypatch.setenv("GSI1_SETTLE_SECONDS", "0.5")
+    config.reset()
+    assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 200
+
+    # When the subtrees it changed, and one it did not, are listed at once
+    changed = [call("GET", f"/orgs/acme/units/{unit}/users") for unit in ("ops", "eng")]
+    unrelated = call("GET", "/orgs/acme/units/web/users")
+
+    # Then those it changed are 409 with Retry-After until GSI2 has had the settle time; the other is not
+    assert [(r.status, r.error_code) for r in changed] == [(409, "move_in_progress")] * 2
+    assert ids(unrelated) == ["dee"]
+    time.sleep(0.5)
+    assert sorted(ids(call("GET", "/orgs/acme/units/ops/users"))) == ["ann", "cid", "dan"]
+    config.reset()

@@ -38,8 +38,8 @@ from controlplane.models.units import MAX_DEPTH, MOVE_IN_REQUEST, ROOT, Unit, Un
 KIND = "unit-move"
 STEP_SECONDS = 5.0  # stop starting steps when less time is left, and queue the rest
 # A lock older than this whose move ran within a request (so no message will finish it) was left
-# by a request that died: the next move finishes it first.
-STALE_SECONDS = 120
+# by a request that died: the next move of the org finishes it first.
+STALE_SECONDS = tree.REQUEST_LIFETIME
 
 
 def move_unit(
@@ -56,25 +56,35 @@ def move_unit(
         move = _plan(org_id, unit_id, parent_id, caller, version)
         if move is None:
             return True
-        if _lock(org_id, move):
+        if _lock(org_id, move, version):
             break
     else:
         raise errors.unit_moving(org_id)
-    # Under the lock no unit is created, deleted or moved in the org: the depth counted now holds,
-    # once GSI1 shows the units created just before.
-    tree_item = api_table().get(keys.tree_key(org_id), consistent=True) or {}
-    locked_by = time.time()  # the lock, read back, was taken by now
-    _settle(tree_item, locked_by)
-    _, deepest = _subtree(org_id, split(move["from"]), split(move["to"])[:-1])
-    if deepest > MAX_DEPTH:
-        last = {"from": move["from"], "to": move["to"]}  # moved nothing; a listing may start again
-        tree.unlock_move(api_table(), keys.tree_key(org_id), move["id"], last, time.time())
-        raise errors.too_deep(MAX_DEPTH, parent_id, deepest, moving=True)
-    if move["queued"]:
-        enqueue(org_id)
-        return False
+    try:
+        # Under the lock no unit is created, deleted or moved in the org: the depth counted now
+        # holds, once GSI1 shows the units created just before.
+        tree_item = api_table().get(keys.tree_key(org_id), consistent=True) or {}
+        locked_by = time.time()  # the lock, read back, was taken by now
+        _settle(tree_item, locked_by)
+        _, deepest = _subtree(org_id, split(move["from"]), split(move["to"])[:-1])
+        if deepest > MAX_DEPTH:
+            raise errors.too_deep(MAX_DEPTH, parent_id, deepest, moving=True)
+        if move["queued"]:
+            enqueue(org_id)
+            return False
+    except BaseException:  # refused or failed before its first write: the move leaves no lock behind
+        _release(org_id, move)
+        raise
     resume(org_id, locked_by=locked_by)
     return True
+
+
+def _release(org_id: str, move: Item) -> None:
+    """Give up the lock of a move that has moved nothing (a listing may start again). Failing too
+    (an outage), the lock stays: an unqueued one is finished by the next move once abandoned."""
+    last = {"from": move["from"], "to": move["to"]}
+    with suppress(ConditionFailed):  # released already
+        tree.unlock_move(api_table(), keys.tree_key(org_id), move["id"], last, time.time())
 
 
 def _plan(org_id: str, unit_id: str, parent_id: str, caller: Caller, version: int | None) -> Item | None:
@@ -87,6 +97,8 @@ def _plan(org_id: str, unit_id: str, parent_id: str, caller: Caller, version: in
     if base[: len(old)] == old:
         raise errors.unit_under_itself(unit_id)
     if unit["parent_id"] == parent_id:
+        if tree.MOVING in unit:  # put there by a move that has not finished: a live one's, or a dead request's
+            _finish_abandoned(org_id)
         return None
     subtree, deepest = _subtree(org_id, old, base)
     if deepest > MAX_DEPTH:  # refused before it takes the lock; checked again under it
@@ -115,28 +127,39 @@ def _subtree(org_id: str, old: tuple[str, ...], base: tuple[str, ...]) -> tuple[
     return subtree, deepest - len(old) + len(base) + 1
 
 
-def _lock(org_id: str, move: Item) -> bool:
-    """Take the org's move lock, with the unit and its new parent where the move was planned.
-    False: plan it again, as the unit moved meanwhile, or a lock a dead request left was there
-    (finished first: it may have moved the unit, the parent, or units into the subtree)."""
+def _lock(org_id: str, move: Item, version: int | None) -> bool:
+    """Take the org's move lock, with the unit (at ``version``, if given) and its new parent where
+    the move was planned. False: plan it again, as the unit moved or changed meanwhile, or a lock a
+    dead request left was there (finished first: it may have moved the unit, the parent, or units
+    into the subtree)."""
     parent_id = move["parent_id"]
     parent = None if parent_id == ROOT else (keys.unit_key(org_id, parent_id), join(split(move["to"])[:-1]))
     unit = (keys.unit_key(org_id, move["unit_id"]), move["from"])
     try:
-        tree.lock_move(api_table(), keys.tree_key(org_id), move, unit, parent, time.time())
+        tree.lock_move(api_table(), keys.tree_key(org_id), move, unit, parent, time.time(), version)
         return True
     except ConditionFailed as failed:
         if failed.action == 2:
             raise units.refused_placement(org_id, parent_id, failed.item) from None
         if failed.action == 1:
-            if failed.item is not None and failed.item["path"] != move["from"]:
-                return False
-            raise units.refused_placement(org_id, move["unit_id"], failed.item) from None
-        held = (failed.item or {}).get(tree.MOVE)
-        if held is None or not _abandoned(held):
-            raise errors.unit_moving(org_id) from None
-    resume(org_id)
+            stored = failed.item
+            changed = version is not None and stored is not None and stored["version"] != version
+            if stored is not None and (stored["path"] != move["from"] or changed):
+                return False  # planned again from what is stored: a changed version is 412 there
+            raise units.refused_placement(org_id, move["unit_id"], stored) from None
+    _finish_abandoned(org_id)
     return False
+
+
+def _finish_abandoned(org_id: str) -> None:
+    """Finish the org's move under way if a request that died left it (its lock is older than any
+    request lives, and no queue message will finish it); 409 ``move_in_progress`` if it is live."""
+    held = (api_table().get(keys.tree_key(org_id), consistent=True) or {}).get(tree.MOVE)
+    if held is None:
+        return
+    if not _abandoned(held):
+        raise errors.unit_moving(org_id)
+    resume(org_id)
 
 
 def _abandoned(move: Item) -> bool:
@@ -194,7 +217,10 @@ def resume(org_id: str, time_left: Callable[[], float] = lambda: math.inf, locke
             _step(tree.rewrite, table, keys.base_key(unit), {"path": unit["path"]}, changes, bump=mine)
     # Every unit is marked: no user joins the subtree from now. GSI2 is eventually consistent, so the
     # users are looked for twice: now, and once it has had time to show those placed just before.
-    marked_at = tree.note_marked(table, keys.tree_key(org_id), move_id, time.time())
+    try:
+        marked_at = tree.note_marked(table, keys.tree_key(org_id), move_id, time.time())
+    except ConditionFailed:  # the lock is gone: another run finished this move, or the org was deleted
+        return True
     for second_pass in (False, True):
         if second_pass:
             wait = marked_at + config.settings().gsi1_settle_seconds - time.time()

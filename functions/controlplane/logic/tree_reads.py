@@ -15,6 +15,8 @@ and a delete changes no move counter. Nor does a position outside the unit's sub
 start key: DynamoDB refuses one that its key condition does not match.
 """
 
+import time
+
 from controlplane import config
 from controlplane.dal import cursor, keys, tree
 from controlplane.dal.conditions import Item
@@ -34,9 +36,14 @@ def overlaps(path: tuple[str, ...], move: Item) -> bool:
 
 def _guard(org_id: str, tree_item: Item, path: tuple[str, ...], epoch: int | None) -> int:
     """The move count the next cursor carries, once no move stands in its way: the current one, as
-    this page has checked the one move (at most) since its cursor."""
+    this page has checked the one move (at most) since its cursor. A move that ended less than
+    ``gsi1_settle_seconds`` ago still stands in the way: the indexes may not show its last writes."""
     move = tree_item.get(tree.MOVE)
     if move and overlaps(path, move):
+        raise errors.unit_moving(org_id)
+    last = tree_item.get(tree.LAST_MOVE)
+    settled = float(last.get(tree.ENDED, 0)) + config.settings().gsi1_settle_seconds if last else 0.0
+    if last and overlaps(path, last) and settled > time.time():
         raise errors.unit_moving(org_id)
     moves = int(tree_item.get(tree.MOVES, 0))
     if epoch is not None and moves != epoch:
