@@ -205,9 +205,10 @@ def test_a_delete_too_big_for_one_request_answers_202_and_finishes_from_the_queu
 
     assert reply.status == 202
     assert reply.body["status"] == "deleting"
-    assert call("GET", "/orgs/acme").body["deleting_since"]
+    mark = call("GET", "/orgs/acme").body["deleting_since"]
+    assert mark
     monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 0)
-    _drain(queue_url, {"org_id": "acme"})
+    _drain(queue_url, {"org_id": "acme", "deleting_since": mark})  # the job is that delete's
     assert call("GET", "/orgs/acme").status == 404
     assert _items_of(acme, "acme") == []
 
@@ -237,3 +238,75 @@ def test_a_delete_that_runs_out_of_time_inside_a_users_tickets_resumes_where_it_
     assert call("GET", "/orgs/acme/users/alice").status == 404  # the user went before the tickets
     assert cascade.delete_org("acme") is True
     assert _items_of(table, "acme") == []
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
+def test_a_delete_job_of_an_org_deleted_since_spares_the_org_created_again_with_its_id(acme, monkeypatch):
+    # Given a delete too big for its request, asked twice (so two jobs are queued), and the first job
+    # finishes it
+    queue_url = boto3.client("sqs").create_queue(QueueName=f"deletions-{uuid.uuid4().hex}")["QueueUrl"]
+    monkeypatch.setenv("DELETIONS_QUEUE_URL", queue_url)
+    config.reset()
+    monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 10_000)
+    assert [call("DELETE", "/orgs/acme").status for _ in range(2)] == [202, 202]
+    sqs = boto3.client("sqs")
+    jobs = [sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=1)["Messages"] for _ in range(2)]
+    monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 0)
+    assert deliver(jobs[0]) == {"batchItemFailures": []}
+    assert call("GET", "/orgs/acme").status == 404
+
+    # And acme is created again, by another tenant, with a user and a ticket
+    create_org("acme")
+    create_user("acme", ORG_USERS[0])
+    create_ticket("acme", ORG_USERS[0])
+
+    # When the second job runs, and a job of the old kind (no mark) is delivered too
+    assert deliver(jobs[1]) == {"batchItemFailures": []}
+    deliver([{**jobs[1][0], "Body": json.dumps({"org_id": "acme"})}])
+
+    # Then the new acme is whole: a job continues its own delete, never starts one
+    assert call("GET", "/orgs/acme").status == 200
+    assert call("GET", "/orgs/acme").body["deleting_since"] is None
+    assert len(call("GET", f"/orgs/acme/users/{ORG_USERS[0]}/tickets").body["items"]) == 1
+    config.reset()
+
+
+def test_a_delete_run_that_another_finished_stops_at_the_org_created_again(acme):
+    # Given a delete of acme that stopped after its first user, which another run then finished
+    budget = iter([60.0])
+    assert cascade.delete_org("acme", time_left=lambda: next(budget, 0.0)) is False
+    mark = cascade.deletion_mark("acme")
+    assert cascade.delete_org("acme") is True
+    create_org("acme")
+    create_user("acme", ORG_USERS[1])
+
+    # When the first run goes on
+    finished = cascade.continue_delete("acme", mark)
+
+    # Then it is done, and the new acme and its user are untouched
+    assert finished is True
+    assert call("GET", f"/orgs/acme/users/{ORG_USERS[1]}").status == 200
+
+
+def test_a_user_created_again_while_their_old_self_is_deleted_keeps_their_tickets(table, monkeypatch):
+    # Given alice with a ticket, and, while her delete goes through her tickets' pages, alice is
+    # created again and opens a ticket
+    create_org("acme")
+    create_user("acme", "alice")
+    create_ticket("acme", "alice")
+    delete_tickets_of, new = cascade.delete_tickets_of, []
+
+    def created_again_meanwhile(*args, **kwargs):
+        if not new:
+            assert create_user("acme", "alice").status == 201
+            new.append(create_ticket("acme", "alice").body["ticket_id"])
+        return delete_tickets_of(*args, **kwargs)
+
+    monkeypatch.setattr(cascade, "delete_tickets_of", created_again_meanwhile)
+
+    # When the old alice's delete finishes
+    assert call("DELETE", "/orgs/acme/users/alice").status == 204
+
+    # Then the new alice keeps her ticket, and only it
+    monkeypatch.undo()
+    assert [t["ticket_id"] for t in call("GET", "/orgs/acme/users/alice/tickets").body["items"]] == new

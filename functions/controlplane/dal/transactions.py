@@ -79,6 +79,21 @@ def update_with_check(
     transact(table, [update, check])
 
 
+@tracer.capture_method
+def delete_with(table: Table, key: Key, expects: tuple[Expect, ...], beside: Key) -> None:
+    """Delete the item at ``key`` if it exists and meets ``expects``, and ``beside`` (whatever it
+    holds) with it, in one transaction (an org and its seat counter, if the org is still the one
+    being deleted). Refused: action 0, the item."""
+    request = serialized(condition(expects))
+    transact(
+        table,
+        [
+            {"Delete": {"TableName": table.name, "Key": to_dynamo(key), **request}},  # type: ignore[typeddict-item]
+            {"Delete": {"TableName": table.name, "Key": to_dynamo(beside)}},
+        ],
+    )
+
+
 def transact(table: Table, request: "list[TransactWriteItemTypeDef]") -> None:
     """TransactWriteItems. Concurrent transactions on the same item cancel each other
     (TransactionConflict) and botocore does not retry that; we do, a few times with jittered

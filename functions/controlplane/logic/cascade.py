@@ -4,12 +4,13 @@ import json
 import math
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from datetime import datetime
 from decimal import Decimal
 
 from controlplane import config
-from controlplane.dal import batches, keys, stamps
-from controlplane.dal.conditions import Item
+from controlplane.dal import batches, keys, stamps, transactions
+from controlplane.dal.conditions import ConditionFailed, Expect, Item
 from controlplane.dal.table import Table, api_table
 from controlplane.logic import refusals
 from controlplane.models import errors
@@ -29,10 +30,11 @@ def delete_org(
     actor: str | None = None,
 ) -> bool:
     """Delete an org with all its users and tickets; True when done, False when ``time_left`` (in
-    seconds) ran short and the caller must continue later. Every step can be run again.
+    seconds) ran short and the caller must continue later (``continue_delete``). Every step can be
+    run again.
 
     1. Mark the org ``deleting_since`` (and ``deleted_by``, the ``actor``): no user can be added from
-       then on.
+       then on. A delete of an org being deleted goes on with the first delete's mark.
     2. Per user: leave a sweep marker, delete their sign-in and their item (no ticket can be added
        from then on), then the tickets GSI1 shows.
     3. Per marker, once GSI1 has had ``gsi1_settle_seconds`` (GSI1 is updated asynchronously) to show
@@ -42,34 +44,75 @@ def delete_org(
     table = api_table()
     rules = refusals.if_match(version)
     with refusals.refused_as(errors.org_missing(org_id), rules):
-        table.mark(
+        org = table.mark(
             keys.org_key(org_id),
             stamps.DELETING,
             stamps.now(),
             refusals.expects(rules),
             alongside={stamps.DELETED_BY: actor} if actor else None,
         )
+    return _cascade(table, org_id, org[stamps.DELETING], time_left)
+
+
+def deletion_mark(org_id: str) -> str | None:
+    """The mark of the org's delete under way (None: none is, or there is no such org)."""
+    org = api_table().get(keys.org_key(org_id), consistent=True)
+    return None if org is None else org.get(stamps.DELETING)
+
+
+def continue_delete(org_id: str, mark: str, time_left: Callable[[], float] = lambda: math.inf) -> bool:
+    """Go on with the delete marked ``mark`` (``deleting_since``); a job never starts one. Done
+    (True) at once if that org is gone: an org of that id created since is another tenant's."""
+    return _cascade(api_table(), org_id, mark, time_left)
+
+
+def _cascade(table: Table, org_id: str, mark: str, time_left: Callable[[], float]) -> bool:
+    """Steps 2 to 4 of ``delete_org`` for the org marked ``mark``. Each page first checks that the
+    org is still that one (strongly consistent): a run that another finished, after which the id
+    was taken again, stops instead of deleting the new org's items. A user created after the mark
+    is the new org's too (a marked org takes no one new)."""
     for users in table.query_all(keys.org_partition(org_id), prefix=keys.USER_PREFIX):
+        if not _marked(table, org_id, mark):
+            return True
         for user in users:
+            if user["created_at"] > mark:
+                continue
             if time_left() < DELETE_STEP_SECONDS:
                 return False
             mark_for_sweep(table, org_id, user["user_id"])
             remove_sign_in(org_id, user["user_id"])
             batches.delete_all(table, [user])
-            if not delete_tickets_of(table, org_id, user["user_id"], time_left):
+            if not delete_tickets_of(table, org_id, user["user_id"], time_left, _ulid_after(mark)):
                 return False  # the user's sweep marker brings the rest of their tickets back
     for sweeps in table.query_all(keys.org_partition(org_id), prefix=keys.SWEEP_PREFIX):
         for marker in sweeps:
+            if not _marked(table, org_id, mark):
+                return True
             if not sweep(table, org_id, marker, time_left):
                 return False
-    for units in table.query_all(keys.units_partition(org_id)):  # its units and their tree item
-        batches.delete_all(table, units)
-    for found in table.query_all(keys.org_partition(org_id), prefix=keys.IMPORT_PREFIX):
-        batches.delete_all(table, found)  # user imports (a running one's job then finds it gone and stops)
-    for records in table.query_all(keys.idempotency_partition(org_id)):
-        batches.delete_all(table, records)
-    batches.delete_all(table, [keys.seats_key(org_id), keys.org_key(org_id)])
+    for partition, prefix in (
+        (keys.units_partition(org_id), None),  # its units and their tree item
+        (keys.org_partition(org_id), keys.IMPORT_PREFIX),  # user imports (a running one's job then finds it gone)
+        (keys.idempotency_partition(org_id), None),
+    ):
+        for found in table.query_all(partition, prefix=prefix):
+            if not _marked(table, org_id, mark):
+                return True
+            batches.delete_all(table, found)
+    with suppress(ConditionFailed):  # another run deleted it first
+        transactions.delete_with(table, keys.org_key(org_id), (Expect(stamps.DELETING, mark),), keys.seats_key(org_id))
     return True
+
+
+def _marked(table: Table, org_id: str, mark: str) -> bool:
+    org = table.get(keys.org_key(org_id), consistent=True)
+    return org is not None and org.get(stamps.DELETING) == mark
+
+
+def _ulid_after(stamp: str) -> str:
+    """The smallest ticket id of the millisecond after ``stamp`` (an ISO time): every ticket of the
+    org before its mark sorts before it, and a ticket opened after (another org's) does not."""
+    return ulid_floor(int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000) + 1)
 
 
 def remove_sign_in(org_id: str, user_id: str) -> None:

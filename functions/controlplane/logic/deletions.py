@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from controlplane import config
 from controlplane.logic import cascade, import_job, moves, signins
-from controlplane.models.errors import NotFound
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
@@ -43,7 +42,7 @@ def delete_org(org_id: str, version: int | None, lambda_context: LambdaContext, 
         org_id, version, lambda: min(deadline - time.monotonic(), _remaining(lambda_context)), actor=actor
     )
     if not done:
-        _enqueue(org_id)
+        _enqueue(org_id, cascade.deletion_mark(org_id))
     return done
 
 
@@ -75,20 +74,24 @@ def _continue(record: SQSRecord, lambda_context: LambdaContext) -> None:
             cascade.schedule_sweep(message["org_id"], message["user_id"])  # the rest, in a message of its own
         return
     org_id = message["org_id"]
-    try:
-        done = cascade.delete_org(org_id, time_left=lambda: _remaining(lambda_context))
-    except NotFound:
-        return  # a redelivered message for an org that is already gone
-    if not done:
-        _enqueue(org_id)
+    # The delete it continues: one message is never another org's of the same id (sent before the
+    # mark was in messages: the org's delete under way, if any).
+    mark = message.get("deleting_since") or cascade.deletion_mark(org_id)
+    if mark is None:
+        return  # the org is gone, or was created again and is no one's to delete
+    if not cascade.continue_delete(org_id, mark, time_left=lambda: _remaining(lambda_context)):
+        _enqueue(org_id, mark)
 
 
 def _remaining(lambda_context: LambdaContext) -> float:
     return lambda_context.get_remaining_time_in_millis() / 1000
 
 
-def _enqueue(org_id: str) -> None:
+def _enqueue(org_id: str, mark: str | None) -> None:
     queue_url = config.settings().deletions_queue_url
     if not queue_url:  # unreachable: only a delete that has a queue stops early
         raise RuntimeError("DELETIONS_QUEUE_URL is not set")
-    config.sqs().send_message(QueueUrl=queue_url, MessageBody=json.dumps({"org_id": org_id}))
+    if mark is None:  # another run finished the delete meanwhile
+        return
+    message = {"org_id": org_id, "deleting_since": mark}
+    config.sqs().send_message(QueueUrl=queue_url, MessageBody=json.dumps(message))

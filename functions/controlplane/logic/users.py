@@ -1,5 +1,6 @@
 """Users: the people of an organization, kept in step with their Cognito sign-in."""
 
+import time
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -18,6 +19,7 @@ from controlplane.models.errors import (
     QuotaExceeded,
     ServiceUnavailable,
 )
+from controlplane.models.ids import ulid_floor
 from controlplane.models.resources import User, UserCreate, UserPage, UserUpdate, UserWithTickets
 from controlplane.models.units import join
 from controlplane.observability import logger, metrics
@@ -214,6 +216,8 @@ def delete_user(org_id: str, user_id: str, version: int | None = None) -> None:
     marker = cascade.mark_for_sweep(table, org_id, user_id)
     queued = cascade.schedule_sweep(org_id, user_id)
     _remove(org_id, user_id, refusals.if_match(version))
-    cascade.delete_tickets_of(table, org_id, user_id)
+    # Only tickets opened before the item went (none can be after): a user of that id created again
+    # while these pages go keeps their own.
+    cascade.delete_tickets_of(table, org_id, user_id, before=ulid_floor(int(time.time() * 1000) + 1))
     if not queued:
         cascade.sweep(table, org_id, marker)
