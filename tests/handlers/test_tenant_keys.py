@@ -241,3 +241,27 @@ def test_the_consumers_keyring_paces_its_key_writes(usage_plans, monkeypatch):
     pace = api_keys.api_keys().pace
 
     assert pace.__self__.rate == 2.0  # a bound Throttle.wait, shared by every batch of the container
+
+
+def test_a_delete_that_races_the_orgs_creation_again_leaves_the_new_org_its_key(usage_plans, monkeypatch):
+    # Given acme deleted, and, while one consumer deletes its key, acme is created again and another
+    # consumer puts the new acme's key (the same value) in its plan
+    create_org("acme")
+    deliver(("Organization Created", "acme"))
+    call("DELETE", "/orgs/acme")
+    delete, created_again = api_keys.ApiKeys.delete, []
+
+    def created_meanwhile(self, org_id):
+        if not created_again:
+            created_again.append(create_org("acme", plan="pro").status)
+            deliver(("Organization Created", "acme"))
+        return delete(self, org_id)
+
+    monkeypatch.setattr(api_keys.ApiKeys, "delete", created_meanwhile)
+
+    # When the first consumer's delete goes through
+    deliver(("Organization Deleted", "acme"))
+
+    # Then the new acme has its key, in its plan
+    assert created_again == [201]
+    assert where("acme", usage_plans) == ["pro"]

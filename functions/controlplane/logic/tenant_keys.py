@@ -25,7 +25,11 @@ def reconcile(org_id: str, table: Table | None = None, keyring: api_keys.ApiKeys
     if org is None:
         removed = keyring.delete(org_id)
         logger.info("Tenant key deleted", extra={"org_id": org_id, "existed": removed})
-        return "deleted"
+        # An org of that id created while the key went (another consumer may have put its key, the
+        # same value, just before): it keeps one.
+        org = table.get(keys.org_key(org_id), consistent=True)
+        if org is None:
+            return "deleted"
     plan = str(org["plan"])
     key_id = keyring.put(org_id, tenant_keys.tenant_key(org_id), plan)
     logger.info("Tenant key in its plan", extra={"org_id": org_id, "plan": plan, "key_id": key_id})
