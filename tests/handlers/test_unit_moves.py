@@ -593,3 +593,30 @@ def test_a_listing_the_last_move_changed_waits_until_the_indexes_have_settled(ac
     time.sleep(0.5)
     assert sorted(ids(call("GET", "/orgs/acme/units/ops/users"))) == ["ann", "cid", "dan"]
     config.reset()
+
+
+def test_a_run_finishing_a_dead_requests_move_stops_once_another_run_finished_it(acme, monkeypatch):
+    # Given a move of platform under ops whose request died holding the lock, and a run that has read
+    # that lock to finish it
+    monkeypatch.setattr(moves, "resume", _never_finishes)
+    assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 200
+    monkeypatch.undo()
+    monkeypatch.setattr(moves, "STALE_SECONDS", -1)
+    settle, overtaken = moves._settle, []
+
+    def overtaken_meanwhile(*args, **kwargs):
+        if not overtaken:  # meanwhile another run finishes it, and platform is moved back
+            overtaken.append("read")
+            overtaken.append(moves.resume("acme"))
+            overtaken.append(call("PATCH", "/orgs/acme/units/platform", {"parent_id": "eng"}).status)
+        return settle(*args, **kwargs)
+
+    monkeypatch.setattr(moves, "_settle", overtaken_meanwhile)
+
+    # When the run goes on (as part of another move, of web)
+    call("PATCH", "/orgs/acme/units/web", {"parent_id": "ops"})
+
+    # Then it moved nothing back: every path is where the last move put it, and no mark is left
+    monkeypatch.undo()
+    assert overtaken == ["read", True, 200]
+    assert_tree_is({**MOVED, "platform": "/eng/platform", "db": "/eng/platform/db", "web": "/ops/web"})

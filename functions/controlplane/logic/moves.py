@@ -28,7 +28,7 @@ from controlplane import config
 from controlplane.dal import keys, stamps, tree
 from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.schema import GSI1_NAME, GSI1_SORT_KEY, GSI2_NAME, GSI2_SORT_KEY
-from controlplane.dal.table import api_table
+from controlplane.dal.table import Table, api_table
 from controlplane.logic import refusals, units
 from controlplane.logic.access import Caller
 from controlplane.models import errors
@@ -199,7 +199,11 @@ def resume(org_id: str, time_left: Callable[[], float] = lambda: math.inf, locke
     def moved(path: str) -> tuple[str, ...]:
         return (*new, *split(path)[len(old) :])
 
+    # Before each page, the run checks that its move still holds the lock: one that read a lock a
+    # dead request left, which another run finished (and a new move may have begun since), stops.
     for page in table.query_all(keys.units_partition(org_id), index=GSI1_NAME, prefix=keys.units_prefix(old)):
+        if not _holds(table, org_id, move_id):
+            return True
         for unit in page:
             if time_left() < STEP_SECONDS:
                 return False
@@ -228,6 +232,8 @@ def resume(org_id: str, time_left: Callable[[], float] = lambda: math.inf, locke
                 return False
             time.sleep(max(wait, 0))
         for page in table.query_all(keys.members_partition(org_id), index=GSI2_NAME, prefix=keys.members_prefix(old)):
+            if not _holds(table, org_id, move_id):
+                return True
             for user in page:
                 if time_left() < STEP_SECONDS:
                     return False
@@ -236,12 +242,20 @@ def resume(org_id: str, time_left: Callable[[], float] = lambda: math.inf, locke
                 changes = {"unit_path": join(path), GSI2_SORT_KEY: sort_key}
                 _step(tree.rewrite, table, keys.base_key(user), {"unit_path": user["unit_path"]}, changes)
     for page in table.query_all(keys.units_partition(org_id), index=GSI1_NAME, prefix=keys.units_prefix(new)):
+        if not _holds(table, org_id, move_id):
+            return True
         for unit in page:
             if unit.get(tree.MOVING) == move_id:
                 _step(tree.rewrite, table, keys.base_key(unit), {tree.MOVING: move_id}, {}, (tree.MOVING,))
     last = {"from": move["from"], "to": move["to"]}
     _step(tree.unlock_move, table, keys.tree_key(org_id), move_id, last, time.time())
     return True
+
+
+def _holds(table: Table, org_id: str, move_id: str) -> bool:
+    """Whether the move ``move_id`` still holds the org's move lock (a strongly consistent read)."""
+    tree_item = table.get(keys.tree_key(org_id), consistent=True) or {}
+    return (tree_item.get(tree.MOVE) or {}).get("id") == move_id
 
 
 def _step(write: Callable[..., None], *args: Any, **options: Any) -> None:
