@@ -1,15 +1,17 @@
 """Cascade deletes: an organization, or a user, with everything under it."""
 
+import contextlib
 import json
 import math
 import time
+import uuid
 from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
 
 from controlplane import config
 from controlplane.dal import batches, keys, stamps
-from controlplane.dal.conditions import Item
+from controlplane.dal.conditions import ConditionFailed, Expect, Item
 from controlplane.dal.table import Table, api_table
 from controlplane.logic import refusals
 from controlplane.models import errors
@@ -100,7 +102,10 @@ def delete_tickets_of(
 
 def mark_for_sweep(table: Table, org_id: str, user_id: str) -> Item:
     """Before a user's item goes: a marker that their tickets are swept again once GSI1 (updated
-    asynchronously) has had ``gsi1_settle_seconds`` to show every ticket written before the user went."""
+    asynchronously) has had ``gsi1_settle_seconds`` to show every ticket written before the user went.
+
+    A later delete of a user of that id writes its own marker over this one: ``sweep_id`` says whose
+    it is, so an older sweep never deletes the newer delete's marker (``sweep``)."""
     # To the millisecond: a whole second (math.ceil) made every user delete wait up to 1 s for nothing
     sweep_after = Decimal(str(round(time.time() + config.settings().gsi1_settle_seconds, 3)))
     marker: Item = {
@@ -108,6 +113,7 @@ def mark_for_sweep(table: Table, org_id: str, user_id: str) -> Item:
         "entity": keys.SWEEP,
         "user_id": user_id,
         "sweep_after": sweep_after,
+        "sweep_id": uuid.uuid4().hex,
     }
     table.put(marker)
     return marker
@@ -121,8 +127,10 @@ def sweep_user(org_id: str, user_id: str, time_left: Callable[[], float] = lambd
 
 
 def sweep(table: Table, org_id: str, marker: Item, time_left: Callable[[], float] = lambda: math.inf) -> bool:
-    """Wait out the marker's settle time, delete the tickets GSI1 shows now, then the marker. A user
-    of that id created again since keeps their own: only tickets older than their item go."""
+    """Wait out the marker's settle time, delete the tickets GSI1 shows now, then the marker if it is
+    still this one. A user of that id created again since keeps their own: only tickets older than
+    their item go. A marker a newer delete of that id wrote meanwhile stays for that delete's sweep,
+    which alone waits long enough for the tickets its user opened."""
     wait = float(marker["sweep_after"]) - time.time()  # 0 where GSI1 is synchronous (moto, Local)
     if time_left() < DELETE_STEP_SECONDS + max(wait, 0):
         return False
@@ -135,7 +143,11 @@ def sweep(table: Table, org_id: str, marker: Item, time_left: Callable[[], float
         before = ulid_floor(int(created.timestamp() * 1000))
     if not delete_tickets_of(table, org_id, user_id, time_left, before):
         return False
-    batches.delete_all(table, [marker])
+    # A marker written before sweep_id existed is named by its settle time (to the millisecond)
+    owner = "sweep_id" if "sweep_id" in marker else "sweep_after"
+    # Refused: gone (another delivery of this sweep), or a newer delete's, which its own sweep deletes
+    with contextlib.suppress(ConditionFailed):
+        table.delete(keys.sweep_key(org_id, user_id), (Expect(owner, marker[owner]),))
     return True
 
 
