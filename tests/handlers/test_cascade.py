@@ -83,6 +83,24 @@ def test_delete_interrupted_by_a_failure_completes_when_retried(acme, monkeypatc
     assert call("DELETE", "/orgs/acme").status == 404
 
 
+def test_an_org_delete_reads_the_base_table_strongly_consistent(acme):
+    # Given every Query the functions send, recorded
+    queries: list[dict] = []
+    config.dynamodb().meta.events.register(
+        "provide-client-params.dynamodb.Query", lambda params, **_: queries.append(params)
+    )
+
+    # When the org is deleted
+    assert call("DELETE", "/orgs/acme").status == 204
+
+    # Then each Query of the base table (its users, sweep markers, units, imports, idempotency
+    # records) is consistent: an eventually consistent one may miss a user written just before the
+    # mark, who would outlive the org with their sign-in and belong to the next org of that id
+    base = [q for q in queries if "IndexName" not in q]
+    assert len(base) >= 5
+    assert [q["KeyConditionExpression"] for q in base if not q.get("ConsistentRead")] == []
+
+
 def test_no_user_can_join_an_org_being_deleted(acme):
     api_table().mark({"PK": "ORG#acme", "SK": "METADATA#acme"}, stamps.DELETING, "2026-01-01T00:00:00Z")
 

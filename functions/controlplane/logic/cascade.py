@@ -40,6 +40,11 @@ def delete_org(
     3. Per marker, once GSI1 has had ``gsi1_settle_seconds`` (GSI1 is updated asynchronously) to show
        every ticket written before the user went: delete the tickets it shows now, then the marker.
     4. Delete the org's units (no user is left in them), its idempotency records, then the org.
+
+    Every query of the base table here is strongly consistent: an eventually consistent one may miss
+    an item written just before the mark (a user, with their sign-in, or a marker), which would then
+    outlive the org and belong to the next org of that id. GSI1's queries cannot be; the sweeps
+    cover them.
     """
     table = api_table()
     rules = refusals.if_match(version)
@@ -51,7 +56,7 @@ def delete_org(
             refusals.expects(rules),
             alongside={stamps.DELETED_BY: actor} if actor else None,
         )
-    for users in table.query_all(keys.org_partition(org_id), prefix=keys.USER_PREFIX):
+    for users in table.query_all(keys.org_partition(org_id), prefix=keys.USER_PREFIX, consistent=True):
         for user in users:
             if time_left() < DELETE_STEP_SECONDS:
                 return False
@@ -60,15 +65,15 @@ def delete_org(
             batches.delete_all(table, [user])
             if not delete_tickets_of(table, org_id, user["user_id"], time_left):
                 return False  # the user's sweep marker brings the rest of their tickets back
-    for sweeps in table.query_all(keys.org_partition(org_id), prefix=keys.SWEEP_PREFIX):
+    for sweeps in table.query_all(keys.org_partition(org_id), prefix=keys.SWEEP_PREFIX, consistent=True):
         for marker in sweeps:
             if not sweep(table, org_id, marker, time_left):
                 return False
-    for units in table.query_all(keys.units_partition(org_id)):  # its units and their tree item
+    for units in table.query_all(keys.units_partition(org_id), consistent=True):  # its units and their tree item
         batches.delete_all(table, units)
-    for found in table.query_all(keys.org_partition(org_id), prefix=keys.IMPORT_PREFIX):
+    for found in table.query_all(keys.org_partition(org_id), prefix=keys.IMPORT_PREFIX, consistent=True):
         batches.delete_all(table, found)  # user imports (a running one's job then finds it gone and stops)
-    for records in table.query_all(keys.idempotency_partition(org_id)):
+    for records in table.query_all(keys.idempotency_partition(org_id), consistent=True):
         batches.delete_all(table, records)
     batches.delete_all(table, [keys.seats_key(org_id), keys.org_key(org_id)])
     return True
