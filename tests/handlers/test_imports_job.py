@@ -8,7 +8,7 @@ import math
 import boto3
 import pytest
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, EndpointConnectionError
 
 from controlplane import config
 from controlplane.dal import imports, keys, seats, stamps, tree
@@ -88,6 +88,22 @@ def test_the_request_only_stores_the_rows_and_queues_the_job_which_creates_users
         attributes = cognito.admin_get_user(UserPoolId=cloud, Username=f"acme.{user_id}")["UserAttributes"]
         sub = next(a["Value"] for a in attributes if a["Name"] == "sub")
         assert api_table().get(keys.user_key("acme", user_id))[stamps.SIGN_IN_SUBJECT] == sub
+
+
+def test_an_import_whose_job_cannot_be_queued_is_503_and_leaves_no_import_running_without_a_job(cloud, monkeypatch):
+    # Given a queue that cannot be reached
+    def unreachable(*args):
+        raise EndpointConnectionError(endpoint_url="https://sqs.us-east-1.amazonaws.com")
+
+    monkeypatch.setattr(import_job, "enqueue", unreachable)
+
+    # When an import is sent
+    reply = call("POST", "/orgs/acme/user-imports", {"rows": _rows(3)})
+
+    # Then it is refused as an outage, and nothing of it is stored (no import stays running for good)
+    assert reply.status == 503, reply.body
+    found, _ = api_table().query(keys.org_partition("acme"), prefix=keys.IMPORT_PREFIX, limit=100, consistent=True)
+    assert found == []
 
 
 def test_a_job_that_crashed_after_its_users_went_in_continues_and_creates_nobody_twice(cloud, monkeypatch):

@@ -3,6 +3,7 @@ users as seats allow, in transactions of up to 98, and refuses the rest row by r
 the job runs in line, as make run runs it; the queued job and the sign-ins: test_imports_job.py)."""
 
 import pytest
+from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.dal import imports as dal_imports
@@ -259,6 +260,28 @@ def test_a_failure_while_storing_the_parts_leaves_no_part_without_its_import(tab
     assert reply.status == 503
     assert _import_items() == []
     assert _users() == []
+
+
+def test_a_throttled_write_that_turns_the_import_running_leaves_nothing_stored(table):
+    # Given a table that throttles the write that turns an import running (after botocore's retries)
+    create_org("acme", plan="pro")
+    throttled: list[str] = []
+
+    def throttle_once(model, **_):
+        if not throttled:
+            throttled.append(model.name)
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, model.name)
+
+    for operation in ("UpdateItem", "TransactWriteItems"):
+        config.dynamodb().meta.events.register(f"before-call.dynamodb.{operation}", throttle_once)
+
+    # When an import is sent
+    reply = _import([_row("ann"), _row("bob")])
+
+    # Then it is refused as busy, and no import stays storing (read as missing, run by no job)
+    assert reply.status == 503, reply.body
+    assert throttled
+    assert _import_items() == []
 
 
 def test_a_row_lands_in_the_unit_it_names_and_a_row_naming_a_missing_unit_is_refused(table):

@@ -61,9 +61,15 @@ def create(table: Table, record: Item, parts: list[Item]) -> Item:
             table, [{"Update": _advance_request(table, record, {"status": RUNNING})}, _org_not_deleting(table, org_id)]
         )
     except Exception:  # cleaned up, then raised as it was
-        batches.delete_all(table, [record, *parts])
+        discard(table, record, parts)
         raise
     return {**record, "status": RUNNING, "version": int(record["version"]) + 1}
+
+
+@tracer.capture_method
+def discard(table: Table, record: Item, parts: list[Item]) -> None:
+    """Delete an import and its parts (whatever state they are in): one no job will ever run."""
+    batches.delete_all(table, [record, *parts])
 
 
 def _org_not_deleting(table: Table, org_id: str) -> "TransactWriteItemTypeDef":

@@ -54,7 +54,11 @@ def start_import(org_id: str, body: UserImportCreate, caller: Caller) -> UserImp
     except ConditionFailed:  # the org's delete began meanwhile (or took the import): as if it had before
         raise errors.org_missing(org_id) from None
     if config.settings().deletions_queue_url:
-        import_job.enqueue(org_id, import_id)
+        try:
+            import_job.enqueue(org_id, import_id)
+        except Exception:  # no job would ever run it: it goes, and the error is answered as it was
+            imports.discard(table, record, parts)
+            raise
     else:
         while (delay := import_job.run(org_id, import_id)) is not None:
             logger.info("User import: another pass", org_id=org_id, import_id=import_id, delay=delay)
