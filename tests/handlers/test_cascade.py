@@ -83,6 +83,24 @@ def test_delete_interrupted_by_a_failure_completes_when_retried(acme, monkeypatc
     assert call("DELETE", "/orgs/acme").status == 404
 
 
+def test_an_org_delete_reads_the_base_table_strongly_consistent(acme):
+    # Given every Query the functions send, recorded
+    queries: list[dict] = []
+    config.dynamodb().meta.events.register(
+        "provide-client-params.dynamodb.Query", lambda params, **_: queries.append(params)
+    )
+
+    # When the org is deleted
+    assert call("DELETE", "/orgs/acme").status == 204
+
+    # Then each Query of the base table (its users, sweep markers, units, imports, idempotency
+    # records) is consistent: an eventually consistent one may miss a user written just before the
+    # mark, who would outlive the org with their sign-in and belong to the next org of that id
+    base = [q for q in queries if "IndexName" not in q]
+    assert len(base) >= 5
+    assert [q["KeyConditionExpression"] for q in base if not q.get("ConsistentRead")] == []
+
+
 def test_no_user_can_join_an_org_being_deleted(acme):
     api_table().mark({"PK": "ORG#acme", "SK": "METADATA#acme"}, stamps.DELETING, "2026-01-01T00:00:00Z")
 
@@ -192,6 +210,48 @@ def test_the_queued_sweep_spares_the_tickets_of_a_user_created_again_with_that_i
     assert call("GET", f"/orgs/acme/tickets/{hidden[0]}").status == 404
     assert [t["ticket_id"] for t in call("GET", "/orgs/acme/users/user-1/tickets").body["items"]] == [new]
     assert [i for i in _items_of(acme, "acme") if i["SK"]["S"].startswith("SWEEP#")] == []
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
+def test_an_older_sweep_leaves_the_marker_of_a_newer_delete_of_that_user_id(acme, monkeypatch):
+    queue_url = boto3.client("sqs").create_queue(QueueName=f"deletions-{uuid.uuid4().hex}")["QueueUrl"]
+    monkeypatch.setenv("DELETIONS_QUEUE_URL", queue_url)
+    config.reset()
+    # Given a user's delete whose sweep job is queued
+    assert call("DELETE", "/orgs/acme/users/user-1").status == 204
+    first_job = _receive(queue_url)
+    real, late = cascade.delete_tickets_of, []
+
+    def newer_delete_meanwhile(table, org_id, user_id, *args, **kwargs):
+        if late:
+            return True  # the newer delete's own pass: GSI1 does not show the ticket just opened yet
+        done = real(table, org_id, user_id, *args, **kwargs)
+        assert create_user("acme", "user-1").status == 201
+        late.append(create_ticket("acme", "user-1").body["ticket_id"])
+        assert call("DELETE", "/orgs/acme/users/user-1").status == 204
+        return done
+
+    # When, while that job sweeps, the id is created again, opens a ticket and is deleted again
+    monkeypatch.setattr(cascade, "delete_tickets_of", newer_delete_meanwhile)
+    assert deliver(first_job) == {"batchItemFailures": []}
+    monkeypatch.setattr(cascade, "delete_tickets_of", real)
+    assert deliver(_receive(queue_url)) == {"batchItemFailures": []}
+
+    # Then the newer delete's sweep found its marker and took the late ticket: the next user of that
+    # id does not inherit it, and no marker is left
+    assert call("GET", f"/orgs/acme/tickets/{late[0]}").status == 404
+    assert create_user("acme", "user-1").status == 201
+    assert call("GET", "/orgs/acme/users/user-1/tickets").body["items"] == []
+    assert [i for i in _items_of(acme, "acme") if i["SK"]["S"].startswith("SWEEP#")] == []
+
+
+def _receive(queue_url: str) -> list[dict]:
+    """The one message on the queue, taken off it."""
+    sqs = boto3.client("sqs")
+    messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", [])
+    assert len(messages) == 1, messages
+    sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=messages[0]["ReceiptHandle"])
+    return messages
 
 
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only

@@ -2,6 +2,7 @@
 
 import pytest
 
+from controlplane.logic import cascade
 from tests.api import call, create_org, create_ticket, create_user
 
 
@@ -113,6 +114,27 @@ def test_delete_user_with_stale_etag_returns_412_and_keeps_their_tickets(acme):
     assert reply.status == 412
     assert call("GET", f"/orgs/acme/tickets/{acme}").status == 200
     assert call("GET", "/orgs/acme/users/alice").status == 200
+
+
+def test_a_user_changed_after_their_delete_removed_the_sign_in_is_deleted_not_left_without_one(acme, monkeypatch):
+    # Given a delete at the user's version whose sign-in removal is followed by a PATCH of the user
+    patched = []
+    remove_sign_in = cascade.remove_sign_in
+
+    def patched_meanwhile(org_id, user_id):
+        remove_sign_in(org_id, user_id)
+        patched.append(call("PATCH", "/orgs/acme/users/alice", {"name": "Alice 2"}).status)
+
+    monkeypatch.setattr(cascade, "remove_sign_in", patched_meanwhile)
+
+    # When the delete goes on
+    reply = call("DELETE", "/orgs/acme/users/alice", headers={"If-Match": ['"1"']})
+
+    # Then it completes: no 412 after the sign-in went, which left a user who could never sign in
+    assert patched == [200]
+    assert reply.status == 204, reply.body
+    assert call("GET", "/orgs/acme/users/alice").status == 404
+    assert call("GET", f"/orgs/acme/tickets/{acme}").status == 404
 
 
 def test_delete_org_with_stale_etag_returns_412_and_keeps_everything(acme):

@@ -8,7 +8,7 @@ import math
 import boto3
 import pytest
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, EndpointConnectionError
 
 from controlplane import config
 from controlplane.dal import imports, keys, seats, stamps, tree
@@ -88,6 +88,22 @@ def test_the_request_only_stores_the_rows_and_queues_the_job_which_creates_users
         attributes = cognito.admin_get_user(UserPoolId=cloud, Username=f"acme.{user_id}")["UserAttributes"]
         sub = next(a["Value"] for a in attributes if a["Name"] == "sub")
         assert api_table().get(keys.user_key("acme", user_id))[stamps.SIGN_IN_SUBJECT] == sub
+
+
+def test_an_import_whose_job_cannot_be_queued_is_503_and_leaves_no_import_running_without_a_job(cloud, monkeypatch):
+    # Given a queue that cannot be reached
+    def unreachable(*args):
+        raise EndpointConnectionError(endpoint_url="https://sqs.us-east-1.amazonaws.com")
+
+    monkeypatch.setattr(import_job, "enqueue", unreachable)
+
+    # When an import is sent
+    reply = call("POST", "/orgs/acme/user-imports", {"rows": _rows(3)})
+
+    # Then it is refused as an outage, and nothing of it is stored (no import stays running for good)
+    assert reply.status == 503, reply.body
+    found, _ = api_table().query(keys.org_partition("acme"), prefix=keys.IMPORT_PREFIX, limit=100, consistent=True)
+    assert found == []
 
 
 def test_a_job_that_crashed_after_its_users_went_in_continues_and_creates_nobody_twice(cloud, monkeypatch):
@@ -212,6 +228,35 @@ def test_a_left_over_sign_in_of_an_imported_users_name_is_replaced_and_its_token
     sub = next(a["Value"] for a in attributes if a["Name"] == "sub")
     assert sub != left_sub
     assert api_table().get(keys.user_key("acme", "user-000"))[stamps.SIGN_IN_SUBJECT] == sub
+
+
+def test_a_sign_in_replaced_while_another_delivery_stores_the_old_ones_subject_is_the_one_the_item_keeps(
+    cloud, monkeypatch
+):
+    # Given an import's user, in the table without a sign-in yet, and another delivery of its job
+    # that has just made the sign-in but not stored its subject
+    started = _import(_rows(1))
+    [message] = _queued()
+    budget = iter([math.inf])
+    import_job.run("acme", started["import_id"], time_left=lambda: next(budget, 0.0))
+    other = config.directory().create("acme", "user-000", "u0@example.com", "member")
+    real_delete = Directory.delete
+
+    def other_stores_its_subject_first(self, org_id, user_id):
+        monkeypatch.setattr(Directory, "delete", real_delete)
+        api_table().mark(keys.user_key("acme", "user-000"), stamps.SIGN_IN_SUBJECT, other)
+        return real_delete(self, org_id, user_id)
+
+    # When this delivery finds that sign-in (no item holds its subject yet) and replaces it, while the
+    # other delivery stores the subject it made
+    monkeypatch.setattr(Directory, "delete", other_stores_its_subject_first)
+    assert deliver([message]) == {"batchItemFailures": []}
+
+    # Then the item keeps the subject of the sign-in that exists: the user can sign in
+    attributes = boto3.client("cognito-idp").admin_get_user(UserPoolId=cloud, Username="acme.user-000")
+    live = next(a["Value"] for a in attributes["UserAttributes"] if a["Name"] == "sub")
+    assert live != other
+    assert api_table().get(keys.user_key("acme", "user-000"), consistent=True)[stamps.SIGN_IN_SUBJECT] == live
 
 
 def test_a_job_whose_unit_is_being_moved_stops_for_the_queue_and_a_later_delivery_places_its_users(cloud):

@@ -105,12 +105,13 @@ def test_an_import_is_the_requests_of_its_job(seeded, dynamodb_calls):
 
     assert call("POST", "/orgs/acme/user-imports", {"rows": rows}).status == 202
 
-    # The request: the org, the import (storing), the part, the import (running). The job: the
+    # The request: the org, the import (storing), the part, the import (running, in one transaction
+    # with a check that the org is not being deleted). The job: the
     # import, which rows exist, the counter, one transaction, the part's progress; the org's status,
     # its sign-ins (none here); the import again, then done (the part without its rows, the import's
     # status). Then the answer: the import read again.
     assert dynamodb_calls == [
-        *["Query", "PutItem", "BatchWriteItem", "UpdateItem"],
+        *["Query", "PutItem", "BatchWriteItem", "TransactWriteItems"],
         *["Query", "BatchGetItem", "Query", "TransactWriteItems", "UpdateItem", "Query", "UpdateItem"],
         *["Query", "UpdateItem", "UpdateItem"],
         "Query",
@@ -123,6 +124,6 @@ def test_cascade_delete_of_a_user_batches_the_ticket_deletes(seeded, dynamodb_ca
     assert reply.status == 204
     # The user read first (it exists, before the sign-in or a ticket goes), the sweep's marker, the
     # user and their seat, then the tickets; and, with no queue to send it to (here; AWS has one), the
-    # sweep: is the user there again, the tickets GSI1 shows now, the marker.
+    # sweep: is the user there again, the tickets GSI1 shows now, the marker (if it is still its own).
     deletes = ["GetItem", "PutItem", "TransactWriteItems", "Query", "BatchWriteItem"]
-    assert dynamodb_calls == [*deletes, "GetItem", "Query", "BatchWriteItem"]
+    assert dynamodb_calls == [*deletes, "GetItem", "Query", "DeleteItem"]

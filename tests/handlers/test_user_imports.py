@@ -3,12 +3,14 @@ users as seats allow, in transactions of up to 98, and refuses the rest row by r
 the job runs in line, as make run runs it; the queued job and the sign-ins: test_imports_job.py)."""
 
 import pytest
+from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.dal import imports as dal_imports
 from controlplane.dal import keys, seats, stamps
 from controlplane.dal.table import api_table
 from controlplane.logic import import_rows
+from controlplane.logic import imports as logic_imports
 from controlplane.models import errors, plans
 from local import tokens
 from local.seed import fetch
@@ -89,7 +91,7 @@ def test_an_import_of_1000_users_writes_the_orgs_counter_11_times(table):
     body = _import([_row(f"user-{i:04d}") for i in range(1000)]).body
 
     assert (body["created"], body["refused"]) == (1000, [])
-    assert len(transactions) == 11  # ceil(1000 / 98)
+    assert len(transactions) == 1 + 11  # the request's (the import running), then ceil(1000 / 98) with the counter
     _, counter = seats.read(api_table(), "acme", consistent=True)
     assert counter is not None and counter[plans.USER_COUNT] == 1000 == len(_users())
 
@@ -143,6 +145,31 @@ def test_an_orgs_delete_takes_its_imports_with_it(table):
 
     create_org("acme")
     assert call("GET", f"/orgs/acme/user-imports/{import_id}").status == 404
+
+
+def test_an_import_sent_as_its_org_is_deleted_is_404_and_leaves_nothing_for_the_next_org_of_that_id(table, monkeypatch):
+    # Given an org whose delete runs to its end after an import request has read the org, before it
+    # stores the import
+    create_org("acme", plan="pro")
+    parts = logic_imports._parts
+
+    def org_deleted_meanwhile(*args):
+        assert call("DELETE", "/orgs/acme").status == 204
+        return parts(*args)
+
+    monkeypatch.setattr(logic_imports, "_parts", org_deleted_meanwhile)
+
+    # When the import is sent
+    reply = _import([_row("ann"), _row("bob")])
+    monkeypatch.setattr(logic_imports, "_parts", parts)
+
+    # Then it is refused as in a deleted org, and nothing of it outlives the org: a new org of that
+    # id has no import
+    assert reply.status == 404, reply.body
+    assert reply.body["error"]["message"] == "Organization acme not found"
+    assert _import_items() == []
+    assert create_org("acme").status == 201
+    assert _import_items() == []
 
 
 def test_a_user_created_between_the_jobs_read_and_its_transaction_is_refused_and_the_rest_go_in(table, monkeypatch):
@@ -235,6 +262,28 @@ def test_a_failure_while_storing_the_parts_leaves_no_part_without_its_import(tab
     assert _users() == []
 
 
+def test_a_throttled_write_that_turns_the_import_running_leaves_nothing_stored(table):
+    # Given a table that throttles the write that turns an import running (after botocore's retries)
+    create_org("acme", plan="pro")
+    throttled: list[str] = []
+
+    def throttle_once(model, **_):
+        if not throttled:
+            throttled.append(model.name)
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, model.name)
+
+    for operation in ("UpdateItem", "TransactWriteItems"):
+        config.dynamodb().meta.events.register(f"before-call.dynamodb.{operation}", throttle_once)
+
+    # When an import is sent
+    reply = _import([_row("ann"), _row("bob")])
+
+    # Then it is refused as busy, and no import stays storing (read as missing, run by no job)
+    assert reply.status == 503, reply.body
+    assert throttled
+    assert _import_items() == []
+
+
 def test_a_row_lands_in_the_unit_it_names_and_a_row_naming_a_missing_unit_is_refused(table):
     # Given an org with the units eng and web (in eng)
     create_org("acme", plan="pro")
@@ -284,7 +333,9 @@ def test_rows_across_units_go_in_transactions_of_at_most_100_actions_with_one_ch
     body = _import([_row(f"user-{i:02d}", unit="abc"[i % 3]) for i in range(dal_imports.PART_ROWS)]).body
 
     assert (body["created"], body["refused"]) == (98, [])
-    assert transactions == [100, 3 + 2 + 3]  # 95 users and 3 checks of units, then the other 3 users
+    # The request's (the import running + the org's check), then 95 users and 3 checks of units,
+    # then the other 3 users
+    assert transactions == [2, 100, 3 + 2 + 3]
     assert call("GET", "/orgs/acme").body["usage"] == {"users": 98}
     assert len(ids(call("GET", "/orgs/acme/units/a/users", query={"limit": "100"}))) == 33
 

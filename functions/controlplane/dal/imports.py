@@ -14,14 +14,19 @@ tried). Each step of the job moves a part on with one UpdateItem, on condition t
 still where the step found it: a job delivered twice does each step once.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controlplane.dal import batches, keys, seats
 from controlplane.dal.codec import from_dynamo, to_dynamo
 from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
+from controlplane.dal.stamps import DELETING
 from controlplane.dal.table import Key, Table, translate
+from controlplane.dal.transactions import transact
 from controlplane.observability import tracer
+
+if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
+    from types_boto3_dynamodb.type_defs import TransactWriteItemTypeDef, UpdateTypeDef
 
 # One transaction's worth: the users of a part go in with one write of the org's seat counter.
 PART_ROWS = seats.MOST_USERS_AT_ONCE
@@ -40,18 +45,44 @@ def part_key(org_id: str, import_id: str, part: int) -> Key:
 
 @tracer.capture_method
 def create(table: Table, record: Item, parts: list[Item]) -> Item:
-    """The import (``record``, ``storing``) first, then its parts, then the import ``running``: no part
-    is ever stored without its import, and an import is read (and run) only once all its parts are.
-    If the parts' write fails (throttled for good), what it wrote goes before the error is raised;
-    after a crash half-way, the import stays ``storing``, read as missing, and goes with its org.
-    The import as it is now stored."""
+    """The import (``record``, ``storing``) first, then its parts, then the import ``running`` in one
+    transaction with a check that its org exists and is not being deleted: no part is ever stored
+    without its import, an import is read (and run) only once all its parts are, and none outlives
+    its org (a delete that marked the org after the check finds the import ``running`` and deletes
+    it; one that marked it before refuses it here). If a write fails or is refused, what was written
+    goes before the error is raised (refused: ``ConditionFailed``, action 1 the org's check, with
+    the org if it is there); after a crash half-way, the import stays ``storing``, read as missing,
+    and goes with its org. The import as it is now stored."""
     table.put(record)
     try:
         batches.put_all(table, parts)
+        org_id = record["org_id"]
+        transact(
+            table, [{"Update": _advance_request(table, record, {"status": RUNNING})}, _org_not_deleting(table, org_id)]
+        )
     except Exception:  # cleaned up, then raised as it was
-        batches.delete_all(table, [record, *parts])
+        discard(table, record, parts)
         raise
-    return advance(table, record, {"status": RUNNING})
+    return {**record, "status": RUNNING, "version": int(record["version"]) + 1}
+
+
+@tracer.capture_method
+def discard(table: Table, record: Item, parts: list[Item]) -> None:
+    """Delete an import and its parts (whatever state they are in): one no job will ever run."""
+    batches.delete_all(table, [record, *parts])
+
+
+def _org_not_deleting(table: Table, org_id: str) -> "TransactWriteItemTypeDef":
+    """The org exists and its delete has not begun (checked, not written)."""
+    return {
+        "ConditionCheck": {
+            "TableName": table.name,
+            "Key": to_dynamo(keys.org_key(org_id)),
+            "ConditionExpression": "attribute_exists(#pk) AND attribute_not_exists(#deleting)",
+            "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#deleting": DELETING},
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+    }
 
 
 @tracer.capture_method
@@ -93,6 +124,22 @@ def advance(
     """Move a part (or the import) on: set ``changes``, append to the lists ``appended``, remove the
     attributes ``removed`` and bump ``version``, on condition that the version is still the item's.
     The item as it is now stored; ``Superseded`` if another delivery moved it first."""
+    try:
+        with translate():
+            table.client.update_item(**_advance_request(table, item, changes, appended, removed))
+    except ConditionFailed:
+        raise Superseded() from None
+    appended = appended or {}
+    now = {**item, **changes, "version": int(item["version"]) + 1}
+    for name, value in appended.items():
+        now[name] = list(item.get(name, [])) + list(value)
+    return {name: value for name, value in now.items() if name not in removed}
+
+
+def _advance_request(
+    table: Table, item: Item, changes: Item, appended: Item | None = None, removed: tuple[str, ...] = ()
+) -> "UpdateTypeDef":
+    """``advance``'s UpdateItem, also for an Update in a transaction."""
     appended = appended or {}
     version = int(item["version"])
     names = {"#pk": PARTITION_KEY, "#version": "version"}
@@ -106,19 +153,11 @@ def advance(
         assignments.append(f"#a{i} = list_append(if_not_exists(#a{i}, :empty), :a{i})")
     names |= {f"#r{i}": name for i, name in enumerate(removed)}
     removal = f" REMOVE {', '.join(f'#r{i}' for i in range(len(removed)))}" if removed else ""
-    try:
-        with translate():
-            table.client.update_item(
-                TableName=table.name,
-                Key=to_dynamo(keys.base_key(item)),
-                UpdateExpression="SET " + ", ".join(assignments) + removal,
-                ConditionExpression="attribute_exists(#pk) AND #version = :version",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=to_dynamo(values),
-            )
-    except ConditionFailed:
-        raise Superseded() from None
-    now = {**item, **changes, "version": version + 1}
-    for name, value in appended.items():
-        now[name] = list(item.get(name, [])) + list(value)
-    return {name: value for name, value in now.items() if name not in removed}
+    return {
+        "TableName": table.name,
+        "Key": to_dynamo(keys.base_key(item)),
+        "UpdateExpression": "SET " + ", ".join(assignments) + removal,
+        "ConditionExpression": "attribute_exists(#pk) AND #version = :version",
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": to_dynamo(values),
+    }

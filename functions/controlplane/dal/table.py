@@ -148,16 +148,21 @@ class Table:
         value: object,
         expects: tuple[Expect, ...] = (),
         alongside: dict[str, Any] | None = None,
+        *,
+        overwrite: bool = False,
     ) -> Item:
         """Set ``attribute`` (and the ``alongside`` attributes) once: a second call keeps the first
-        values. No version bump: a mark is the server's bookkeeping, not a client's change."""
+        values, unless it is to ``overwrite`` them. No version bump: a mark is the server's
+        bookkeeping, not a client's change."""
         marks = {attribute: value, **(alongside or {})}
         request = condition(expects)
         request["ExpressionAttributeNames"] |= {f"#m{i}": name for i, name in enumerate(marks)}
         request["ExpressionAttributeValues"] = request.get("ExpressionAttributeValues", {}) | {
             f":m{i}": mark for i, mark in enumerate(marks.values())
         }
-        assignments = ", ".join(f"#m{i} = if_not_exists(#m{i}, :m{i})" for i in range(len(marks)))
+        assignments = ", ".join(
+            f"#m{i} = :m{i}" if overwrite else f"#m{i} = if_not_exists(#m{i}, :m{i})" for i in range(len(marks))
+        )
         with translate():
             response = self.client.update_item(
                 TableName=self.name,

@@ -3,6 +3,7 @@
 import json
 import math
 import time
+import uuid
 from collections.abc import Callable
 from contextlib import suppress
 from datetime import datetime
@@ -40,6 +41,11 @@ def delete_org(
     3. Per marker, once GSI1 has had ``gsi1_settle_seconds`` (GSI1 is updated asynchronously) to show
        every ticket written before the user went: delete the tickets it shows now, then the marker.
     4. Delete the org's units (no user is left in them), its idempotency records, then the org.
+
+    Every query of the base table here is strongly consistent: an eventually consistent one may miss
+    an item written just before the mark (a user, with their sign-in, or a marker), which would then
+    outlive the org and belong to the next org of that id. GSI1's queries cannot be; the sweeps
+    cover them.
     """
     table = api_table()
     rules = refusals.if_match(version)
@@ -71,7 +77,7 @@ def _cascade(table: Table, org_id: str, mark: str, time_left: Callable[[], float
     org is still that one (strongly consistent): a run that another finished, after which the id
     was taken again, stops instead of deleting the new org's items. A user created after the mark
     is the new org's too (a marked org takes no one new)."""
-    for users in table.query_all(keys.org_partition(org_id), prefix=keys.USER_PREFIX):
+    for users in table.query_all(keys.org_partition(org_id), prefix=keys.USER_PREFIX, consistent=True):
         if not _marked(table, org_id, mark):
             return True
         for user in users:
@@ -84,7 +90,7 @@ def _cascade(table: Table, org_id: str, mark: str, time_left: Callable[[], float
             batches.delete_all(table, [user])
             if not delete_tickets_of(table, org_id, user["user_id"], time_left, _ulid_after(mark)):
                 return False  # the user's sweep marker brings the rest of their tickets back
-    for sweeps in table.query_all(keys.org_partition(org_id), prefix=keys.SWEEP_PREFIX):
+    for sweeps in table.query_all(keys.org_partition(org_id), prefix=keys.SWEEP_PREFIX, consistent=True):
         for marker in sweeps:
             if not _marked(table, org_id, mark):
                 return True
@@ -95,7 +101,7 @@ def _cascade(table: Table, org_id: str, mark: str, time_left: Callable[[], float
         (keys.org_partition(org_id), keys.IMPORT_PREFIX),  # user imports (a running one's job then finds it gone)
         (keys.idempotency_partition(org_id), None),
     ):
-        for found in table.query_all(partition, prefix=prefix):
+        for found in table.query_all(partition, prefix=prefix, consistent=True):
             if not _marked(table, org_id, mark):
                 return True
             batches.delete_all(table, found)
@@ -143,7 +149,10 @@ def delete_tickets_of(
 
 def mark_for_sweep(table: Table, org_id: str, user_id: str) -> Item:
     """Before a user's item goes: a marker that their tickets are swept again once GSI1 (updated
-    asynchronously) has had ``gsi1_settle_seconds`` to show every ticket written before the user went."""
+    asynchronously) has had ``gsi1_settle_seconds`` to show every ticket written before the user went.
+
+    A later delete of a user of that id writes its own marker over this one: ``sweep_id`` says whose
+    it is, so an older sweep never deletes the newer delete's marker (``sweep``)."""
     # To the millisecond: a whole second (math.ceil) made every user delete wait up to 1 s for nothing
     sweep_after = Decimal(str(round(time.time() + config.settings().gsi1_settle_seconds, 3)))
     marker: Item = {
@@ -151,6 +160,7 @@ def mark_for_sweep(table: Table, org_id: str, user_id: str) -> Item:
         "entity": keys.SWEEP,
         "user_id": user_id,
         "sweep_after": sweep_after,
+        "sweep_id": uuid.uuid4().hex,
     }
     table.put(marker)
     return marker
@@ -164,8 +174,10 @@ def sweep_user(org_id: str, user_id: str, time_left: Callable[[], float] = lambd
 
 
 def sweep(table: Table, org_id: str, marker: Item, time_left: Callable[[], float] = lambda: math.inf) -> bool:
-    """Wait out the marker's settle time, delete the tickets GSI1 shows now, then the marker. A user
-    of that id created again since keeps their own: only tickets older than their item go."""
+    """Wait out the marker's settle time, delete the tickets GSI1 shows now, then the marker if it is
+    still this one. A user of that id created again since keeps their own: only tickets older than
+    their item go. A marker a newer delete of that id wrote meanwhile stays for that delete's sweep,
+    which alone waits long enough for the tickets its user opened."""
     wait = float(marker["sweep_after"]) - time.time()  # 0 where GSI1 is synchronous (moto, Local)
     if time_left() < DELETE_STEP_SECONDS + max(wait, 0):
         return False
@@ -178,7 +190,11 @@ def sweep(table: Table, org_id: str, marker: Item, time_left: Callable[[], float
         before = ulid_floor(int(created.timestamp() * 1000))
     if not delete_tickets_of(table, org_id, user_id, time_left, before):
         return False
-    batches.delete_all(table, [marker])
+    # A marker written before sweep_id existed is named by its settle time (to the millisecond)
+    owner = "sweep_id" if "sweep_id" in marker else "sweep_after"
+    # Refused: gone (another delivery of this sweep), or a newer delete's, which its own sweep deletes
+    with suppress(ConditionFailed):
+        table.delete(keys.sweep_key(org_id, user_id), (Expect(owner, marker[owner]),))
     return True
 
 

@@ -246,31 +246,35 @@ def _create_sign_in(directory: Directory, org_id: str, row: Item) -> str | None:
     no token until it does), as a single create does; else why not."""
     user_id = row["user_id"]
     try:
-        subject = _new_sign_in(directory, org_id, row)
+        subject, replaced = _new_sign_in(directory, org_id, row)
     except ServiceUnavailable as busy:
         return busy.message
     except SignInRefused as refused:  # Cognito's refusal (a bad address, the e-mail quota...): the row's outcome
         logger.warning("Sign-in not created", org_id=org_id, user_id=row["user_id"], error=str(refused))
         return str(refused)[:MESSAGE_CHARS]
     try:
-        api_table().mark(keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject)
+        # A replacement's subject goes over whatever the item holds: another delivery may have stored
+        # the subject of the sign-in just replaced, which no longer exists
+        api_table().mark(keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject, overwrite=replaced)
     except ConditionFailed:  # the user was deleted meanwhile: their sign-in goes too
         directory.delete(org_id, user_id)
     return None
 
 
-def _new_sign_in(directory: Directory, org_id: str, row: Item) -> str:
-    """The user's sign-in, and its subject. One of that name already there is this job's own from
-    before a crash if the item keeps its subject; otherwise no token of it passes the authorizer (no
-    item holds its subject) and it is replaced, as a single create replaces a left-over."""
+def _new_sign_in(directory: Directory, org_id: str, row: Item) -> tuple[str, bool]:
+    """The user's sign-in, its subject, and whether it replaced one. One of that name already there
+    is this job's own from before a crash if the item keeps its subject; otherwise no token of it
+    passes the authorizer (no item holds its subject) and it is replaced, as a single create replaces
+    a left-over. It may also be another delivery's, made just now and not yet stored: then the item
+    may take that subject after this read, and this replacement's must overwrite it."""
     user_id = row["user_id"]
     try:
-        return directory.create_or_refusal(org_id, user_id, row["email"], row["role"])
+        return directory.create_or_refusal(org_id, user_id, row["email"], row["role"]), False
     except AlreadyExists:
         subject = directory.subject(org_id, user_id)
         stored = api_table().get(keys.user_key(org_id, user_id)) or {}
         if stored.get(stamps.SIGN_IN_SUBJECT) == subject:
-            return subject
+            return subject, False
         logger.warning("Replacing a left-over sign-in", org_id=org_id, user_id=user_id)
         directory.delete(org_id, user_id)
-        return directory.create_or_refusal(org_id, user_id, row["email"], row["role"])
+        return directory.create_or_refusal(org_id, user_id, row["email"], row["role"]), True

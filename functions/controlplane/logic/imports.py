@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from controlplane import config
 from controlplane.dal import imports, keys, seats, stamps
-from controlplane.dal.conditions import Item
+from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.imports import STORING
 from controlplane.dal.table import api_table
 from controlplane.logic import import_job
@@ -49,9 +49,16 @@ def start_import(org_id: str, body: UserImportCreate, caller: Caller) -> UserImp
     parts = _parts(org_id, import_id, body.rows)
     attributes = {"org_id": org_id, "import_id": import_id, "status": STORING, "total": len(body.rows)}
     record = stamps.new_item(keys.import_key(org_id, import_id), keys.USER_IMPORT, attributes, caller.subject)
-    imports.create(table, record, parts)
+    try:
+        imports.create(table, record, parts)
+    except ConditionFailed:  # the org's delete began meanwhile (or took the import): as if it had before
+        raise errors.org_missing(org_id) from None
     if config.settings().deletions_queue_url:
-        import_job.enqueue(org_id, import_id)
+        try:
+            import_job.enqueue(org_id, import_id)
+        except Exception:  # no job would ever run it: it goes, and the error is answered as it was
+            imports.discard(table, record, parts)
+            raise
     else:
         while (delay := import_job.run(org_id, import_id)) is not None:
             logger.info("User import: another pass", org_id=org_id, import_id=import_id, delay=delay)

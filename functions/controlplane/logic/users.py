@@ -206,7 +206,9 @@ def delete_user(org_id: str, user_id: str, version: int | None = None) -> None:
     """The sign-in, then the item (no ticket can be opened for the user from then on), then their
     tickets; and a sweep of the tickets GSI1 did not show yet, when it has caught up.
 
-    A missing user or a stale If-Match fails before anything goes. The sweep's marker is written
+    A missing user or a stale If-Match fails before anything goes; once the sign-in is gone the
+    delete goes through, even if a PATCH changed the user since that check (a 412 then would leave
+    a user who can never sign in again). The sweep's marker is written
     and its job queued before the item goes, so whatever stops the request after that, the tickets
     go: the queue's job sweeps them (or, where there is no queue, this request; or the org's delete,
     which sweeps every marker left)."""
@@ -215,7 +217,7 @@ def delete_user(org_id: str, user_id: str, version: int | None = None) -> None:
     cascade.remove_sign_in(org_id, user_id)
     marker = cascade.mark_for_sweep(table, org_id, user_id)
     queued = cascade.schedule_sweep(org_id, user_id)
-    _remove(org_id, user_id, refusals.if_match(version))
+    _remove(org_id, user_id, ())  # If-Match was checked before the sign-in went (_existing)
     # Only tickets opened before the item went (none can be after): a user of that id created again
     # while these pages go keeps their own.
     cascade.delete_tickets_of(table, org_id, user_id, before=ulid_floor(int(time.time() * 1000) + 1))
