@@ -211,6 +211,39 @@ def test_sign_ins_made_after_the_org_was_suspended_are_disabled(cloud):
     assert _get(started["import_id"])["status"] == "done"
 
 
+def test_sign_ins_made_while_the_org_is_reactivated_are_enabled_like_the_others(cloud, monkeypatch):
+    from controlplane.logic import signins
+
+    # Given a suspended org whose import's users went in before their sign-ins were made
+    monkeypatch.setattr(signins, "CALLS_PER_SECOND", math.inf)
+    started = _import(_rows(2))
+    _queued()
+    budget = iter([math.inf])
+    assert import_job.run("acme", started["import_id"], time_left=lambda: next(budget, 0.0)) == 0
+    assert call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "Unpaid"}).status == 200
+    assert deliver(_queued()) == {"batchItemFailures": []}  # the job that disables the org's sign-ins
+    create, reactivated = Directory.create, []
+
+    def reactivated_meanwhile(self, *args):
+        if not reactivated:  # the org is reactivated, and its job enables the sign-ins there are, as the pass goes
+            reactivated.append(call("PATCH", "/orgs/acme", {"status": "active"}).status)
+            assert deliver(_queued()) == {"batchItemFailures": []}
+        return create(self, *args)
+
+    monkeypatch.setattr(Directory, "create", reactivated_meanwhile)
+
+    # When the pass makes the sign-ins
+    assert import_job.run("acme", started["import_id"]) is None
+
+    # Then they are enabled, as the org is active
+    cognito = boto3.client("cognito-idp")
+    assert reactivated == [200]
+    assert [cognito.admin_get_user(UserPoolId=cloud, Username=name)["Enabled"] for name in _sign_ins(cloud)] == [
+        True,
+        True,
+    ]
+
+
 def test_a_left_over_sign_in_of_an_imported_users_name_is_replaced_and_its_tokens_never_pass(cloud):
     # Given a sign-in acme.user-000 left over from before (no user item holds its subject)
     cognito = boto3.client("cognito-idp")

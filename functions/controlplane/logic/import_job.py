@@ -92,9 +92,7 @@ def _pass(org_id: str, import_id: str, time_left: Callable[[], float], pace: Thr
     if org is None or stamps.DELETING in org:  # its users go with it: no sign-in to make
         return None
     for part in parts:
-        # A suspended org's sign-ins are disabled; one made now is disabled too, and its
-        # reactivation enables it with the others (logic.signins).
-        if not _sign_in(org_id, part, time_left, pace, disabled=org.get("status") == SUSPENDED):
+        if not _sign_in(org_id, part, time_left, pace):
             return 0
     record, parts = imports.load(table, org_id, import_id)
     if record is None:
@@ -207,7 +205,7 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
     return created, refused
 
 
-def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Throttle, disabled: bool) -> bool:
+def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Throttle) -> bool:
     """Create the sign-ins of the part's new users, then try its failed ones again (each failure
     counted, with why); False if time ran short first. Progress is written every few sign-ins."""
     directory = config.directory()
@@ -228,8 +226,7 @@ def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Thro
         reason = _create_sign_in(directory, org_id, rows[user_id])
         if reason is None:
             failures.pop(user_id, None)
-            if disabled:
-                directory.disable(org_id, user_id)
+            _as_its_org_is(directory, org_id, user_id)
         else:
             failures[user_id] = {"reason": reason, "attempts": int(failures.get(user_id, {}).get("attempts", 0)) + 1}
         signed += user_id in new
@@ -239,6 +236,20 @@ def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Thro
     if tried % PROGRESS_EVERY:
         imports.advance(table, part, {"signed": signed, "failures": failures})
     return tried == len(new) + len(retried)
+
+
+def _as_its_org_is(directory: Directory, org_id: str, user_id: str) -> None:
+    """A sign-in just made (enabled) as its org's status is now: disabled while it is suspended. The
+    status is read (strongly consistent) for each sign-in, and again after each change, so that a
+    suspension or a reactivation whose own job (``logic.signins``) passed this user before the
+    sign-in was made, or while it was changed, is not lost. An org gone takes its sign-ins with it."""
+    enabled = True
+    for _ in range(3):  # a status that keeps changing is left to its own job
+        org = api_table().get(keys.org_key(org_id), consistent=True)
+        if org is None or (org.get("status") != SUSPENDED) == enabled:
+            return
+        enabled = not enabled
+        (directory.enable if enabled else directory.disable)(org_id, user_id)
 
 
 def _create_sign_in(directory: Directory, org_id: str, row: Item) -> str | None:
