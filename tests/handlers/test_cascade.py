@@ -370,3 +370,55 @@ def test_a_user_created_again_while_their_old_self_is_deleted_keeps_their_ticket
     # Then the new alice keeps her ticket, and only it
     monkeypatch.undo()
     assert [t["ticket_id"] for t in call("GET", "/orgs/acme/users/alice/tickets").body["items"]] == new
+
+
+def test_a_user_stamped_after_the_delete_stamped_its_mark_but_created_before_it_landed_goes_with_the_org(
+    table, monkeypatch
+):
+    from datetime import datetime, timedelta
+
+    from controlplane.dal import keys
+
+    # Given alice, whose create stamped her a moment after the delete stamped its mark, and committed
+    # before the mark landed (its UpdateItem was slower, or retried)
+    create_org("acme")
+    assert create_user("acme", "alice").status == 201
+    created = datetime.fromisoformat(
+        api_table().get(keys.user_key("acme", "alice"))["created_at"].replace("Z", "+00:00")
+    )
+    mark = (created - timedelta(milliseconds=3)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    monkeypatch.setattr(stamps, "now", lambda: mark)
+
+    # When the org is deleted
+    assert cascade.delete_org("acme") is True
+
+    # Then she went with it
+    assert api_table().get(keys.user_key("acme", "alice"), consistent=True) is None
+
+
+def test_a_delete_run_behind_another_stops_before_the_next_user_of_its_page(table, monkeypatch):
+    # Given a delete of acme (alice, bob) marked, and a run of it going through its page of users
+    create_org("acme")
+    for user_id in ("alice", "bob"):
+        assert create_user("acme", user_id).status == 201
+    monkeypatch.setattr(cascade, "_cascade", lambda *args, **kwargs: False)
+    cascade.delete_org("acme")
+    monkeypatch.undo()
+    mark = cascade.deletion_mark("acme")
+    remove_sign_in, overtaken = cascade.remove_sign_in, []
+
+    def overtaken_meanwhile(org_id, user_id):
+        remove_sign_in(org_id, user_id)
+        if not overtaken:  # another run of it finishes the delete, and acme and bob are created again
+            overtaken.append("first user")
+            overtaken.append(cascade.continue_delete("acme", mark))
+            overtaken.extend([create_org("acme").status, create_user("acme", "bob").status])
+
+    monkeypatch.setattr(cascade, "remove_sign_in", overtaken_meanwhile)
+
+    # When the first run goes on
+    assert cascade.continue_delete("acme", mark) is True
+
+    # Then the new acme's bob is untouched
+    assert overtaken == ["first user", True, 201, 201]
+    assert call("GET", "/orgs/acme/users/bob").status == 200
