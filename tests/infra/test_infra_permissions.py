@@ -206,6 +206,7 @@ def test_a_delete_finished_from_the_queue_sends_only_what_the_organizations_func
     monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 0)
     sent = list(aws_requests)
     [message] = boto3.client("sqs").receive_message(QueueUrl=config.settings().deletions_queue_url)["Messages"]
+    mark = call("GET", "/orgs/acme").body["deleting_since"]
     aws_requests.clear()
 
     # When the event source delivers the message to the organizations function
@@ -214,7 +215,7 @@ def test_a_delete_finished_from_the_queue_sends_only_what_the_organizations_func
 
     # Then the delete finished, and the request and the consumer sent only what the function may send
     assert result == {"batchItemFailures": []}
-    assert json.loads(message["Body"]) == {"org_id": "acme"}
+    assert json.loads(message["Body"]) == {"org_id": "acme", "deleting_since": mark}  # the job is that delete's
     assert call("GET", "/orgs/acme").status == 404
     assert "sqs:SendMessage" in sent
     assert "cognito-idp:AdminDeleteUser" in consumed
