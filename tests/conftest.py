@@ -94,6 +94,16 @@ def table(request, monkeypatch):
 
 
 @pytest.fixture
+def deletions_queue(table, monkeypatch):
+    """A deletions queue of its own on moto, which the functions' settings name: its URL."""
+    queue_url = boto3.client("sqs").create_queue(QueueName=f"deletions-{uuid.uuid4().hex}")["QueueUrl"]
+    monkeypatch.setenv("DELETIONS_QUEUE_URL", queue_url)
+    config.reset()
+    yield queue_url
+    config.reset()
+
+
+@pytest.fixture
 def dynamodb_calls(table):
     """The DynamoDB operations the functions send, recorded at the HTTP-request level."""
     calls: list[str] = []

@@ -1,7 +1,6 @@
 """Cascade deletes are complete, survive retries and failures, and finish from the queue when big."""
 
 import json
-import uuid
 
 import boto3
 import pytest
@@ -193,10 +192,7 @@ def test_no_ticket_can_be_opened_once_the_users_item_is_gone(acme, monkeypatch):
 
 
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
-def test_the_queued_sweep_spares_the_tickets_of_a_user_created_again_with_that_id(acme, monkeypatch):
-    queue_url = boto3.client("sqs").create_queue(QueueName=f"deletions-{uuid.uuid4().hex}")["QueueUrl"]
-    monkeypatch.setenv("DELETIONS_QUEUE_URL", queue_url)
-    config.reset()
+def test_the_queued_sweep_spares_the_tickets_of_a_user_created_again_with_that_id(acme, monkeypatch, deletions_queue):
     hidden = _gsi1_lags_once(monkeypatch)
     # Given a user's delete whose sweep is queued, with one ticket GSI1 did not show yet
     assert call("DELETE", "/orgs/acme/users/user-1").status == 204
@@ -204,7 +200,7 @@ def test_the_queued_sweep_spares_the_tickets_of_a_user_created_again_with_that_i
     # When a user of that id is created again and opens a ticket before the sweep runs
     assert create_user("acme", "user-1").status == 201
     new = create_ticket("acme", "user-1").body["ticket_id"]
-    _drain(queue_url, {"kind": "ticket-sweep", "org_id": "acme", "user_id": "user-1"})
+    _drain(deletions_queue, {"kind": "ticket-sweep", "org_id": "acme", "user_id": "user-1"})
 
     # Then the old ticket is gone, the new user's stays, and the sweep's marker is gone
     assert call("GET", f"/orgs/acme/tickets/{hidden[0]}").status == 404
@@ -213,13 +209,10 @@ def test_the_queued_sweep_spares_the_tickets_of_a_user_created_again_with_that_i
 
 
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
-def test_an_older_sweep_leaves_the_marker_of_a_newer_delete_of_that_user_id(acme, monkeypatch):
-    queue_url = boto3.client("sqs").create_queue(QueueName=f"deletions-{uuid.uuid4().hex}")["QueueUrl"]
-    monkeypatch.setenv("DELETIONS_QUEUE_URL", queue_url)
-    config.reset()
+def test_an_older_sweep_leaves_the_marker_of_a_newer_delete_of_that_user_id(acme, monkeypatch, deletions_queue):
     # Given a user's delete whose sweep job is queued
     assert call("DELETE", "/orgs/acme/users/user-1").status == 204
-    first_job = _receive(queue_url)
+    first_job = _receive(deletions_queue)
     real, late = cascade.delete_tickets_of, []
 
     def newer_delete_meanwhile(table, org_id, user_id, *args, **kwargs):
@@ -235,7 +228,7 @@ def test_an_older_sweep_leaves_the_marker_of_a_newer_delete_of_that_user_id(acme
     monkeypatch.setattr(cascade, "delete_tickets_of", newer_delete_meanwhile)
     assert deliver(first_job) == {"batchItemFailures": []}
     monkeypatch.setattr(cascade, "delete_tickets_of", real)
-    assert deliver(_receive(queue_url)) == {"batchItemFailures": []}
+    assert deliver(_receive(deletions_queue)) == {"batchItemFailures": []}
 
     # Then the newer delete's sweep found its marker and took the late ticket: the next user of that
     # id does not inherit it, and no marker is left
@@ -255,10 +248,7 @@ def _receive(queue_url: str) -> list[dict]:
 
 
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
-def test_a_delete_too_big_for_one_request_answers_202_and_finishes_from_the_queue(acme, monkeypatch):
-    queue_url = boto3.client("sqs").create_queue(QueueName=f"deletions-{uuid.uuid4().hex}")["QueueUrl"]
-    monkeypatch.setenv("DELETIONS_QUEUE_URL", queue_url)
-    config.reset()
+def test_a_delete_too_big_for_one_request_answers_202_and_finishes_from_the_queue(acme, monkeypatch, deletions_queue):
     monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 10_000)  # the request has no time for a step
 
     reply = call("DELETE", "/orgs/acme")
@@ -268,7 +258,7 @@ def test_a_delete_too_big_for_one_request_answers_202_and_finishes_from_the_queu
     mark = call("GET", "/orgs/acme").body["deleting_since"]
     assert mark
     monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 0)
-    _drain(queue_url, {"org_id": "acme", "deleting_since": mark})  # the job is that delete's
+    _drain(deletions_queue, {"org_id": "acme", "deleting_since": mark})  # the job is that delete's
     assert call("GET", "/orgs/acme").status == 404
     assert _items_of(acme, "acme") == []
 
@@ -301,16 +291,15 @@ def test_a_delete_that_runs_out_of_time_inside_a_users_tickets_resumes_where_it_
 
 
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
-def test_a_delete_job_of_an_org_deleted_since_spares_the_org_created_again_with_its_id(acme, monkeypatch):
+def test_a_delete_job_of_an_org_deleted_since_spares_the_org_created_again_with_its_id(
+    acme, monkeypatch, deletions_queue
+):
     # Given a delete too big for its request, asked twice (so two jobs are queued), and the first job
     # finishes it
-    queue_url = boto3.client("sqs").create_queue(QueueName=f"deletions-{uuid.uuid4().hex}")["QueueUrl"]
-    monkeypatch.setenv("DELETIONS_QUEUE_URL", queue_url)
-    config.reset()
     monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 10_000)
     assert [call("DELETE", "/orgs/acme").status for _ in range(2)] == [202, 202]
     sqs = boto3.client("sqs")
-    jobs = [sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=1)["Messages"] for _ in range(2)]
+    jobs = [sqs.receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=1)["Messages"] for _ in range(2)]
     monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 0)
     assert deliver(jobs[0]) == {"batchItemFailures": []}
     assert call("GET", "/orgs/acme").status == 404
@@ -328,7 +317,6 @@ def test_a_delete_job_of_an_org_deleted_since_spares_the_org_created_again_with_
     assert call("GET", "/orgs/acme").status == 200
     assert call("GET", "/orgs/acme").body["deleting_since"] is None
     assert len(call("GET", f"/orgs/acme/users/{ORG_USERS[0]}/tickets").body["items"]) == 1
-    config.reset()
 
 
 def test_a_delete_run_that_another_finished_stops_at_the_org_created_again(acme):

@@ -2,7 +2,6 @@
 interrupted or delivered twice; no listing that could repeat or miss someone; one move at a time."""
 
 import json
-import uuid
 
 import boto3
 import pytest
@@ -151,10 +150,7 @@ def test_a_move_interrupted_anywhere_finishes_right_when_run_again(acme, monkeyp
 
 
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
-def test_a_big_move_answers_202_and_finishes_from_the_queue_delivered_twice(acme, monkeypatch):
-    queue_url = boto3.client("sqs").create_queue(QueueName=f"deletions-{uuid.uuid4().hex}")["QueueUrl"]
-    monkeypatch.setenv("DELETIONS_QUEUE_URL", queue_url)
-    config.reset()
+def test_a_big_move_answers_202_and_finishes_from_the_queue_delivered_twice(acme, monkeypatch, deletions_queue):
     monkeypatch.setattr(moves, "MOVE_IN_REQUEST", 2)
 
     reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
@@ -163,7 +159,7 @@ def test_a_big_move_answers_202_and_finishes_from_the_queue_delivered_twice(acme
     assert reply.body["status"] == "moving"
     assert call("GET", "/orgs/acme/units/platform").body["path"] == "/eng/platform"
     sqs = boto3.client("sqs")
-    messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=1)["Messages"]
+    messages = sqs.receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=1)["Messages"]
     assert json.loads(messages[0]["Body"]) == {"kind": moves.KIND, "org_id": "acme"}
     assert deliver(messages) == {"batchItemFailures": []}
     assert deliver(messages) == {"batchItemFailures": []}  # SQS delivers at least once
@@ -479,11 +475,8 @@ def _unreachable(*args, **kwargs):
 
 
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
-def test_a_big_move_that_cannot_queue_itself_gives_its_lock_back(acme, monkeypatch):
+def test_a_big_move_that_cannot_queue_itself_gives_its_lock_back(acme, monkeypatch, deletions_queue):
     # Given a move big enough for the queue, and SQS that cannot be reached
-    queue_url = boto3.client("sqs").create_queue(QueueName=f"deletions-{uuid.uuid4().hex}")["QueueUrl"]
-    monkeypatch.setenv("DELETIONS_QUEUE_URL", queue_url)
-    config.reset()
     monkeypatch.setattr(moves, "MOVE_IN_REQUEST", 2)
     with monkeypatch.context() as outage:
         outage.setattr(moves, "enqueue", _unreachable)
@@ -495,7 +488,6 @@ def test_a_big_move_that_cannot_queue_itself_gives_its_lock_back(acme, monkeypat
     assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
     assert call("GET", "/orgs/acme/units/platform").body["path"] == "/eng/platform"
     assert call("PATCH", "/orgs/acme/units/eng", {"parent_id": "ops"}).status == 202
-    config.reset()
 
 
 def test_a_move_that_fails_under_its_lock_before_its_first_write_gives_the_lock_back(acme, monkeypatch):
