@@ -7,8 +7,8 @@ your AWS credentials against any table; locally, point it at DynamoDB Local with
 ``AWS_ENDPOINT_URL_DYNAMODB``. Run it after deploying the code that keeps the counter on its own item.
 The API serves throughout: that code moves an org's counter itself on the org's first seat write, and
 this moves the rest, the same way (``dal.seats.move``: one transaction, on condition that the count
-is still the one read, so a user created meanwhile is never lost). Safe to run again and to
-interrupt: an org whose counter has moved is left alone.
+and the limit are still the ones read, so a user created or a plan changed meanwhile is never lost).
+Safe to run again and to interrupt: an org whose counter has moved is left alone.
 
 Per org (GSI1 ``ORGS``, every page): one strongly consistent Query of the org and its counter; if the
 org item still has ``user_count``, one TransactWriteItems (Put counter + Update org REMOVE).

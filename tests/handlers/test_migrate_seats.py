@@ -113,3 +113,36 @@ def test_an_org_never_counted_is_reported_and_left_alone(before):
     assert report.not_counted == ["bolt"]
     assert _stored("bolt")[1] is None
     assert migrate_seats.main(["--table", api_table().name]) == 1
+
+
+def test_a_plan_change_by_the_code_before_while_the_migration_copies_the_count_is_not_lost(before, monkeypatch):
+    # Given a Lambda still running the code before, which downgrades bolt (no users) from pro to free,
+    # writing the plan and its limit on the org item, right after the move has read bolt (the
+    # migration's own read of it is the first)
+    read = seats.read
+    reads, raced = [], []
+
+    def read_then_downgrade(table, org_id, consistent=False):
+        found = read(table, org_id, consistent)
+        reads.append(org_id)
+        if reads.count("bolt") == 2 and not raced:
+            raced.append(org_id)
+            table.client.update_item(
+                TableName=table.name,
+                Key={"PK": {"S": "ORG#bolt"}, "SK": {"S": "METADATA#bolt"}},
+                UpdateExpression="SET #plan = :free, user_limit = :five",
+                ExpressionAttributeNames={"#plan": "plan"},
+                ExpressionAttributeValues={":free": {"S": "free"}, ":five": {"N": "5"}},
+            )
+        return found
+
+    monkeypatch.setattr(seats, "read", read_then_downgrade)
+
+    # When the migration moves bolt's counter
+    migrate_seats.migrate(api_table(), echo=lambda _: None)
+
+    # Then the counter has the free plan's limit, not the pro one the migration read first
+    org, counter, _ = _stored("bolt")
+    assert raced and org["plan"] == "free"
+    assert counter is not None and counter[plans.USER_LIMIT] == 5
+    assert call("GET", "/orgs/bolt").body["limits"] == {"users": 5}

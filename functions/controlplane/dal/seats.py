@@ -181,9 +181,9 @@ def _with_counter(
 @tracer.capture_method
 def move(table: Table, org_id: str) -> bool:
     """Move an org's count and limit from the org item to a counter item of their own, in one
-    transaction, on condition that the count is still the one read. True once the counter is on its
-    own item (now or before); False if the org is gone or was never counted. Safe to run again and
-    beside the API: a count changed meanwhile is read again."""
+    transaction, on condition that the count and the limit are still the ones read. True once the
+    counter is on its own item (now or before); False if the org is gone or was never counted. Safe to
+    run again and beside the API: a count or a limit changed meanwhile is read again."""
     for _ in range(_MOVE_ATTEMPTS):
         org, seats = read(table, org_id, consistent=True)
         if seats is not None:
@@ -191,12 +191,16 @@ def move(table: Table, org_id: str) -> bool:
         if org is None or COUNT not in org:
             return False
         limit = int(org.get(LIMIT, plans.limit(org["plan"])))
+        # The limit read, too: a plan change by the code before writes its limit on the org item.
+        seen, same_limit = {":seen": org[COUNT]}, "attribute_not_exists(#limit)"
+        if LIMIT in org:
+            seen, same_limit = {":seen": org[COUNT], ":limit": org[LIMIT]}, "#limit = :limit"
         remove = serialized(
             {
                 "UpdateExpression": "REMOVE #count, #limit",
-                "ConditionExpression": "#count = :seen",
+                "ConditionExpression": f"#count = :seen AND {same_limit}",
                 "ExpressionAttributeNames": {"#count": COUNT, "#limit": LIMIT},
-                "ExpressionAttributeValues": {":seen": org[COUNT]},
+                "ExpressionAttributeValues": seen,
             }
         )
         request: list[TransactWriteItemTypeDef] = [
