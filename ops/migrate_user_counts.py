@@ -9,8 +9,9 @@ its users cannot change while they are counted. It is safe to run again and to i
 has a count is left alone, whatever this run or the API wrote first. The count goes on the org item,
 as it did then; ``ops.migrate_seats`` (or the org's first seat write) then moves it to its own item.
 
-Per org (GSI1 ``ORGS``, every page): one Query ``Select=COUNT`` of its ``USER#`` items (every page,
-strongly consistent), then one UpdateItem on condition ``attribute_not_exists(user_count)``.
+Per org (GSI1 ``ORGS``, every page): a strongly consistent GetItem of its seat counter, one Query
+``Select=COUNT`` of its ``USER#`` items (every page, strongly consistent), then one UpdateItem on
+condition ``attribute_not_exists(user_count)``.
 """
 
 import argparse
@@ -40,7 +41,9 @@ def migrate(table: Table, echo=print) -> Report:
     for orgs in table.query_all(keys.ORGS_LISTING, on_index=True):
         for org in orgs:
             org_id = org["org_id"]
-            if plans.USER_COUNT in org or table.get(keys.seats_key(org_id)) is not None:
+            # Strongly consistent: a counter moved to its own item a moment ago must not be missed, or
+            # a stale count would go on the org item beside it.
+            if plans.USER_COUNT in org or table.get(keys.seats_key(org_id), consistent=True) is not None:
                 report.already.append(org_id)
                 continue
             users = count(table, keys.org_partition(org_id), keys.USER_PREFIX)

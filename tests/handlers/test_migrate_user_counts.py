@@ -3,7 +3,7 @@
 import pytest
 
 from controlplane import config
-from controlplane.dal.table import api_table
+from controlplane.dal.table import Table, api_table
 from ops import migrate_user_counts
 from tests.api import call, create_org, create_user
 
@@ -91,6 +91,31 @@ def test_an_org_whose_plan_changed_before_it_was_counted_keeps_the_new_limit(leg
     migrate_user_counts.migrate(api_table(), echo=lambda _: None)
 
     assert call("GET", "/orgs/bolt").body["limits"] == {"users": 50}
+
+
+class LaggingReplica(Table):
+    """A table whose eventually consistent reads of bolt's seat counter have not seen it yet (a
+    GetItem within about a second of the write that created it)."""
+
+    def get(self, key, consistent=False):
+        if not consistent and key["SK"] == "METADATA#bolt#SEATS":
+            return None
+        return super().get(key, consistent)
+
+
+def test_a_second_run_right_after_the_counter_moved_leaves_the_org_alone(legacy):
+    # Given bolt counted by a first run, then moved to its counter item by its first seat write
+    migrate_user_counts.migrate(api_table(), echo=lambda _: None)
+    assert create_user("bolt", "erin").status == 201
+
+    # When the migration runs again a moment later, its eventually consistent reads not caught up
+    again = migrate_user_counts.migrate(LaggingReplica(config.dynamodb(), legacy), echo=lambda _: None)
+
+    # Then bolt is left alone: no second, stale count on its org item beside the counter
+    assert again.counted == {}
+    org = config.dynamodb().get_item(TableName=legacy, Key={"PK": {"S": "ORG#bolt"}, "SK": {"S": "METADATA#bolt"}})
+    assert "user_count" not in org["Item"]
+    assert call("PATCH", "/orgs/bolt", {"name": "Bolt"}).body["usage"] == {"users": 1}
 
 
 def test_the_command_line_migrates_the_named_table(legacy, capsys):
