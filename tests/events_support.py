@@ -5,6 +5,7 @@ import os
 from dataclasses import dataclass, field
 
 import boto3
+from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.dal.schema import TABLE_SCHEMA
@@ -13,6 +14,13 @@ from local.apigw import LambdaContext
 from local.stream import Feeder, StreamReader
 
 BUS = "controlplane-test"
+# EventBridge refuses a PutEvents call whose entries add up to 256 KB or more, each entry counted as
+# its Time (14 bytes) and the UTF-8 bytes of its Source, DetailType and Detail.
+PUT_EVENTS_MAX_BYTES = 256 * 1024
+
+
+def entry_size(entry: dict) -> int:
+    return 14 + sum(len(entry[name].encode()) for name in ("Source", "DetailType", "Detail"))
 
 
 @dataclass
@@ -25,6 +33,9 @@ class RecordingBus:
 
     def put_events(self, Entries):
         self.calls.append(Entries)
+        if sum(entry_size(entry) for entry in Entries) >= PUT_EVENTS_MAX_BYTES:
+            message = "Total size of the entries in the request is over the limit."
+            raise ClientError({"Error": {"Code": "ValidationException", "Message": message}}, "PutEvents")
         results = []
         for entry in Entries:
             code = self.refuse(entry, len(self.calls)) if self.refuse else None

@@ -18,7 +18,7 @@ from local import event_docs
 from local.apigw import LambdaContext
 from local.stream import Feeder
 from tests.api import OPERATOR, admin, call, create_org, create_ticket, create_user, member
-from tests.events_support import BUS, RecordingBus, feeder, stream_reader
+from tests.events_support import BUS, PUT_EVENTS_MAX_BYTES, RecordingBus, entry_size, feeder, stream_reader
 
 on_dynamodb_local = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # its real stream
 
@@ -282,6 +282,25 @@ def test_putevents_is_called_with_at_most_ten_entries_and_never_two_records_of_o
     for entries in bus.calls:
         orgs = [e for e in entries if e["DetailType"].startswith("Organization")]
         assert len(orgs) <= 1
+
+
+@on_dynamodb_local
+def test_putevents_calls_stay_under_eventbridges_256_kb_so_large_tickets_are_not_lost(bus, stream):
+    # Given ten tickets with the longest description, published
+    create_org("acme")
+    create_user("acme", "alice")
+    tickets = [create_ticket("acme", "alice", description="a" * 10_000).body["ticket_id"] for _ in range(10)]
+    _publish(stream)
+    # and each description rewritten: a Ticket Updated holds it three times (resource, old, new), ~30 KB
+    for ticket in tickets:
+        assert call("PATCH", f"/orgs/acme/tickets/{ticket}", {"description": "b" * 10_000}).status == 200
+
+    # When the stream goes through the events function (the bus refuses a call of 256 KB or more)
+    _publish(stream)
+
+    # Then every update reached the bus, in calls EventBridge takes
+    assert [t for t, _ in _summary(bus)].count("Ticket Updated") == 10
+    assert all(sum(entry_size(entry) for entry in entries) < PUT_EVENTS_MAX_BYTES for entries in bus.calls)
 
 
 @on_dynamodb_local

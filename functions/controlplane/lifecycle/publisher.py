@@ -4,7 +4,8 @@ Lambda reads a stream shard in order, and with ReportBatchItemFailures it checkp
 first record reported failed and sends that record *and every later one* again. So:
 
 - the records are turned into events in order, and PutEvents is called with up to 10 entries of
-  whole records, chunk after chunk, retrying the entries EventBridge refused (``PUT_ATTEMPTS``);
+  whole records, under 256 KB in all (a bigger call is refused whole), chunk after chunk, retrying
+  the entries EventBridge refused (``PUT_ATTEMPTS``);
 - the first record that could not be turned into events or fully published is the cut: it and
   every record after it are batch item failures, and no chunk after its own is sent. Records before
   the cut were published and are not sent again;
@@ -39,6 +40,9 @@ from controlplane.observability import logger
 Record = dict[str, Any]  # a Lambda DynamoDB stream record
 
 MAX_ENTRIES = 10  # PutEvents takes at most 10 entries
+# and refuses a call whose entries add up to 256 KB or more: ten Ticket Updated of a long
+# description (it is in the resource, and old and new in the changes) are about 300 KB.
+MAX_BYTES = 256 * 1024
 PUT_ATTEMPTS = 4
 
 
@@ -129,20 +133,30 @@ def _record_activity(converted: list[tuple[Record, list[Event]]]) -> None:
 
 
 def _chunks(converted: list[tuple[Record, list[Event]]]) -> Iterable[tuple[int, list[tuple[Record, list[Event]]]]]:
-    """Consecutive whole records, at most MAX_ENTRIES events, no item twice; with the first one's index."""
-    start, size = 0, 0
+    """Consecutive whole records, at most MAX_ENTRIES events under MAX_BYTES, no item twice; with the
+    first one's index."""
+    start, size, total = 0, 0, 0
     chunk: list[tuple[Record, list[Event]]] = []
     items: set[tuple[str, str]] = set()
     for index, (record, events) in enumerate(converted):
         item_keys = {event.item for event in events}
-        if chunk and (size + len(events) > MAX_ENTRIES or item_keys & items):
+        record_bytes = sum(_entry_bytes(event) for event in events)
+        if chunk and (size + len(events) > MAX_ENTRIES or total + record_bytes >= MAX_BYTES or item_keys & items):
             yield start, chunk
-            start, chunk, size, items = index, [], 0, set()
+            start, chunk, size, total, items = index, [], 0, 0, set()
         chunk.append((record, events))
         size += len(events)
+        total += record_bytes
         items |= item_keys
     if chunk:
         yield start, chunk
+
+
+def _entry_bytes(event: Event) -> int:
+    """An entry's size as EventBridge counts it: 14 bytes for its Time, the UTF-8 bytes of its
+    Source, DetailType and Detail."""
+    entry = event.entry("")
+    return 14 + sum(len(entry[name].encode()) for name in ("Source", "DetailType", "Detail"))
 
 
 def _put(chunk: list[tuple[Record, list[Event]]]) -> int | None:
