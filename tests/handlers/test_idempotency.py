@@ -3,6 +3,7 @@
 import time
 
 import pytest
+from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.logic import organizations
@@ -125,3 +126,22 @@ def test_an_org_named_operators_shares_no_partition_with_org_creations(table):
     # Then the org creation's record is still there: a retry replays it
     records = _records(table, "IDEMPOTENCY#OPERATORS")
     assert len(records) == 1
+
+
+@pytest.mark.parametrize("code", ["ProvisionedThroughputExceededException", "ThrottlingException"])
+def test_a_throttled_idempotency_record_is_503_with_retry_after_and_creates_nothing(acme, monkeypatch, code):
+    # Given DynamoDB throttling the write of the idempotency record, past botocore's retries
+    def throttled(**_):
+        raise ClientError({"Error": {"Code": code, "Message": "injected"}}, "PutItem")
+
+    monkeypatch.setattr(config.dynamodb(), "put_item", throttled)
+
+    # When a ticket is opened with a key
+    reply = _post(TICKETS, {"subject": "Help"})
+
+    # Then the answer says to retry later, as any throttled request's does, and nothing was created
+    assert reply.status == 503, reply.body
+    assert reply.error_code == "service_unavailable"
+    assert reply.headers["Retry-After"] == "1"
+    monkeypatch.undo()
+    assert call("GET", TICKETS).body["items"] == []
