@@ -170,6 +170,29 @@ def test_a_suspension_superseded_by_reactivation_stops_and_the_users_stay_enable
     assert _enabled("acme") == {"acme.alice": True}
 
 
+def test_a_reactivation_during_a_suspensions_page_leaves_no_user_disabled(cognito_calls, monkeypatch):
+    for user_id in ("alice", "bob", "carol"):
+        create_user("acme", user_id)
+    call("PATCH", "/orgs/acme", SUSPEND)
+    [suspension] = _queued()
+    directory = config.directory()
+    disable = directory.disable
+
+    def reactivated_meanwhile(org_id: str, user_id: str) -> bool:
+        done = disable(org_id, user_id)
+        if user_id == "alice":  # another consumer: the operator reactivates, and the new job runs to its end
+            assert call("PATCH", "/orgs/acme", {"status": "active"}).status == 200
+            assert _drain() == 1
+        return done
+
+    # When the suspension's page goes on after alice while the reactivation's job passes every user
+    monkeypatch.setattr(directory, "disable", reactivated_meanwhile)
+    signins.resume(json.loads(suspension["Body"]), lambda: math.inf)
+
+    # Then the org is active and no one is locked out
+    assert _enabled("acme") == {"acme.alice": True, "acme.bob": True, "acme.carol": True}
+
+
 def test_a_sign_in_deleted_meanwhile_is_skipped(cognito_calls):
     for user_id in ("alice", "bob"):
         create_user("acme", user_id)

@@ -6,11 +6,13 @@ the deletions queue, which the organizations function consumes (``deletions.hand
 is ``{"kind": "sign-ins", "org_id", "enabled", "after"}``: it does one page of the org's users after
 the user ``after``, then queues the rest as a new message. Every step can run twice (disabling a
 disabled sign-in changes nothing), so a message delivered again, or failed half-way and delivered
-again by SQS, repeats a few users and nothing else. Before each page the job reads the org again
-(one consistent GetItem): once its status is no longer the job's (an operator reactivated it
-meanwhile) or its delete has begun, the job stops; the newer job, or the cascade delete, does the
-rest. Where no queue is configured (tests with a user pool but no queue) the job runs to its end
-within the request; where there is no user pool (make run) there is nothing to do.
+again by SQS, repeats a few users and nothing else. Before each page, and after each user, the job
+reads the org again (one consistent GetItem): once its status is no longer the job's (an operator
+reactivated it meanwhile) or its delete has begun, the job stops; the newer job, or the cascade
+delete, does the rest. The user it just changed is set as the org is now, since the newer job,
+running beside it, may have passed them already. Where no queue is configured (tests with a user
+pool but no queue) the job runs to its end within the request; where there is no user pool (make
+run) there is nothing to do.
 
 Rate: AdminDisableUser, AdminEnableUser and AdminUserGlobalSignOut count toward one Cognito
 request-rate category, UserUpdate, whose default quota is 25 requests per second per account and
@@ -30,6 +32,7 @@ from typing import Any
 
 from controlplane import config
 from controlplane.dal import keys, stamps
+from controlplane.dal.directory import Directory
 from controlplane.dal.table import api_table
 from controlplane.models.resources import ACTIVE
 from controlplane.observability import logger
@@ -87,14 +90,33 @@ def step(
     for user in users:
         if time_left() < STEP_SECONDS:
             return after
-        pace.wait()
-        if enabled:
-            directory.enable(org_id, user["user_id"])
-        else:
-            pace.wait()  # two calls: disable, then sign out
-            directory.disable(org_id, user["user_id"])
+        if not _set(directory, org_id, user["user_id"], enabled, pace):
+            return None
         after = user["user_id"]
     return after if last is not None else None
+
+
+def _set(directory: Directory, org_id: str, user_id: str, enabled: bool, pace: Throttle) -> bool:
+    """Enable or disable one sign-in, then read the org again (strongly consistent). A page takes up
+    to 20 s: when the status changed meanwhile, the newer job (another consumer) may have passed this
+    user already, so the sign-in is set as the org is now, again after each change, and the job is
+    superseded (False). Otherwise a reactivation during a suspension's page could leave the page's
+    later users disabled in an active org."""
+    wanted = enabled
+    for _ in range(3):  # a status that keeps changing is left to its own job
+        pace.wait()
+        if enabled:
+            directory.enable(org_id, user_id)
+        else:
+            pace.wait()  # two calls: disable, then sign out
+            directory.disable(org_id, user_id)
+        org = api_table().get(keys.org_key(org_id), consistent=True)
+        if org is None or stamps.DELETING in org:  # its delete removes the sign-in
+            return False
+        if (org.get("status", ACTIVE) == ACTIVE) == enabled:
+            return enabled == wanted
+        enabled = not enabled
+    return False
 
 
 def _enqueue(org_id: str, enabled: bool, after: str | None) -> None:
