@@ -265,3 +265,47 @@ def test_a_delete_that_races_the_orgs_creation_again_leaves_the_new_org_its_key(
     # Then the new acme has its key, in its plan
     assert created_again == [201]
     assert where("acme", usage_plans) == ["pro"]
+
+
+def test_a_plan_change_that_races_a_put_leaves_the_key_in_the_new_plan(usage_plans, monkeypatch):
+    # Given acme (free), and, after one consumer has read it for its Created, an operator moves it to
+    # pro and another consumer puts its key in pro for the Plan Changed
+    create_org("acme")
+    put, changed = api_keys.ApiKeys.put, []
+
+    def changed_meanwhile(self, org_id, value, plan):
+        if not changed:
+            changed.append(call("PATCH", "/orgs/acme", {"plan": "pro"}).status)
+            deliver(("Organization Plan Changed", "acme"))
+        return put(self, org_id, value, plan)
+
+    monkeypatch.setattr(api_keys.ApiKeys, "put", changed_meanwhile)
+
+    # When the first consumer's put, for the plan it read, goes through
+    deliver(("Organization Created", "acme"))
+
+    # Then the key is where the org is now
+    assert changed == [200]
+    assert where("acme", usage_plans) == ["pro"]
+
+
+def test_a_delete_that_races_a_put_leaves_no_key(usage_plans, monkeypatch):
+    # Given acme, and, after one consumer has read it for its Created, acme is deleted and another
+    # consumer handles the Deleted
+    create_org("acme")
+    put, deleted = api_keys.ApiKeys.put, []
+
+    def deleted_meanwhile(self, org_id, value, plan):
+        if not deleted:
+            deleted.append(call("DELETE", "/orgs/acme").status)
+            deliver(("Organization Deleted", "acme"))
+        return put(self, org_id, value, plan)
+
+    monkeypatch.setattr(api_keys.ApiKeys, "put", deleted_meanwhile)
+
+    # When the first consumer's put goes through
+    deliver(("Organization Created", "acme"))
+
+    # Then the gone org keeps no key
+    assert deleted == [204]
+    assert where("acme", usage_plans) == []
