@@ -220,3 +220,29 @@ def test_a_patch_without_a_status_starts_no_job(cognito_calls):
     call("PATCH", "/orgs/acme", {"name": "Acme 2"})
 
     assert _queued() == [] and cognito_calls == []
+
+
+def test_a_user_created_while_the_org_is_suspended_gets_a_disabled_sign_in(cognito_calls, monkeypatch):
+    # Given a create that the table took while acme was active; before its sign-in is made, acme is
+    # suspended and the suspension's job passes every user (bob's sign-in does not exist yet)
+    directory = config.directory()
+    make = directory.create
+
+    def suspended_meanwhile(org_id: str, user_id: str, email: str, role: str) -> str:
+        api_table().client.update_item(
+            TableName=api_table().name,
+            Key=to_dynamo(keys.org_key("acme")),
+            UpdateExpression="SET #status = :suspended, suspension_reason = :why",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={":suspended": {"S": "suspended"}, ":why": {"S": "Unpaid"}},
+        )
+        signins.resume({"kind": "sign-ins", "org_id": "acme", "enabled": False, "after": None}, lambda: math.inf)
+        return make(org_id, user_id, email, role)
+
+    monkeypatch.setattr(directory, "create", suspended_meanwhile)
+
+    # When the create makes bob's sign-in
+    assert create_user("acme", "bob").status == 201
+
+    # Then bob cannot sign in while acme is suspended
+    assert _enabled("acme") == {"acme.bob": False}

@@ -123,6 +123,8 @@ OURS = {
         "logic.organizations",
         "logic.tickets",
         "logic.users",
+        "logic.signins",  # a new sign-in follows its org's status, read again after it is made
+        "pacing",  # which logic.signins imports for its jobs' pace
         "dal.tree",  # a user's unit (issue 27)
         "logic.units",
     },

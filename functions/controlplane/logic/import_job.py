@@ -14,7 +14,7 @@ from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.directory import Directory, SignInRefused
 from controlplane.dal.imports import DONE, RUNNING
 from controlplane.dal.table import api_table
-from controlplane.logic import import_rows
+from controlplane.logic import import_rows, signins
 from controlplane.models import errors, plans
 from controlplane.models.errors import AlreadyExists, ServiceUnavailable
 from controlplane.models.resources import SUSPENDED
@@ -226,7 +226,7 @@ def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Thro
         reason = _create_sign_in(directory, org_id, rows[user_id])
         if reason is None:
             failures.pop(user_id, None)
-            _as_its_org_is(directory, org_id, user_id)
+            signins.as_its_org_is(directory, org_id, user_id)
         else:
             failures[user_id] = {"reason": reason, "attempts": int(failures.get(user_id, {}).get("attempts", 0)) + 1}
         signed += user_id in new
@@ -236,20 +236,6 @@ def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Thro
     if tried % PROGRESS_EVERY:
         imports.advance(table, part, {"signed": signed, "failures": failures})
     return tried == len(new) + len(retried)
-
-
-def _as_its_org_is(directory: Directory, org_id: str, user_id: str) -> None:
-    """A sign-in just made (enabled) as its org's status is now: disabled while it is suspended. The
-    status is read (strongly consistent) for each sign-in, and again after each change, so that a
-    suspension or a reactivation whose own job (``logic.signins``) passed this user before the
-    sign-in was made, or while it was changed, is not lost. An org gone takes its sign-ins with it."""
-    enabled = True
-    for _ in range(3):  # a status that keeps changing is left to its own job
-        org = api_table().get(keys.org_key(org_id), consistent=True)
-        if org is None or (org.get("status") != SUSPENDED) == enabled:
-            return
-        enabled = not enabled
-        (directory.enable if enabled else directory.disable)(org_id, user_id)
 
 
 def _create_sign_in(directory: Directory, org_id: str, row: Item) -> str | None:

@@ -119,6 +119,22 @@ def _set(directory: Directory, org_id: str, user_id: str, enabled: bool, pace: T
     return False
 
 
+def as_its_org_is(directory: Directory, org_id: str, user_id: str) -> None:
+    """A sign-in just made (enabled) as its org's status is now: disabled while it is suspended. A
+    user's create and an import make sign-ins after the table took the user, so a suspension's job
+    may have passed the user before the sign-in existed. The status is read (strongly consistent)
+    for each sign-in, and again after each change, so that a suspension or a reactivation whose own
+    job passed this user before the sign-in was made, or while it was changed, is not lost. An org
+    gone takes its sign-ins with it."""
+    enabled = True
+    for _ in range(3):  # a status that keeps changing is left to its own job
+        org = api_table().get(keys.org_key(org_id), consistent=True)
+        if org is None or (org.get("status", ACTIVE) == ACTIVE) == enabled:
+            return
+        enabled = not enabled
+        (directory.enable if enabled else directory.disable)(org_id, user_id)
+
+
 def _enqueue(org_id: str, enabled: bool, after: str | None) -> None:
     queue_url = config.settings().deletions_queue_url
     if not queue_url:  # unreachable: only a job that has a queue is queued

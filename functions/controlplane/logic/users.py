@@ -10,7 +10,7 @@ from controlplane.dal import cursor, keys, seats, stamps, transactions
 from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.directory import SYNCED, Directory, NoSignIn
 from controlplane.dal.table import api_table
-from controlplane.logic import cascade, organizations, refusals, tickets, units
+from controlplane.logic import cascade, organizations, refusals, signins, tickets, units
 from controlplane.logic.access import Caller, authorize_fields
 from controlplane.models import errors, plans
 from controlplane.models.errors import (
@@ -97,6 +97,7 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
             directory.delete(org_id, body.user_id)
             _remove(org_id, body.user_id)
             raise
+        signins.as_its_org_is(directory, org_id, body.user_id)
     metrics.add_metric(name="UserCreated", unit=MetricUnit.Count, value=1)
     return User.model_validate(item)
 
