@@ -1,0 +1,65 @@
+"""The figures the docs state that a constant of the code decides: the plans' seats and request limits
+(docs/API.md, docs/LIMITS.md, from models/plans.py) and the page size (docs/API.md, from
+http/params.py). A change of the constant that forgets the docs fails here."""
+
+import re
+
+from controlplane.http import params
+from controlplane.models import plans
+from local import ROOT
+
+API = (ROOT / "docs" / "API.md").read_text()
+LIMITS = (ROOT / "docs" / "LIMITS.md").read_text()
+
+
+def _number(cell: str) -> int | None:
+    """A table cell's figure: ``1,000`` is 1000; ``no daily quota`` and an empty cell are None."""
+    digits = cell.replace(",", "").strip()
+    return int(digits) if digits.isdigit() else None
+
+
+def _rows(page: str, header: str) -> dict[str, list[str]]:
+    """The rows of the markdown table whose header row starts with ``header``, by their first cell
+    (its code span's text, or the whole cell)."""
+    lines = page.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header))
+    rows = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        first, *cells = [cell.strip() for cell in line.strip("|").split("|")]
+        name = re.match(r"`([^`]+)`", first)
+        rows[name[1] if name else first] = cells
+    return rows
+
+
+def test_the_seats_table_of_the_api_is_the_catalogue():
+    rows = _rows(API, "| plan | seats")
+
+    assert {plan: _number(cells[0]) for plan, cells in rows.items()} == {
+        plan: plans.limit(plan) for plan in plans.CATALOGUE
+    }
+
+
+def test_the_limits_table_is_the_catalogue_and_the_operators_limits():
+    rows = _rows(LIMITS, "| plan | requests per second")
+    documented = {plan: [_number(cell) for cell in cells] for plan, cells in rows.items()}
+
+    expected = {plan: [*plans.REQUEST_LIMITS[plan], plans.limit(plan)] for plan in plans.CATALOGUE}
+    operators = next(name for name in documented if name.startswith("operators"))
+    expected[operators] = [*plans.OPERATOR_LIMITS, None]
+    assert documented == expected
+
+
+def test_the_api_states_each_plans_request_limits():
+    prose = " ".join(API.split())  # the words as read, whatever the line breaks
+    for plan, (per_second, burst, per_day) in plans.REQUEST_LIMITS.items():
+        day = f"{per_day:,} a day" if per_day is not None else "no daily quota"
+        assert f"`{plan}` {per_second:,} " in prose and f"(burst {burst:,}, {day})" in prose, plan
+    assert f"operators {plans.OPERATOR_LIMITS.per_second:,} together" in prose
+
+
+def test_the_page_size_is_the_routes():
+    limit = params.Limit.__metadata__[0]
+
+    assert f"`limit` ({limit.metadata[0].ge}\u2013{limit.metadata[1].le}, default {params.DEFAULT_LIMIT})" in API
