@@ -145,3 +145,26 @@ def test_a_throttled_idempotency_record_is_503_with_retry_after_and_creates_noth
     assert reply.headers["Retry-After"] == "1"
     monkeypatch.undo()
     assert call("GET", TICKETS).body["items"] == []
+
+
+@pytest.mark.parametrize("code", ["ProvisionedThroughputExceededException", "InternalServerError"])
+def test_a_create_whose_success_record_is_not_saved_answers_its_201(acme, monkeypatch, code):
+    # Given DynamoDB throttling (or failing) Powertools' UpdateItem of the record's success, after the
+    # ticket's own transaction went through
+    def refused(**_):
+        status = 500 if code == "InternalServerError" else 400
+        raise ClientError(
+            {"Error": {"Code": code, "Message": "injected"}, "ResponseMetadata": {"HTTPStatusCode": status}},
+            "UpdateItem",
+        )
+
+    monkeypatch.setattr(config.dynamodb(), "update_item", refused)
+
+    # When a ticket is opened with a key
+    reply = _post(TICKETS, {"subject": "Help"})
+    monkeypatch.undo()
+
+    # Then the answer is the ticket made, not a 503 inviting a retry that would open a second one
+    assert reply.status == 201, reply.body
+    [ticket] = call("GET", TICKETS).body["items"]
+    assert reply.body["ticket_id"] == ticket["ticket_id"]

@@ -1,6 +1,6 @@
-"""Outages: an AWS service we depend on is unreachable, timing out, failing on its side, or (DynamoDB)
-still throttling us. botocore's errors are the data layer's to read; the http layer asks this module
-and answers 503."""
+"""Outages: an AWS service we depend on is unreachable, timing out, failing on its side, or still
+throttling us (DynamoDB's throttling codes, which other services use too). botocore's errors are the
+data layer's to read; the http layer asks this module and answers 503."""
 
 from botocore.exceptions import (
     ClientError,
@@ -16,8 +16,8 @@ _UNREACHABLE = (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, 
 
 
 def is_outage(error: BaseException | None) -> bool:
-    """An AWS service we depend on is unreachable, timing out, failing on its side (5xx) or, for
-    DynamoDB, throttling, after the client's own retries: worth a retry later, never a 500. Looks
+    """An AWS service we depend on is unreachable, timing out, failing on its side (5xx) or
+    throttling, after the client's own retries: worth a retry later, never a 500. Looks
     through the errors that libraries raise in its place (e.g. Powertools' idempotency layer, whose
     record writes do not go through ``table.translate``)."""
     while error is not None:

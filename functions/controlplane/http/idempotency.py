@@ -18,6 +18,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyAlreadyInProgressError,
+    IdempotencyPersistenceLayerError,
     IdempotencyValidationError,
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -27,6 +28,7 @@ from controlplane import config
 from controlplane.dal import keys
 from controlplane.http.errors import IDEMPOTENCY_IN_PROGRESS, IDEMPOTENCY_KEY_REUSED
 from controlplane.models.errors import Conflict, IdempotencyKeyReused
+from controlplane.observability import logger
 
 EXPIRES_AFTER_SECONDS = 24 * 60 * 60
 _CONFIG = IdempotencyConfig(
@@ -68,12 +70,21 @@ def once(
     def respond(request: dict[str, Any]) -> dict[str, Any]:
         response = make()
         payload = response.body.model_dump(mode="json") if isinstance(response.body, BaseModel) else response.body
-        return {"status": response.status_code, "headers": response.headers, "body": payload}
+        made.append({"status": response.status_code, "headers": response.headers, "body": payload})
+        return made[0]
 
+    made: list[dict[str, Any]] = []
     try:
         stored = respond(request={"key": {**identity, "idempotency_key": key}, "body": body.model_dump(mode="json")})
     except IdempotencyValidationError:
         raise IdempotencyKeyReused(IDEMPOTENCY_KEY_REUSED) from None
     except IdempotencyAlreadyInProgressError:
         raise Conflict(IDEMPOTENCY_IN_PROGRESS) from None
+    except IdempotencyPersistenceLayerError:
+        if not made:  # nothing was created: the error (a 503 for an outage) is the answer, and safe to retry
+            raise
+        # Created, but its record not saved (throttled, an outage): the truth is the 201, not a 503
+        # whose retry would create again. The record stays in progress until the invocation's time is up.
+        logger.warning("Created, but its idempotency record was not saved", exc_info=True)
+        stored = made[0]
     return Response(stored["status"], content_types.APPLICATION_JSON, stored["body"], stored["headers"])
