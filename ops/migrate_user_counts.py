@@ -10,8 +10,9 @@ has a count is left alone, whatever this run or the API wrote first. The count g
 as it did then; ``ops.migrate_seats`` (or the org's first seat write) then moves it to its own item.
 
 Per org (GSI1 ``ORGS``, every page): a strongly consistent GetItem of its seat counter, one Query
-``Select=COUNT`` of its ``USER#`` items (every page, strongly consistent), then one UpdateItem on
-condition ``attribute_not_exists(user_count)``.
+``Select=COUNT`` of its ``USER#`` items (every page, strongly consistent), then one TransactWriteItems:
+the org's Update on condition ``attribute_not_exists(user_count)``, and a ConditionCheck that its
+counter item does not exist.
 """
 
 import argparse
@@ -26,6 +27,7 @@ from controlplane.dal.codec import to_dynamo
 from controlplane.dal.conditions import ConditionFailed
 from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
 from controlplane.dal.table import Table, translate
+from controlplane.dal.transactions import transact
 from controlplane.models import plans
 
 
@@ -41,14 +43,14 @@ def migrate(table: Table, echo=print) -> Report:
     for orgs in table.query_all(keys.ORGS_LISTING, on_index=True):
         for org in orgs:
             org_id = org["org_id"]
-            # Strongly consistent: a counter moved to its own item a moment ago must not be missed, or
-            # a stale count would go on the org item beside it.
+            # A counter on its own item: nothing to count (read strongly consistent, to spare the
+            # count; the write below checks it again, for one that moves meanwhile).
             if plans.USER_COUNT in org or table.get(keys.seats_key(org_id), consistent=True) is not None:
                 report.already.append(org_id)
                 continue
             users = count(table, keys.org_partition(org_id), keys.USER_PREFIX)
             limit = int(org.get(plans.USER_LIMIT, plans.limit(org["plan"])))
-            if not start_counter(table, keys.org_key(org_id), users, plans.limit(org["plan"])):
+            if not start_counter(table, org_id, users, plans.limit(org["plan"])):
                 report.already.append(org_id)
                 continue
             report.counted[org_id] = users
@@ -83,19 +85,36 @@ def count(table: Table, partition: str, prefix: str) -> int:
             return total
 
 
-def start_counter(table: Table, key: dict[str, str], users: int, limit: int) -> bool:
+def start_counter(table: Table, org_id: str, users: int, limit: int) -> bool:
     """Give an org that has no seat count yet its count, and its limit unless it has one; False
-    (nothing written) if the item is gone or already counted, so running it again is safe."""
+    (nothing written) if the org is gone or already counted, on its item or on its own counter item
+    (the API moves the count there on the org's first seat write, which may land after this run
+    looked), so running it again, or beside the API, is safe."""
+    names = {"#pk": PARTITION_KEY, "#count": plans.USER_COUNT, "#limit": plans.USER_LIMIT}
     try:
-        with translate():
-            table.client.update_item(
-                TableName=table.name,
-                Key=to_dynamo(key),
-                UpdateExpression="SET #count = :count, #limit = if_not_exists(#limit, :limit)",
-                ConditionExpression="attribute_exists(#pk) AND attribute_not_exists(#count)",
-                ExpressionAttributeNames={"#pk": PARTITION_KEY, "#count": plans.USER_COUNT, "#limit": plans.USER_LIMIT},
-                ExpressionAttributeValues=to_dynamo({":count": users, ":limit": limit}),
-            )
+        transact(
+            table,
+            [
+                {
+                    "Update": {
+                        "TableName": table.name,
+                        "Key": to_dynamo(keys.org_key(org_id)),
+                        "UpdateExpression": "SET #count = :count, #limit = if_not_exists(#limit, :limit)",
+                        "ConditionExpression": "attribute_exists(#pk) AND attribute_not_exists(#count)",
+                        "ExpressionAttributeNames": names,
+                        "ExpressionAttributeValues": to_dynamo({":count": users, ":limit": limit}),
+                    }
+                },
+                {
+                    "ConditionCheck": {
+                        "TableName": table.name,
+                        "Key": to_dynamo(keys.seats_key(org_id)),
+                        "ConditionExpression": "attribute_not_exists(#pk)",
+                        "ExpressionAttributeNames": {"#pk": PARTITION_KEY},
+                    }
+                },
+            ],
+        )
     except ConditionFailed:
         return False
     return True

@@ -138,3 +138,40 @@ def test_counting_reads_every_page(legacy, monkeypatch):
 
     assert migrate_user_counts.count(table, "ORG#acme", "USER#") == 7
     assert len(pages) >= 7
+
+
+class LaggingIndex(Table):
+    """GSI1's ORGS listing a moment behind: bolt's ``user_count``, written by a first run a moment
+    ago, not shown yet (a GSI is eventually consistent)."""
+
+    def query_all(self, partition, **options):
+        for page in super().query_all(partition, **options):
+            yield [
+                {k: v for k, v in org.items() if not (org["org_id"] == "bolt" and k == "user_count")} for org in page
+            ]
+
+
+def test_a_second_run_beside_the_orgs_first_seat_write_leaves_no_stale_count(legacy, monkeypatch):
+    # Given bolt counted by a first run a moment ago (the listing does not show it yet), and bolt's
+    # first seat write (erin's create, which moves the count to its counter item) landing after the
+    # second run's read of the counter, while it counts bolt's users
+    migrate_user_counts.migrate(api_table(), echo=lambda _: None)
+    count, raced = migrate_user_counts.count, []
+
+    def count_then_create(table, partition, prefix):
+        found = count(table, partition, prefix)
+        if partition == "ORG#bolt" and not raced:
+            raced.append(create_user("bolt", "erin").status)
+        return found
+
+    monkeypatch.setattr(migrate_user_counts, "count", count_then_create)
+
+    # When the second run goes through bolt
+    again = migrate_user_counts.migrate(LaggingIndex(config.dynamodb(), legacy), echo=lambda _: None)
+
+    # Then bolt is left alone: no stale count on its org item beside the counter
+    assert raced == [201]
+    assert "bolt" not in again.counted and "bolt" in again.already
+    org = config.dynamodb().get_item(TableName=legacy, Key={"PK": {"S": "ORG#bolt"}, "SK": {"S": "METADATA#bolt"}})
+    assert "user_count" not in org["Item"]
+    assert call("PATCH", "/orgs/bolt", {"name": "Bolt"}).body["usage"] == {"users": 1}
