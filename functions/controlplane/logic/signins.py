@@ -103,20 +103,26 @@ def _set(directory: Directory, org_id: str, user_id: str, enabled: bool, pace: T
     superseded (False). Otherwise a reactivation during a suspension's page could leave the page's
     later users disabled in an active org."""
     wanted = enabled
-    for _ in range(3):  # a status that keeps changing is left to its own job
-        pace.wait()
-        if enabled:
-            directory.enable(org_id, user_id)
-        else:
-            pace.wait()  # two calls: disable, then sign out
-            directory.disable(org_id, user_id)
+    for _ in range(3):
+        _apply(directory, org_id, user_id, enabled, pace)
         org = api_table().get(keys.org_key(org_id), consistent=True)
         if org is None or stamps.DELETING in org:  # its delete removes the sign-in
             return False
         if (org.get("status", ACTIVE) == ACTIVE) == enabled:
             return enabled == wanted
         enabled = not enabled
+    # Set as the org was last read; a status that keeps changing is left to its own jobs.
+    _apply(directory, org_id, user_id, enabled, pace)
     return False
+
+
+def _apply(directory: Directory, org_id: str, user_id: str, enabled: bool, pace: Throttle) -> None:
+    pace.wait()
+    if enabled:
+        directory.enable(org_id, user_id)
+    else:
+        pace.wait()  # two calls: disable, then sign out
+        directory.disable(org_id, user_id)
 
 
 def as_its_org_is(directory: Directory, org_id: str, user_id: str) -> None:
