@@ -14,6 +14,7 @@ from controlplane.dal import batches, keys, stamps
 from controlplane.dal.codec import to_dynamo
 from controlplane.dal.table import api_table
 from controlplane.logic import signins
+from controlplane.models.errors import ServiceUnavailable
 from tests.api import call, create_org, create_user, deliver
 
 pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito and SQS exist on moto only
@@ -246,3 +247,34 @@ def test_a_user_created_while_the_org_is_suspended_gets_a_disabled_sign_in(cogni
 
     # Then bob cannot sign in while acme is suspended
     assert _enabled("acme") == {"acme.bob": False}
+
+
+def test_a_create_whose_sign_in_cannot_follow_the_suspension_leaves_nothing(cognito_calls, monkeypatch):
+    # Given a create whose sign-in is made after acme was suspended (and its job passed bob), and
+    # Cognito throttling the disable that would follow the suspension
+    directory = config.directory()
+    make = directory.create
+
+    def suspended_meanwhile(org_id: str, user_id: str, email: str, role: str) -> str:
+        api_table().client.update_item(
+            TableName=api_table().name,
+            Key=to_dynamo(keys.org_key("acme")),
+            UpdateExpression="SET #status = :suspended, suspension_reason = :why",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={":suspended": {"S": "suspended"}, ":why": {"S": "Unpaid"}},
+        )
+        return make(org_id, user_id, email, role)
+
+    def throttled(org_id: str, user_id: str) -> bool:
+        raise ServiceUnavailable("The sign-in directory is busy; retry later")
+
+    # When bob is created
+    with monkeypatch.context() as patched:
+        patched.setattr(directory, "create", suspended_meanwhile)
+        patched.setattr(directory, "disable", throttled)
+        reply = create_user("acme", "bob")
+
+    # Then the answer is a 503 to retry, and it changed nothing: no bob, no sign-in of his
+    assert reply.status == 503, reply.body
+    assert call("GET", "/orgs/acme/users/bob").status == 404
+    assert _enabled("acme") == {}

@@ -83,7 +83,8 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
             raise units.refused_placement(org_id, body.unit, failed.item) from None
         raise (seat_refused(org_id, failed) or errors.user_exists(org_id, body.user_id)) from None
     # The table decides 404/409 first; only then the sign-in, whose subject the item then keeps (the
-    # authorizer refuses the user until it does). If either fails, the user (and their seat) goes too.
+    # authorizer refuses the user until it does), set as the org's status is by then. If any of it
+    # fails, the user (and their seat) goes too.
     if directory is not None:
         try:
             subject = _new_sign_in(directory, org_id, body)
@@ -93,11 +94,11 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
         try:
             with refusals.refused_as(errors.user_missing(org_id, body.user_id), ()):
                 api_table().mark(keys.user_key(org_id, body.user_id), stamps.SIGN_IN_SUBJECT, subject)
+            signins.as_its_org_is(directory, org_id, body.user_id)
         except Exception:
             directory.delete(org_id, body.user_id)
             _remove(org_id, body.user_id)
             raise
-        signins.as_its_org_is(directory, org_id, body.user_id)
     metrics.add_metric(name="UserCreated", unit=MetricUnit.Count, value=1)
     return User.model_validate(item)
 
