@@ -48,8 +48,9 @@ MAX_AUTHORIZER_TTL_SECONDS = 300
 TENANT_KEYS_FUNCTION = "tenantkeys"
 # CreateApiKey and DeleteApiKey allow 5 a second per account (not adjustable): at most 2 consumers at
 # once, each pacing its writes (controlplane.dal.api_keys.WRITES_PER_SECOND), so a burst of sign-ups
-# waits in the queue rather than meeting TooManyRequests. 5 messages (up to 10 paced writes, 5 s) a batch
-# leave the 28 s timeout room for botocore's retries; a batch that times out is retried whole.
+# waits in the queue rather than meeting TooManyRequests. 5 messages (up to 10 paced writes, 5 s; up to
+# 3 times that for an org that changes while its key is put, controlplane.logic.tenant_keys.PASSES) a
+# batch leave the 28 s timeout room for botocore's retries; a batch that times out is retried whole.
 TENANT_KEYS_MAX_CONCURRENCY = 2  # Lambda's least for an SQS event source
 TENANT_KEYS_BATCH_SIZE = 5
 # The rule's delivery to the queue: EventBridge retries a failed one (the queue throttled, a KMS or
