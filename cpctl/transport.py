@@ -37,6 +37,14 @@ def if_match_header(value: ETagLike) -> dict[str, str]:
     return {"If-Match": etag(value) if isinstance(value, Resource) else value}
 
 
+def _segment(value: str) -> str:
+    """An id as one path segment, which fails validation if it is not an id: quoted whole (a "/" or
+    "?" in it), and "." and ".." escaped, which a URL would otherwise resolve to the route's parent
+    (DELETE /orgs/acme/users/.. is DELETE /orgs/acme)."""
+    quoted = quote(value, safe="")
+    return quoted.replace(".", "%2E") if quoted in (".", "..") else quoted
+
+
 class Transport:
     """One API endpoint and one ID token. ``on_response(route, response)`` sees every answer
     (``route`` is ``(method, path template)``), e.g. for logging."""
@@ -91,8 +99,7 @@ class Transport:
         if content is not None:
             headers["Content-Type"] = "application/json"
         query = {name: value for name, value in (params or {}).items() if value is not None}
-        # Quoted whole: an id holding a "/" or "?" must stay one path segment (and fail validation).
-        url = template.format(**{name: quote(value, safe="") for name, value in path.items()})
+        url = template.format(**{name: _segment(value) for name, value in path.items()})
         resendable = retries.resendable(method, idempotency_key)
         for attempt in range(self.max_attempts):
             last = attempt == self.max_attempts - 1

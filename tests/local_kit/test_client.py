@@ -174,6 +174,17 @@ def test_ids_are_quoted_into_one_path_segment_and_the_token_is_sent_raw():
     assert api.requests[0].headers["Authorization"] == "t0ken"
 
 
+@pytest.mark.parametrize(("user_id", "sent"), [("..", b"%2E%2E"), (".", b"%2E")])
+def test_a_dot_segment_id_is_sent_as_the_id_not_resolved_to_the_parent_route(user_id, sent):
+    # Unescaped, DELETE /orgs/acme/users/.. is DELETE /orgs/acme: the whole org.
+    api = Scripted(error(422, "validation_error"))
+
+    with pytest.raises(ApiError):
+        api.client().delete_user("acme", user_id)
+
+    assert (api.requests[0].method, api.requests[0].url.raw_path) == ("DELETE", b"/orgs/acme/users/" + sent)
+
+
 def test_patch_sends_only_the_fields_given_and_if_match_from_a_resource():
     api = Scripted(httpx.Response(200, json=ORG))
     org = api.client().get_org("acme")
