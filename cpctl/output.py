@@ -58,7 +58,7 @@ def show(ctx: typer.Context, client: Client, item: pydantic.BaseModel | None, do
     table.add_column(overflow="fold")
     for name, value in detail_rows(item.model_dump(mode="json")):
         table.add_row(name, value)
-    Console().print(table)
+    Console(markup=False).print(table)
 
 
 def detail_rows(values: dict[str, Any]) -> list[tuple[str, str]]:
@@ -128,7 +128,7 @@ def show_rows(rows: list[pydantic.BaseModel], columns: tuple[str, ...], more: st
     The other columns wrap instead; where that would leave them too narrow, each row is shown as a
     record, a field a line."""
     found = [_readable(row.model_dump(mode="json")) for row in rows]
-    console = Console()
+    console = Console(markup=False)  # the values are anyone's text: "[core]" in a name is not a style
     widest = {column: max([len(column), *(len(_cell(values[column])) for values in found)]) for column in columns}
     needed = sum(widest[c] if _whole(c) else min(widest[c], MIN_WRAPPED) for c in columns) + _spacing(len(columns))
     if needed > console.width:

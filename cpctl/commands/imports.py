@@ -77,7 +77,7 @@ def follow(client: Client, started: UserImport) -> UserImport:
 
 
 def summarize(done: UserImport) -> None:
-    console = Console()
+    console = Console(markup=False)  # the rows are the file's text: "[x]" in one is not a style
     console.print(
         f"Import {done.import_id}: {done.created} of {done.total} users created, {len(done.refused)} rows refused; "
         f"sign-ins: {done.sign_ins.done} created, {len(done.sign_ins.failed)} failed."

@@ -4,6 +4,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.tree import Tree
 
 from controlplane.models.units import ROOT, Unit
@@ -47,7 +48,7 @@ def tree_of(label: str, units: list[Unit]) -> Tree:
     for unit in units:
         parent = nodes.get(unit.parent_id or ROOT, top)
         moving = " (moving)" if unit.moving else ""
-        nodes[unit.unit_id] = parent.add(f"{unit.unit_id}  [dim]{unit.name}{moving}[/dim]")
+        nodes[unit.unit_id] = parent.add(f"{unit.unit_id}  [dim]{escape(unit.name)}{moving}[/dim]")
     return top
 
 

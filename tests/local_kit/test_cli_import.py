@@ -44,6 +44,17 @@ def test_a_csv_import_prints_the_summary_and_every_refused_row_and_exits_1(cpctl
     assert "3 of 5" in cpctl("orgs", "get", "acme").stdout
 
 
+def test_a_refused_row_is_printed_as_the_file_has_it_not_read_as_markup(cpctl, tmp_path):
+    cpctl("orgs", "create", "acme", "--name", "Acme", "--plan", "free")
+    file = tmp_path / "people.csv"
+    file.write_text("user_id,name,email\n[red]x,Someone,someone@example.com\n")
+
+    shown = cpctl("users", "import", "acme", str(file))
+
+    assert shown.exit_code == 1, shown.output
+    assert "[red]x" in shown.stdout
+
+
 def test_a_json_import_within_the_seats_exits_0_and_in_json_output_is_the_import(cpctl, tmp_path):
     cpctl("orgs", "create", "acme", "--name", "Acme", "--plan", "free")
     file = tmp_path / "people.json"

@@ -73,6 +73,17 @@ def test_tree_shows_each_unit_under_its_parent(acme, cpctl):
     assert indent["platform"] > indent["eng"] == indent["ops"]
 
 
+@pytest.mark.parametrize("args", [("tree", "acme"), ("list", "acme"), ("get", "acme", "core")])
+def test_a_name_with_brackets_is_shown_as_written_not_read_as_markup(acme, cpctl, args):
+    # Names are anyone's text: rich read "[core]" as a style and dropped it, and "[/]" ended the command.
+    acme.create_unit("acme", "core", "R&D [core] [/]", "eng")
+
+    shown = cpctl("units", *args)
+
+    assert shown.exit_code == 0, shown.output
+    assert "R&D [core] [/]" in shown.stdout
+
+
 def test_units_commands_create_move_list_people_and_delete(acme, cpctl):
     assert cpctl("units", "create", "acme", "db", "--name", "DB", "--parent", "platform").exit_code == 0
     assert cpctl("units", "update", "acme", "platform", "--parent", "ops").exit_code == 0
