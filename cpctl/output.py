@@ -180,12 +180,19 @@ def _record(values: dict[str, Any], columns: tuple[str, ...]) -> Table:
 
 def next_page(ctx: typer.Context, cursor: str | None, command: str | None = None) -> str | None:
     """The command that shows the page after this one: this list command (or ``command``, the list
-    a ``get --include-...`` continues in), its arguments, its ``--limit``, and ``--cursor``."""
+    a ``get --include-...`` continues in), its arguments, the options that narrow it, its ``--limit``,
+    and ``--cursor``."""
     if not cursor:
         return None
     if command is None:
         arguments = [str(ctx.params[p.name]) for p in ctx.command.params if p.param_type_name == "argument" and p.name]
-        command = " ".join(["cpctl", *ctx.command_path.split()[1:], *arguments])  # as typed, whatever argv[0] was
+        # And the options that narrow the list (--under, --direct): the cursor continues only that list.
+        options: list[str] = []
+        for p in ctx.command.params:
+            value = ctx.params.get(p.name) if p.name not in (None, "limit", "cursor", "every") else None
+            if p.param_type_name == "option" and value not in (None, False):
+                options += [p.opts[0]] if value is True else [p.opts[0], str(value)]
+        command = " ".join(["cpctl", *ctx.command_path.split()[1:], *arguments, *options])  # as typed
     limit = ctx.params.get("limit")
     return f"{command}{f' --limit {limit}' if limit else ''} --cursor {cursor}  (or --all for every page)"
 

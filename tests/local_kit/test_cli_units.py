@@ -102,6 +102,28 @@ def test_units_commands_create_move_list_people_and_delete(acme, cpctl):
     assert cpctl("units", "get", "acme", "db").exit_code == 1
 
 
+@pytest.mark.parametrize(
+    ("args", "first", "second"),
+    [
+        (("list", "acme", "--under", "eng"), "/eng ", "/eng/platform "),
+        (("users", "acme", "platform", "--direct"), "cid ", "dee "),
+    ],
+)
+def test_the_paging_hint_of_a_narrowed_list_shows_that_lists_next_page(acme, cpctl, args, first, second):
+    # Given a list narrowed by an option (a cursor continues only the list it came from), a page at a time
+    acme.create_user("acme", "dee", "Dee", "dee@example.com", unit="platform")
+    shown = cpctl("units", *args, "--limit", "1")
+    [hint] = [line for line in shown.stderr.splitlines() if line.startswith("More: ")]
+
+    # When the hint is run as it says
+    command = hint.removeprefix("More: ").split("  (")[0].split()
+    more = cpctl(*command[1:])
+
+    # Then it shows that list's next page
+    assert more.exit_code == 0, more.output
+    assert first in shown.stdout and second in more.stdout
+
+
 def test_a_user_moves_with_cpctl_users_update(acme, cpctl):
     assert cpctl("users", "update", "acme", "cid", "--unit", "eng").exit_code == 0
 
