@@ -51,9 +51,9 @@ def users_import(ctx: typer.Context, org_id: OrgArgument, file: FileArgument) ->
         done = follow(client, started)
         if ctx.obj.output is Output.json:
             typer.echo(done.model_dump_json())
-            return
-        summarize(done)
-        if done.refused or done.sign_ins.failed:
+        else:
+            summarize(done)
+        if done.refused or done.sign_ins.failed:  # in either output: a script's `&&` must not take it as whole
             raise typer.Exit(1)
 
 

@@ -58,11 +58,23 @@ def test_a_refused_row_is_printed_as_the_file_has_it_not_read_as_markup(cpctl, t
 def test_a_json_import_within_the_seats_exits_0_and_in_json_output_is_the_import(cpctl, tmp_path):
     cpctl("orgs", "create", "acme", "--name", "Acme", "--plan", "free")
     file = tmp_path / "people.json"
-    file.write_text(json.dumps([{"user_id": f"u{i}", "name": "U", "email": f"u{i}@example.com"} for i in range(7)]))
+    file.write_text(json.dumps([{"user_id": f"u{i}", "name": "U", "email": f"u{i}@example.com"} for i in range(5)]))
 
     shown = cpctl("-o", "json", "users", "import", "acme", str(file))
 
     assert shown.exit_code == 0, shown.output
+    done = json.loads(shown.stdout)
+    assert (done["status"], done["created"], done["refused"]) == ("done", 5, [])
+
+
+def test_a_json_import_with_refused_rows_exits_1_and_still_prints_the_import(cpctl, tmp_path):
+    cpctl("orgs", "create", "acme", "--name", "Acme", "--plan", "free")
+    file = tmp_path / "people.json"
+    file.write_text(json.dumps([{"user_id": f"u{i}", "name": "U", "email": f"u{i}@example.com"} for i in range(7)]))
+
+    shown = cpctl("-o", "json", "users", "import", "acme", str(file))
+
+    assert shown.exit_code == 1, shown.output
     done = json.loads(shown.stdout)
     assert (done["status"], done["created"]) == ("done", 5)
     assert [row["code"] for row in done["refused"]] == ["quota_exceeded", "quota_exceeded"]
