@@ -493,3 +493,35 @@ def test_a_placement_that_committed_long_after_its_stamp_keeps_its_unit(acme, la
     # Then the delete waited for the indexes from its mark, not from the stamp, and found her
     assert (reply.status, reply.error_code) == (409, "conflict"), reply.body
     assert call("GET", "/orgs/acme/users/dora").body["unit"] == "ops"
+
+
+def test_a_unit_delete_an_org_delete_overtakes_leaves_nothing_of_the_org(acme, table, lagging_indexes, monkeypatch):
+    from controlplane import config
+    from controlplane.dal import batches
+    from controlplane.dal.table import api_table
+
+    # Given dora was in ops a moment ago (so a delete of ops waits for the indexes)
+    create_user("acme", "dora", unit="ops")
+    assert call("PATCH", "/orgs/acme/users/dora", {"unit": "eng"}).status == 200
+    delete_all, later = batches.delete_all, []
+
+    def units_in_a_later_batch(table, items):  # the cascade's first batch holds the tree item, not ops
+        later.extend(item for item in items if item.get("entity") == keys.UNIT)
+        delete_all(table, [item for item in items if item.get("entity") != keys.UNIT])
+
+    def org_deleted():
+        with monkeypatch.context() as cascade:
+            cascade.setattr(batches, "delete_all", units_in_a_later_batch)
+            assert call("DELETE", "/orgs/acme").status == 204
+
+    _while_the_delete_waits(monkeypatch, org_deleted)
+
+    # When the org's delete takes the tree item while ops's delete waits, and the units go after it
+    reply = call("DELETE", "/orgs/acme/units/ops")
+    delete_all(api_table(), later)
+
+    # Then ops's delete does not count itself on a tree item of its own: none outlives the org, to
+    # give the next org of that id a count of -1 (1,001 units)
+    left = config.dynamodb().scan(TableName=table)["Items"]
+    assert [item for item in left if "acme" in item["PK"]["S"]] == []
+    assert (reply.status, reply.error_code) == (404, "not_found"), reply.body

@@ -153,8 +153,10 @@ def unmark_deleting(table: Table, unit: Key, deletion_id: str) -> None:
 def delete_unit(table: Table, unit: Key, tree: Key, deletion_id: str, path: str, version: int | None) -> None:
     """Delete a unit that the delete ``deletion_id`` has marked, still at ``path`` (where that delete
     found it empty) and not being moved, and uncount it, in one transaction, if no move is under way
-    (one that began after the delete looked could be moving units under it). Refused: action 0,
-    the unit (its item, or None); 1, the tree (moving)."""
+    (one that began after the delete looked could be moving units under it) and the tree item is
+    still there (an org's delete takes it first, and an ADD would make it again: a count of -1 for
+    the next org of that id). Refused: action 0, the unit (its item, or None); 1, the tree (its
+    item: moving; None: gone with its org)."""
     names = {"#pk": PARTITION_KEY, "#moving": MOVING, "#deletion": DELETION, "#path": "path"}
     values: dict[str, Any] = {":deletion": deletion_id, ":path": path}
     condition = "attribute_exists(#pk) AND #deletion = :deletion AND #path = :path AND attribute_not_exists(#moving)"
@@ -174,9 +176,10 @@ def delete_unit(table: Table, unit: Key, tree: Key, deletion_id: str, path: str,
             "TableName": table.name,
             "Key": to_dynamo(tree),
             "UpdateExpression": "ADD #count :minus_one",
-            "ConditionExpression": "attribute_not_exists(#move)",
-            "ExpressionAttributeNames": {"#count": UNIT_COUNT, "#move": MOVE},
+            "ConditionExpression": "attribute_exists(#pk) AND attribute_not_exists(#move)",
+            "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#count": UNIT_COUNT, "#move": MOVE},
             "ExpressionAttributeValues": to_dynamo({":minus_one": -1}),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     }
     transact(table, [{"Delete": delete}, uncount])

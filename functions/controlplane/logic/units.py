@@ -145,6 +145,8 @@ def delete_unit(org_id: str, unit_id: str, version: int | None = None) -> None:
         if not isinstance(failed, ConditionFailed):
             raise
         stored = failed.item
+        if failed.action == 1 and stored is None:  # the tree item went first, with its org
+            raise errors.org_missing(org_id) from None
         if failed.action == 1 or (stored is not None and (tree.MOVING in stored or stored["path"] != unit["path"])):
             raise errors.unit_moving(org_id) from None
         # Still there: renamed since the version was checked (If-Match), else gone.
