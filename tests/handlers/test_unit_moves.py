@@ -63,6 +63,28 @@ def test_a_move_with_a_rename_does_both(acme):
     assert (reply.status, reply.body["name"], reply.body["path"]) == (200, "Core", "/ops/platform")
 
 
+def test_a_rename_with_its_current_parent_keeps_its_if_match(acme, monkeypatch):
+    # Given platform is renamed (version 2) after the PATCH below read version 1, before its rename
+    rename, renamed = units.rename, []
+
+    def renamed_meanwhile(*args, **kwargs):
+        monkeypatch.setattr(units, "rename", rename)
+        renamed.append(call("PATCH", "/orgs/acme/units/platform", {"name": "Platform team"}).status)
+        return rename(*args, **kwargs)
+
+    monkeypatch.setattr(units, "rename", renamed_meanwhile)
+
+    # When it is renamed with If-Match: "1" and the parent it has (a client sending the whole unit)
+    reply = call(
+        "PATCH", "/orgs/acme/units/platform", {"parent_id": "eng", "name": "Core"}, headers={"If-Match": '"1"'}
+    )
+
+    # Then it is 412, as without the parent: nothing moved, so nothing checked the version for the rename
+    assert renamed == [200]
+    assert (reply.status, reply.error_code) == (412, "precondition_failed"), reply.body
+    assert call("GET", "/orgs/acme/units/platform").body["name"] == "Platform team"
+
+
 @pytest.mark.parametrize("parent", ["platform", "db"])
 def test_a_unit_cannot_move_under_itself_or_its_descendants(acme, parent):
     reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": parent, "name": "Not renamed"})

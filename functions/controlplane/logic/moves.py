@@ -48,14 +48,15 @@ def move_unit(
     parent_id: str,
     caller: Caller,
     version: int | None = None,
-) -> bool:
-    """Move the unit under ``parent_id``. True when done; False when it continues from the queue."""
+) -> bool | None:
+    """Move the unit under ``parent_id``. True when done; False when it continues from the queue;
+    None when it is there already (nothing moved, the version is as checked)."""
     if unit_id == ROOT:
         raise errors.root_refuses("move")
     for _ in range(3):  # planned again after a move that finished meanwhile
         move = _plan(org_id, unit_id, parent_id, caller, version)
         if move is None:
-            return True
+            return None
         if _lock(org_id, move, version):
             break
     else:
@@ -290,8 +291,9 @@ def update_unit(
     changes = body.changes()
     done = True
     if "parent_id" in changes:
-        done = move_unit(org_id, unit_id, changes["parent_id"], caller, version)
-        version = None  # checked by the move, which changed it
+        moved = move_unit(org_id, unit_id, changes["parent_id"], caller, version)
+        if moved is not None:  # else nothing moved: the rename checks the version as it writes
+            done, version = moved, None  # checked by the move, which changed it
     if "name" in changes:
         renamed = units.rename(org_id, unit_id, changes["name"], caller, version)
         if done:
