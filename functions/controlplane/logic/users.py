@@ -96,8 +96,12 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
                 api_table().mark(keys.user_key(org_id, body.user_id), stamps.SIGN_IN_SUBJECT, subject)
             signins.as_its_org_is(directory, org_id, body.user_id)
         except Exception:
-            directory.delete(org_id, body.user_id)
-            _remove(org_id, body.user_id)
+            # The user first: a sign-in left over (Cognito failing again) lets no one in, since no
+            # item holds its subject, and the next create of that name replaces it.
+            try:
+                _remove(org_id, body.user_id)
+            finally:
+                directory.delete(org_id, body.user_id)
             raise
     metrics.add_metric(name="UserCreated", unit=MetricUnit.Count, value=1)
     return User.model_validate(item)
