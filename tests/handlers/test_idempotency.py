@@ -168,3 +168,19 @@ def test_a_create_whose_success_record_is_not_saved_answers_its_201(acme, monkey
     assert reply.status == 201, reply.body
     [ticket] = call("GET", TICKETS).body["items"]
     assert reply.body["ticket_id"] == ticket["ticket_id"]
+
+
+def test_a_success_record_refused_for_another_reason_stays_a_500(acme, monkeypatch):
+    # Given the function not allowed to update its records (a misconfiguration, not an outage)
+    def denied(**_):
+        error = {"Code": "AccessDeniedException", "Message": "injected"}
+        raise ClientError({"Error": error, "ResponseMetadata": {"HTTPStatusCode": 400}}, "UpdateItem")
+
+    monkeypatch.setattr(config.dynamodb(), "update_item", denied)
+
+    # When a ticket is opened with a key
+    reply = _post(TICKETS, {"subject": "Help"})
+
+    # Then it is seen as the fault it is, not a 201 that quietly turns every key off
+    assert reply.status == 500, reply.body
+    assert reply.error_code == "internal_error"

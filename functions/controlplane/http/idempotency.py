@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from controlplane import config
 from controlplane.dal import keys
+from controlplane.dal.outage import is_outage
 from controlplane.http.errors import IDEMPOTENCY_IN_PROGRESS, IDEMPOTENCY_KEY_REUSED
 from controlplane.models.errors import Conflict, IdempotencyKeyReused
 from controlplane.observability import logger
@@ -80,8 +81,10 @@ def once(
         raise IdempotencyKeyReused(IDEMPOTENCY_KEY_REUSED) from None
     except IdempotencyAlreadyInProgressError:
         raise Conflict(IDEMPOTENCY_IN_PROGRESS) from None
-    except IdempotencyPersistenceLayerError:
-        if not made:  # nothing was created: the error (a 503 for an outage) is the answer, and safe to retry
+    except IdempotencyPersistenceLayerError as failed:
+        # Nothing created: the error is the answer (a 503 for an outage), and a retry is safe. Anything
+        # but an outage (a misconfiguration) stays a 500, whenever it happened.
+        if not made or not is_outage(failed):
             raise
         # Created, but its record not saved (throttled, an outage): the truth is the 201, not a 503
         # whose retry would create again. The record stays in progress until the invocation's time is up.
