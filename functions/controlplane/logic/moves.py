@@ -42,13 +42,7 @@ STEP_SECONDS = 5.0  # stop starting steps when less time is left, and queue the 
 STALE_SECONDS = tree.REQUEST_LIFETIME
 
 
-def move_unit(
-    org_id: str,
-    unit_id: str,
-    parent_id: str,
-    caller: Caller,
-    version: int | None = None,
-) -> bool | None:
+def move_unit(org_id: str, unit_id: str, parent_id: str, caller: Caller, version: int | None = None) -> bool | None:
     """Move the unit under ``parent_id``. True when done; False when it continues from the queue;
     None when it is there already (nothing moved, the version is as checked)."""
     if unit_id == ROOT:
