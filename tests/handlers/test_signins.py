@@ -223,6 +223,18 @@ def test_a_patch_without_a_status_starts_no_job(cognito_calls):
     assert _queued() == [] and cognito_calls == []
 
 
+def _suspended_in_the_table(org_id: str) -> None:
+    """The org suspended as a PATCH's write leaves it, without the request around it (so from
+    within another request's step, as a concurrent PATCH would)."""
+    api_table().client.update_item(
+        TableName=api_table().name,
+        Key=to_dynamo(keys.org_key(org_id)),
+        UpdateExpression="SET #status = :suspended, suspension_reason = :why",
+        ExpressionAttributeNames={"#status": "status"},
+        ExpressionAttributeValues={":suspended": {"S": "suspended"}, ":why": {"S": "Unpaid"}},
+    )
+
+
 def test_a_user_created_while_the_org_is_suspended_gets_a_disabled_sign_in(cognito_calls, monkeypatch):
     # Given a create that the table took while acme was active; before its sign-in is made, acme is
     # suspended and the suspension's job passes every user (bob's sign-in does not exist yet)
@@ -230,13 +242,7 @@ def test_a_user_created_while_the_org_is_suspended_gets_a_disabled_sign_in(cogni
     make = directory.create
 
     def suspended_meanwhile(org_id: str, user_id: str, email: str, role: str) -> str:
-        api_table().client.update_item(
-            TableName=api_table().name,
-            Key=to_dynamo(keys.org_key("acme")),
-            UpdateExpression="SET #status = :suspended, suspension_reason = :why",
-            ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues={":suspended": {"S": "suspended"}, ":why": {"S": "Unpaid"}},
-        )
+        _suspended_in_the_table("acme")
         signins.resume({"kind": "sign-ins", "org_id": "acme", "enabled": False, "after": None}, lambda: math.inf)
         return make(org_id, user_id, email, role)
 
@@ -260,13 +266,7 @@ def test_a_create_whose_sign_in_cannot_follow_the_suspension_leaves_nothing(
     make = directory.create
 
     def suspended_meanwhile(org_id: str, user_id: str, email: str, role: str) -> str:
-        api_table().client.update_item(
-            TableName=api_table().name,
-            Key=to_dynamo(keys.org_key("acme")),
-            UpdateExpression="SET #status = :suspended, suspension_reason = :why",
-            ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues={":suspended": {"S": "suspended"}, ":why": {"S": "Unpaid"}},
-        )
+        _suspended_in_the_table("acme")
         return make(org_id, user_id, email, role)
 
     def throttled(org_id: str, user_id: str) -> bool:
