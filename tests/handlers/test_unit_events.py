@@ -67,3 +67,24 @@ def test_unit_writes_send_their_events_and_one_activity_entry_each(bus, table):
         ("Unit Moved", {"kind": "unit", "id": "platform", "subject": None}),
         ("Unit Renamed", {"kind": "unit", "id": "ops", "subject": None}),
     ]
+
+
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # its real stream
+def test_a_move_with_a_rename_is_one_write_that_sends_both_events(bus, table):
+    stream = stream_reader(table)
+    create_org("acme")
+    create_user("acme", "root", role="admin")
+    for unit_id, parent in [("eng", None), ("platform", "eng"), ("ops", None)]:
+        create_unit(unit_id, parent)
+    feeder().feed(stream.read())
+    bus.accepted.clear()
+
+    call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops", "name": "Core"}, caller=admin())
+    feeder().feed(stream.read())
+
+    sent = [(e["DetailType"], json.loads(e["Detail"])) for e in bus.accepted]
+    assert [t for t, _ in sent] == ["Unit Updated", "Unit Moved", "Unit Renamed"]
+    updated = dict(sent)["Unit Updated"]
+    assert updated["changes"]["parent_id"] == {"old": "eng", "new": "ops"}
+    assert updated["changes"]["name"] == {"old": "Platform", "new": "Core"}
+    assert dict(sent)["Unit Renamed"]["resource"]["path"] == "/ops/platform"

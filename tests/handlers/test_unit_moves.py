@@ -63,6 +63,47 @@ def test_a_move_with_a_rename_does_both(acme):
     assert (reply.status, reply.body["name"], reply.body["path"]) == (200, "Core", "/ops/platform")
 
 
+@pytest.mark.parametrize("if_match", [{"If-Match": '"1"'}, {}], ids=["if-match", "no-if-match"])
+def test_a_rename_after_a_moves_lock_stands_over_the_moves_own_rename(acme, monkeypatch, if_match):
+    # Given platform is renamed by someone else once the PATCH below has taken its move lock
+    resume, renamed = moves.resume, []
+
+    def renamed_meanwhile(*args, **kwargs):
+        renamed.append(call("PATCH", "/orgs/acme/units/platform", {"name": "Platform team"}).status)
+        return resume(*args, **kwargs)
+
+    monkeypatch.setattr(moves, "resume", renamed_meanwhile)
+
+    # When platform is moved under ops and renamed Core in one PATCH
+    reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops", "name": "Core"}, headers=if_match)
+
+    # Then it moved, and the later rename stands: the PATCH's own was done when it took the lock
+    assert renamed == [200]
+    assert reply.status == 200, reply.body
+    unit = call("GET", "/orgs/acme/units/platform").body
+    assert (unit["path"], unit["name"], unit["version"]) == ("/ops/platform", "Platform team", 3)
+
+
+def test_a_move_without_if_match_renames_over_a_rename_before_its_lock(acme, monkeypatch):
+    # Given platform is renamed by someone else after the PATCH below read it, before its lock
+    lock_move, renamed = tree.lock_move, []
+
+    def renamed_meanwhile(*args, **kwargs):
+        if not renamed:
+            renamed.append(call("PATCH", "/orgs/acme/units/platform", {"name": "Platform team"}).status)
+        return lock_move(*args, **kwargs)
+
+    monkeypatch.setattr(tree, "lock_move", renamed_meanwhile)
+
+    # When platform is moved under ops and renamed Core in one PATCH, without If-Match
+    reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops", "name": "Core"})
+
+    # Then the PATCH, the later of the two, is planned again and renames over it
+    assert renamed == [200]
+    assert (reply.status, reply.body["name"], reply.body["path"]) == (200, "Core", "/ops/platform"), reply.body
+    assert reply.body["version"] == 3
+
+
 def test_a_rename_with_its_current_parent_keeps_its_if_match(acme, monkeypatch):
     # Given platform is renamed (version 2) after the PATCH below read version 1, before its rename
     rename, renamed = units.rename, []
@@ -186,6 +227,23 @@ def test_a_big_move_answers_202_and_finishes_from_the_queue_delivered_twice(acme
     assert deliver(messages) == {"batchItemFailures": []}
     assert deliver(messages) == {"batchItemFailures": []}  # SQS delivers at least once
     assert_tree_is(MOVED)
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
+def test_a_big_move_renames_its_unit_when_the_queue_moves_it(acme, monkeypatch, deletions_queue):
+    monkeypatch.setattr(moves, "MOVE_IN_REQUEST", 2)
+
+    reply = call(
+        "PATCH", "/orgs/acme/units/platform", {"parent_id": "ops", "name": "Core"}, headers={"If-Match": '"1"'}
+    )
+
+    # Renamed by the move's own write of the unit, with its new path: not before, not apart
+    assert reply.status == 202, reply.body
+    assert call("GET", "/orgs/acme/units/platform").body["name"] == "Platform"
+    messages = boto3.client("sqs").receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=1)["Messages"]
+    assert deliver(messages) == {"batchItemFailures": []}
+    unit = call("GET", "/orgs/acme/units/platform").body
+    assert (unit["name"], unit["path"], unit["version"]) == ("Core", "/ops/platform", 2)
 
 
 def test_the_move_lock_left_by_a_dead_request_is_finished_by_the_next_move(acme, monkeypatch):

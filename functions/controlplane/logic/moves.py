@@ -42,16 +42,19 @@ STEP_SECONDS = 5.0  # stop starting steps when less time is left, and queue the 
 STALE_SECONDS = tree.REQUEST_LIFETIME
 
 
-def move_unit(org_id: str, unit_id: str, parent_id: str, caller: Caller, version: int | None = None) -> bool | None:
-    """Move the unit under ``parent_id``. True when done; False when it continues from the queue;
-    None when it is there already (nothing moved, the version is as checked)."""
+def move_unit(
+    org_id: str, unit_id: str, parent_id: str, caller: Caller, version: int | None = None, name: str | None = None
+) -> bool | None:
+    """Move the unit under ``parent_id`` (and rename it ``name``, in the move's write of the unit).
+    True when done; False when it continues from the queue; None when it is there already (nothing
+    moved or renamed, the version is as checked)."""
     if unit_id == ROOT:
         raise errors.root_refuses("move")
     for _ in range(3):  # planned again after a move that finished meanwhile
-        move = _plan(org_id, unit_id, parent_id, caller, version)
+        move = _plan(org_id, unit_id, parent_id, caller, version, name)
         if move is None:
             return None
-        if _lock(org_id, move, version):
+        if _lock(org_id, move, move.get("version", version)):
             break
     else:
         raise errors.unit_moving(org_id)
@@ -82,7 +85,9 @@ def _release(org_id: str, move: Item) -> None:
         tree.unlock_move(api_table(), keys.tree_key(org_id), move["id"], last, time.time())
 
 
-def _plan(org_id: str, unit_id: str, parent_id: str, caller: Caller, version: int | None) -> Item | None:
+def _plan(
+    org_id: str, unit_id: str, parent_id: str, caller: Caller, version: int | None, name: str | None
+) -> Item | None:
     """The move, from what is stored now (None: the unit is under ``parent_id`` already). The
     lock checks that the unit and the new parent are still where they were read."""
     unit, _ = units.read(org_id, unit_id)
@@ -110,6 +115,8 @@ def _plan(org_id: str, unit_id: str, parent_id: str, caller: Caller, version: in
         "started_at": stamps.now(),
         "actor": caller.subject,
         "queued": len(subtree) + len(users) > MOVE_IN_REQUEST and bool(config.settings().deletions_queue_url),
+        # A rename too: done in the move's write of the unit, if it is still at the version locked.
+        **({"name": name, "version": unit["version"]} if name is not None else {}),
     }
 
 
@@ -213,6 +220,11 @@ def resume(org_id: str, time_left: Callable[[], float] = lambda: math.inf, locke
             if mine:  # the move is the moved unit's change: its parent, stamp and version
                 changes |= {"parent_id": move["parent_id"], "updated_at": stamps.now()}
                 changes[stamps.UPDATED_BY] = move["actor"]
+            if mine and "name" in move:  # and its rename, unless a rename since the lock came after it
+                with suppress(ConditionFailed):
+                    expected = {"path": unit["path"], "version": move["version"]}
+                    tree.rewrite(table, keys.base_key(unit), expected, changes | {"name": move["name"]}, bump=True)
+                    continue
             _step(tree.rewrite, table, keys.base_key(unit), {"path": unit["path"]}, changes, bump=mine)
     # Every unit is marked: no user joins the subtree from now. GSI2 is eventually consistent, so the
     # users are looked for twice: now, and once it has had time to show those placed just before.
@@ -273,23 +285,14 @@ def continue_job(message: dict[str, object], time_left: Callable[[], float]) -> 
         enqueue(org_id)
 
 
-def update_unit(
-    org_id: str,
-    unit_id: str,
-    body: UnitUpdate,
-    caller: Caller,
-    version: int | None = None,
-) -> Unit | None:
-    """Rename and/or move a unit: the move first (a refused one renames nothing), then the name.
-    None when the move continues from the queue."""
+def update_unit(org_id: str, unit_id: str, body: UnitUpdate, caller: Caller, version: int | None = None) -> Unit | None:
+    """Rename and/or move a unit; a move renames in its own write of the unit (a refused one renames
+    nothing). None when the move continues from the queue."""
     changes = body.changes()
-    done = True
     if "parent_id" in changes:
-        moved = move_unit(org_id, unit_id, changes["parent_id"], caller, version)
-        if moved is not None:  # else nothing moved: the rename checks the version as it writes
-            done, version = moved, None  # checked by the move, which changed it
-    if "name" in changes:
-        renamed = units.rename(org_id, unit_id, changes["name"], caller, version)
-        if done:
-            return renamed
-    return units.get_unit(org_id, unit_id) if done else None
+        moved = move_unit(org_id, unit_id, changes["parent_id"], caller, version, changes.get("name"))
+        if moved is not None:
+            return units.get_unit(org_id, unit_id) if moved else None
+    if "name" in changes:  # nothing moved: the rename checks the version as it writes
+        return units.rename(org_id, unit_id, changes["name"], caller, version)
+    return units.get_unit(org_id, unit_id)
