@@ -20,7 +20,13 @@ export class ApiError extends Error {
 export const signedOut = new EventTarget();
 export const suspended = new EventTarget();
 
-const seg = encodeURIComponent;
+// A path segment, percent-encoded. Browsers resolve "." and ".." in a URL's path even encoded
+// (%2E), so a typed user id ".." would call `/orgs/acme`, not `/orgs/acme/users/..`. No id is
+// either, so neither leaves the console.
+function seg(id) {
+  if (id === "." || id === "..") throw new ApiError(422, { code: "validation_error", message: `"${id}" is not an id` });
+  return encodeURIComponent(id);
+}
 
 async function call(method, path, { query, body, version } = {}) {
   const who = caller();

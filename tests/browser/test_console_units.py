@@ -68,6 +68,21 @@ def test_moving_a_missing_user_is_refused_in_the_apis_words(console, demo, page)
     expect(move.get_by_role("alert")).to_have_text("User nobody not found in organization demo")
 
 
+@pytest.mark.parametrize("typed", [".", ".."])
+def test_a_user_id_the_browser_would_resolve_as_a_dot_segment_never_leaves_the_console(console, demo, page, typed):
+    sign_in(page, console, tokens.for_user("demo", "alice"))
+    sent = []
+    page.on("request", lambda request: sent.append((request.method, request.url)))
+    move = page.get_by_role("form", name="Move a user")
+    move.get_by_label("User id").fill(typed)
+    move.get_by_label("To unit").select_option("sales")
+    move.get_by_role("button", name="Move user").click()
+
+    # Else ".." would have been PATCH /orgs/demo, with a body meant for a user
+    expect(move.get_by_role("alert")).to_have_text(f'"{typed}" is not an id')
+    assert [method for method, _ in sent if method != "GET"] == []
+
+
 def test_a_member_reads_the_tree_but_is_offered_no_change(console, demo, page):
     sign_in(page, console, tokens.for_user("demo", "bob"))
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Organization").click()
