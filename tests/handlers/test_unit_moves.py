@@ -81,7 +81,8 @@ def test_a_rename_after_a_moves_lock_stands_over_the_moves_own_rename(acme, monk
     assert renamed == [200]
     assert reply.status == 200, reply.body
     unit = call("GET", "/orgs/acme/units/platform").body
-    assert (unit["path"], unit["name"], unit["version"]) == ("/ops/platform", "Platform team", 3)
+    # (version 2: the lock's, which the PATCH's rename was accepted at; 3: the rename; 4: the move)
+    assert (unit["path"], unit["name"], unit["version"]) == ("/ops/platform", "Platform team", 4)
 
 
 def test_a_move_without_if_match_renames_over_a_rename_before_its_lock(acme, monkeypatch):
@@ -101,7 +102,7 @@ def test_a_move_without_if_match_renames_over_a_rename_before_its_lock(acme, mon
     # Then the PATCH, the later of the two, is planned again and renames over it
     assert renamed == [200]
     assert (reply.status, reply.body["name"], reply.body["path"]) == (200, "Core", "/ops/platform"), reply.body
-    assert reply.body["version"] == 3
+    assert reply.body["version"] == 4  # 2: the rename; 3: the lock; 4: the move
 
 
 def test_a_rename_with_its_current_parent_keeps_its_if_match(acme, monkeypatch):
@@ -243,7 +244,7 @@ def test_a_big_move_renames_its_unit_when_the_queue_moves_it(acme, monkeypatch, 
     messages = boto3.client("sqs").receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=1)["Messages"]
     assert deliver(messages) == {"batchItemFailures": []}
     unit = call("GET", "/orgs/acme/units/platform").body
-    assert (unit["name"], unit["path"], unit["version"]) == ("Core", "/ops/platform", 2)
+    assert (unit["name"], unit["path"], unit["version"]) == ("Core", "/ops/platform", 3)  # the lock's 2, then 3
 
 
 def test_the_move_lock_left_by_a_dead_request_is_finished_by_the_next_move(acme, monkeypatch):
@@ -692,3 +693,42 @@ def test_a_run_finishing_a_dead_requests_move_stops_once_another_run_finished_it
     monkeypatch.undo()
     assert overtaken == ["read", True, 200]
     assert_tree_is({**MOVED, "platform": "/eng/platform", "db": "/eng/platform/db", "web": "/ops/web"})
+
+
+def test_a_rename_with_the_if_match_a_move_and_rename_had_loses_to_it(acme, monkeypatch):
+    # Given a PATCH of platform, If-Match "1", renamed with "1" too once the move+rename below holds its lock
+    resume, renamed = moves.resume, []
+
+    def renamed_meanwhile(*args, **kwargs):
+        renamed.append(call("PATCH", "/orgs/acme/units/platform", {"name": "Team"}, headers={"If-Match": '"1"'}))
+        return resume(*args, **kwargs)
+
+    monkeypatch.setattr(moves, "resume", renamed_meanwhile)
+
+    # When platform is moved under ops and renamed Core in one PATCH, If-Match "1"
+    move_and_rename = {"parent_id": "ops", "name": "Core"}
+    reply = call("PATCH", "/orgs/acme/units/platform", move_and_rename, headers={"If-Match": '"1"'})
+
+    # Then one of the two writes made at version 1 wins, the other is 412: no 200 whose name is lost
+    assert reply.status == 200, reply.body
+    assert renamed[0].status == 412, renamed[0].body
+    unit = call("GET", "/orgs/acme/units/platform").body
+    assert (unit["name"], unit["path"]) == ("Core", "/ops/platform")
+    assert (reply.body["name"], reply.body["version"]) == ("Core", unit["version"])
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
+def test_a_rename_at_the_version_a_queued_move_and_rename_was_accepted_at_is_412(acme, monkeypatch, deletions_queue):
+    monkeypatch.setattr(moves, "MOVE_IN_REQUEST", 2)
+    move_and_rename = {"parent_id": "ops", "name": "Core"}
+    reply = call("PATCH", "/orgs/acme/units/platform", move_and_rename, headers={"If-Match": '"1"'})
+    assert reply.status == 202, reply.body
+
+    # A rename at the version the accepted PATCH was checked at does not silently undo its rename
+    late = call("PATCH", "/orgs/acme/units/platform", {"name": "Team"}, headers={"If-Match": '"1"'})
+    messages = boto3.client("sqs").receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=1)["Messages"]
+    assert deliver(messages) == {"batchItemFailures": []}
+
+    assert late.status == 412, late.body
+    unit = call("GET", "/orgs/acme/units/platform").body
+    assert (unit["name"], unit["path"]) == ("Core", "/ops/platform")

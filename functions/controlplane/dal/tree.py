@@ -44,22 +44,26 @@ def deleting(unit: Item, at: float) -> bool:
     return DELETING in unit and unit[DELETING] >= iso(at - REQUEST_LIFETIME)
 
 
-def placed_in(table: Table, unit: Key, path: str, at: float, version: int | None = None) -> "TransactWriteItemTypeDef":
+def placed_in(
+    table: Table, unit: Key, path: str, at: float, version: int | None = None, bump: bool = False
+) -> "TransactWriteItemTypeDef":
     """An update in a transaction: if the unit exists at ``path`` (and ``version``, if given) and no
     move or live delete has marked it, note that something was put under it ``at`` (epoch seconds,
-    ``LAST_PLACED``; not a change of the unit: no version, no event). Refused, DynamoDB returns the
-    unit (None if it is missing)."""
+    ``LAST_PLACED``; not a change of the unit: no version, no event; ``bump``: add 1 to its version,
+    for a change accepted now that lands later). Refused, DynamoDB returns the unit (None if it is missing)."""
     names = {"#pk": PARTITION_KEY, "#path": "path", "#moving": MOVING, "#deleting": DELETING, "#placed": LAST_PLACED}
     values: dict[str, Any] = {":path": path, ":at": Decimal(str(at)), ":stale": iso(at - REQUEST_LIFETIME)}
     condition = f"attribute_exists(#pk) AND #path = :path AND attribute_not_exists(#moving) AND {_NOT_DELETING}"
     if version is not None:
         condition += " AND #version = :version"
         names["#version"], values[":version"] = "version", version
+    if bump:
+        names["#version"], values[":one"] = "version", 1
     return {
         "Update": {
             "TableName": table.name,
             "Key": to_dynamo(unit),
-            "UpdateExpression": "SET #placed = :at",
+            "UpdateExpression": "SET #placed = :at" + (", #version = #version + :one" if bump else ""),
             "ConditionExpression": condition,
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": to_dynamo(values),
@@ -193,11 +197,12 @@ def lock_move(
     parent: tuple[Key, str] | None,
     at: float,
     version: int | None = None,
+    bump: bool = False,
 ) -> None:
     """Take the org's move lock: set ``move`` and count it in ``moves``, if no move holds the lock,
-    and the moved ``unit`` (at ``version``, if given) and its new ``parent`` (key and path; None for
-    the root) are ``placed_in``, in one transaction. Refused: action 0, the tree (its item); 1, the unit (its item,
-    or None); 2, the parent (its item, or None)."""
+    and the moved ``unit`` (at ``version``, if given; ``bump``: its version goes up by 1) and its new
+    ``parent`` (key and path; None for the root) are ``placed_in``, in one transaction. Refused:
+    action 0, the tree (its item); 1, the unit (its item, or None); 2, the parent (its item, or None)."""
     lock: TransactWriteItemTypeDef = {
         "Update": {
             "TableName": table.name,
@@ -209,7 +214,7 @@ def lock_move(
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     }
-    placed = [placed_in(table, *unit, at, version), *([placed_in(table, *parent, at)] if parent else [])]
+    placed = [placed_in(table, *unit, at, version, bump), *([placed_in(table, *parent, at)] if parent else [])]
     transact(table, [lock, *placed])
 
 

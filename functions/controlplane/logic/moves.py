@@ -115,7 +115,8 @@ def _plan(
         "started_at": stamps.now(),
         "actor": caller.subject,
         "queued": len(subtree) + len(users) > MOVE_IN_REQUEST and bool(config.settings().deletions_queue_url),
-        # A rename too: done in the move's write of the unit, if it is still at the version locked.
+        # A rename too: its lock adds 1 to the unit's version (a rename at the version checked is 412);
+        # done in the move's write of the unit, if it is still at that version + 1.
         **({"name": name, "version": unit["version"]} if name is not None else {}),
     }
 
@@ -138,7 +139,7 @@ def _lock(org_id: str, move: Item, version: int | None) -> bool:
     parent = None if parent_id == ROOT else (keys.unit_key(org_id, parent_id), join(split(move["to"])[:-1]))
     unit = (keys.unit_key(org_id, move["unit_id"]), move["from"])
     try:
-        tree.lock_move(api_table(), keys.tree_key(org_id), move, unit, parent, time.time(), version)
+        tree.lock_move(api_table(), keys.tree_key(org_id), move, unit, parent, time.time(), version, "name" in move)
         return True
     except ConditionFailed as failed:
         if failed.action == 2:
@@ -222,7 +223,7 @@ def resume(org_id: str, time_left: Callable[[], float] = lambda: math.inf, locke
                 changes[stamps.UPDATED_BY] = move["actor"]
             if mine and "name" in move:  # and its rename, unless a rename since the lock came after it
                 with suppress(ConditionFailed):
-                    expected = {"path": unit["path"], "version": move["version"]}
+                    expected = {"path": unit["path"], "version": move["version"] + 1}
                     tree.rewrite(table, keys.base_key(unit), expected, changes | {"name": move["name"]}, bump=True)
                     continue
             _step(tree.rewrite, table, keys.base_key(unit), {"path": unit["path"]}, changes, bump=mine)
