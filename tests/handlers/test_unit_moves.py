@@ -231,6 +231,22 @@ def test_a_big_move_answers_202_and_finishes_from_the_queue_delivered_twice(acme
 
 
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
+def test_a_big_moves_units_read_moving_from_its_202_until_it_is_done(acme, monkeypatch, deletions_queue):
+    monkeypatch.setattr(moves, "MOVE_IN_REQUEST", 2)
+
+    reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+
+    # As the 202 says: "GET the unit until `moving` is false", before its job has marked anything
+    assert reply.status == 202, reply.body
+    moving = {unit: call("GET", f"/orgs/acme/units/{unit}").body["moving"] for unit in ("platform", "db", "eng", "ops")}
+    assert moving == {"platform": True, "db": True, "eng": False, "ops": False}
+    messages = boto3.client("sqs").receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=1)["Messages"]
+    assert deliver(messages) == {"batchItemFailures": []}
+    unit = call("GET", "/orgs/acme/units/platform").body
+    assert (unit["moving"], unit["path"]) == (False, "/ops/platform")
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
 def test_a_big_move_renames_its_unit_when_the_queue_moves_it(acme, monkeypatch, deletions_queue):
     monkeypatch.setattr(moves, "MOVE_IN_REQUEST", 2)
 

@@ -79,7 +79,13 @@ def refused_placement(org_id: str, unit_id: str, unit: Item | None) -> ApiError:
 
 
 def get_unit(org_id: str, unit_id: str) -> Unit:
-    return Unit.from_item(read(org_id, unit_id)[0])
+    """The unit; ``moving`` from its mark, or from the org's move under way when the unit is in the
+    subtree it moves, at the old path or the new: a queued move marks it only once its job gets there."""
+    unit, tree_item = read(org_id, unit_id)
+    move = tree_item.get(tree.MOVE)
+    if move and any(f"{unit['path']}/".startswith(f"{move[end]}/") for end in ("from", "to")):
+        unit = {**unit, tree.MOVING: move["id"]}
+    return Unit.from_item(unit)
 
 
 def create_unit(org_id: str, body: UnitCreate, caller: Caller) -> Unit:
