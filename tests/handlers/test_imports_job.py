@@ -310,3 +310,32 @@ def test_a_job_whose_unit_is_being_moved_stops_for_the_queue_and_a_later_deliver
     assert _get(started["import_id"])["created"] == 2
     users = call("GET", "/orgs/acme/units/eng/users").body["items"]
     assert [u["user_id"] for u in users] == ["user-000", "user-001"]
+
+
+def test_a_sign_in_made_as_the_orgs_delete_passes_its_user_is_not_left_behind_once_the_org_is_gone(cloud, monkeypatch):
+    from controlplane.dal import batches
+    from controlplane.logic import cascade
+
+    # Given an import whose users went in, and the org's delete that starts as the job makes the
+    # first sign-in: the delete marks the org and removes that user's sign-in (none yet) just before
+    _import(_rows(1))
+    [message] = _queued()
+    create, marks = Directory.create, []
+
+    def delete_passes_the_user_first(self, org_id, user_id, *args):
+        if not marks:
+            marks.append(stamps.now())
+            api_table().mark(keys.org_key("acme"), stamps.DELETING, marks[0])
+            cascade.remove_sign_in(org_id, user_id)
+        return create(self, org_id, user_id, *args)
+
+    monkeypatch.setattr(Directory, "create", delete_passes_the_user_first)
+    assert deliver([message]) == {"batchItemFailures": []}
+
+    # When the delete goes on: that user's item, then the rest of the org
+    batches.delete_all(api_table(), [keys.user_key("acme", "user-000")])
+    assert cascade.continue_delete("acme", marks[0])
+    assert api_table().get(keys.org_key("acme"), consistent=True) is None
+
+    # Then nothing of the org is left: no sign-in either
+    assert _sign_ins(cloud) == []

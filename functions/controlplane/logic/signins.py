@@ -131,11 +131,15 @@ def as_its_org_is(directory: Directory, org_id: str, user_id: str) -> None:
     may have passed the user before the sign-in existed. The status is read (strongly consistent)
     for each sign-in, and again after each change, so that a suspension or a reactivation whose own
     job passed this user before the sign-in was made, or while it was changed, is not lost. An org
-    gone takes its sign-ins with it."""
+    gone or being deleted gets no sign-in: its delete marks it before it removes any, so one made
+    after the delete passed this user would be left behind; it goes here."""
     enabled = True
     for _ in range(3):  # a status that keeps changing is left to its own job
         org = api_table().get(keys.org_key(org_id), consistent=True)
-        if org is None or (org.get("status", ACTIVE) == ACTIVE) == enabled:
+        if org is None or stamps.DELETING in org:
+            directory.delete(org_id, user_id)
+            return
+        if (org.get("status", ACTIVE) == ACTIVE) == enabled:
             return
         enabled = not enabled
         (directory.enable if enabled else directory.disable)(org_id, user_id)
