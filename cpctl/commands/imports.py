@@ -5,7 +5,7 @@ import csv
 import json
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import typer
 from rich.console import Console
@@ -39,8 +39,28 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         return rows
     if path.suffix.lower() == ".csv":
         with path.open(newline="", encoding="utf-8-sig") as lines:
-            return [{name: value for name, value in row.items() if name and value} for row in csv.DictReader(lines)]
+            return _csv_rows(path, lines)
     raise usage_error(f"{path}: not a .csv or .json file")
+
+
+def _csv_rows(path: Path, lines: TextIO) -> list[dict[str, Any]]:
+    """A spreadsheet's CSV as typed: the header's names in any case and with spaces around them, each
+    cell without the spaces around it, and a line of empty cells (or none) skipped. A line with more
+    cells than the header has names is refused with its line, as the header without ``user_id``:
+    an unquoted comma shifts the cells, and the last would be dropped without a word."""
+    reader = csv.reader(lines)
+    header = [name.strip().lower() for name in next(reader, [])]
+    if "user_id" not in header:
+        raise usage_error(f"{path}: the first line names no user_id column (user_id,name,email[,role])")
+    rows = []
+    for cells in reader:
+        cells = [cell.strip() for cell in cells]
+        if not any(cells):
+            continue
+        if len(cells) > len(header) and any(cells[len(header) :]):
+            raise usage_error(f"{path}, line {reader.line_num}: {len(cells)} cells, the header names {len(header)}")
+        rows.append({name: value for name, value in zip(header, cells, strict=False) if name and value})
+    return rows
 
 
 def users_import(ctx: typer.Context, org_id: OrgArgument, file: FileArgument) -> None:

@@ -1,0 +1,53 @@
+"""``cpctl users import FILE.csv``: how a CSV file becomes the rows sent. Files from spreadsheets
+carry a BOM, CRLF line ends, quoted commas, blank and comma-only lines, headers in another case or
+with spaces after the commas; none of that is the user's data."""
+
+from pathlib import Path
+
+import pytest
+import typer
+
+from cpctl.commands.imports import read_rows
+
+
+def _csv(tmp_path: Path, text: str) -> Path:
+    file = tmp_path / "people.csv"
+    file.write_bytes(text.encode("utf-8"))
+    return file
+
+
+def test_a_spreadsheets_csv_gives_the_rows_as_typed(tmp_path):
+    text = (
+        "\ufeffUser_ID, Name ,EMAIL,Role\r\n"
+        'alice,"Smith, Alice",alice@example.com,admin\r\n'
+        "\r\n"
+        ",,,\r\n"
+        "bob , Bob,bob@example.com,\r\n"
+        " , ,,\r\n"
+    )
+
+    rows = read_rows(_csv(tmp_path, text))
+
+    assert rows == [
+        {"user_id": "alice", "name": "Smith, Alice", "email": "alice@example.com", "role": "admin"},
+        {"user_id": "bob", "name": "Bob", "email": "bob@example.com"},
+    ]
+
+
+def test_a_row_with_more_cells_than_the_header_is_refused_before_any_request_naming_its_line(tmp_path, capsys):
+    # An unquoted comma shifts the cells: the last one would be dropped without a word
+    text = "user_id,name,email,role\nalice,Alice,alice@example.com,admin\nbob,Bob,bob@example.com,admin,member\n"
+
+    with pytest.raises(typer.Exit) as exited:
+        read_rows(_csv(tmp_path, text))
+
+    assert exited.value.exit_code == 2
+    assert "line 3" in capsys.readouterr().err
+
+
+def test_a_csv_without_a_user_id_column_is_refused_before_any_request(tmp_path, capsys):
+    with pytest.raises(typer.Exit) as exited:
+        read_rows(_csv(tmp_path, "id,name,email\nalice,Alice,alice@example.com\n"))
+
+    assert exited.value.exit_code == 2
+    assert "user_id" in capsys.readouterr().err
