@@ -405,3 +405,34 @@ def test_a_plan_changed_between_the_jobs_read_and_its_transaction_is_read_again_
     assert (body["created"], body["refused"]) == (2, [])
     assert len(transactions) == 2 and transactions[0] < transactions[1], transactions
     assert call("GET", "/orgs/acme").body["usage"] == {"users": 2}
+
+
+def test_users_a_second_delivery_puts_after_the_first_decided_their_rows_otherwise_do_not_stay_unreported(
+    table, monkeypatch
+):
+    # Given a free org (5 seats) with s0 in it, and an import of 6 whose job SQS delivers twice: the
+    # second delivery read the part before the first decided it (4 users in, 2 refused for seats)
+    create_org("acme")
+    create_user("acme", "s0")
+    run = logic_imports.import_job.run
+    monkeypatch.setattr(logic_imports.import_job, "run", lambda *args: None)
+    started = _import([_row(f"u{i}") for i in range(6)]).body
+    monkeypatch.undo()
+    stale = dal_imports.load(api_table(), "acme", started["import_id"])
+    assert run("acme", started["import_id"]) is None
+    first = call("GET", f"/orgs/acme/user-imports/{started['import_id']}").body
+    assert [(r["user_id"], r["code"]) for r in first["refused"]] == [("u4", "quota_exceeded"), ("u5", "quota_exceeded")]
+
+    # When a seat is freed, and the second delivery goes on from the part as it read it
+    _succeeds(call("DELETE", "/orgs/acme/users/s0"))
+    load = dal_imports.load
+    monkeypatch.setattr(dal_imports, "load", lambda *args: monkeypatch.setattr(dal_imports, "load", load) or stale)
+    assert run("acme", started["import_id"]) is None
+
+    # Then the import still reports what the table holds: a user it put in a seat is one it created
+    # (with a sign-in to come), or is not there
+    done = call("GET", f"/orgs/acme/user-imports/{started['import_id']}").body
+    refused = {r["user_id"] for r in done["refused"]}
+    assert done["created"] + len(refused) == 6
+    assert [u for u in _users() if u in refused] == []
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": len(_users())}

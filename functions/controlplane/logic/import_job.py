@@ -120,18 +120,26 @@ def _decide(org_id: str, import_id: str, part: Item, actor: str | None, time_lef
         for row in rows
         if row["user_id"] in present and row["user_id"] not in created
     ]
-    new_created, new_refused = _take(org_id, import_id, [row for row in rows if row["user_id"] not in present], actor)
-    refused = sorted(refused + new_refused, key=lambda r: int(r["row"]))
-    return imports.advance(
-        table, part, {"decided": True}, appended={"created": created + new_created, "refused": refused}
+    new_created, new_refused, put = _take(
+        org_id, import_id, [row for row in rows if row["user_id"] not in present], actor
     )
+    refused = sorted(refused + new_refused, key=lambda r: int(r["row"]))
+    try:
+        return imports.advance(
+            table, part, {"decided": True}, appended={"created": created + new_created, "refused": refused}
+        )
+    except imports.Superseded:  # another delivery decided the part: what it did not count goes
+        import_rows.give_back_unrecorded(org_id, import_id, part, put)
+        raise
 
 
-def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> tuple[list[str], list[Item]]:
+def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> tuple[list[str], list[Item], list[str]]:
     """Put as many of ``rows`` as the org has seats for, each in its unit, in one transaction (more
-    if one is found to exist meanwhile); refuse the rest, each with the reason."""
+    if one is found to exist meanwhile); refuse the rest, each with the reason. Also the users this
+    call put itself (not another delivery's, found existing)."""
     table = api_table()
     created: list[str] = []
+    put: list[str] = []
     refused: list[Item] = []
     paths = import_rows.unit_paths(org_id, rows)
     pending, rereads = list(rows), 0
@@ -153,7 +161,7 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
                 if gone
                 else ("org_suspended", "The organization was suspended")
             )
-            return created, refused + [refusal(row["row"], row["user_id"], code, message) for row in pending]
+            return created, refused + [refusal(row["row"], row["user_id"], code, message) for row in pending], put
         if counter is None and not seats.move(table, org_id):
             raise ServiceUnavailable(f"Organization {org_id}'s seats are being counted; retry shortly", retry_after=30)
         if counter is None:
@@ -161,9 +169,11 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
         limit, count = int(counter[plans.USER_LIMIT]), int(counter[plans.USER_COUNT])
         if count >= limit:
             message = str(errors.QuotaExceeded("users", limit, count, org["plan"]))
-            return created, refused + [
-                refusal(row["row"], row["user_id"], "quota_exceeded", message) for row in pending
-            ]
+            return (
+                created,
+                refused + [refusal(row["row"], row["user_id"], "quota_exceeded", message) for row in pending],
+                put,
+            )
         batch = import_rows.batch(pending, limit - count)
         rest = pending[len(batch) :]
         units = sorted({row["unit"] for row in batch} - {ROOT})
@@ -201,8 +211,9 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
             pending = [row for row in pending if row["user_id"] not in present]
             continue
         created += [row["user_id"] for row in batch]
+        put += [row["user_id"] for row in batch]
         pending, rereads = rest, 0
-    return created, refused
+    return created, refused, put
 
 
 def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Throttle) -> bool:

@@ -1,11 +1,13 @@
 """An import's rows as users (see ``logic.imports``): where each goes (the unit it names, at the path
-read, which the transaction checks) and how many one transaction takes."""
+read, which the transaction checks), how many one transaction takes, and the users a second
+delivery put that the first's decision of their part did not count."""
 
 import time
+from contextlib import suppress
 
 from controlplane import config
 from controlplane.dal import keys, seats, stamps, tree
-from controlplane.dal.conditions import Item
+from controlplane.dal.conditions import ConditionFailed, Expect, Item
 from controlplane.dal.table import api_table
 from controlplane.models.units import ROOT, join, split
 
@@ -43,3 +45,17 @@ def user(org_id: str, import_id: str, row: Item, unit_path: str, actor: str | No
     if config.directory() is None:  # make run: no user pool, so a subject of its own, as a single create
         attributes[stamps.SIGN_IN_SUBJECT] = stamps.local_sign_in_subject()
     return stamps.new_item(keys.user_keys(org_id, row["user_id"], split(unit_path)), keys.USER, attributes, actor)
+
+
+def give_back_unrecorded(org_id: str, import_id: str, part: Item, put: list[str]) -> None:
+    """Delete the users ``put`` (and give their seats back) that the part, decided by another
+    delivery of the job, does not count as created: its decision stands, and it refused them (for
+    seats, or a unit, as it read them before this delivery put them), so they would hold seats
+    unreported and never get a sign-in. Only a user still this import's goes."""
+    table = api_table()
+    stored = table.get(keys.base_key(part), consistent=True)
+    if stored is None or not stored.get("decided"):  # gone with its org, whose delete takes the users too
+        return
+    for user_id in sorted(set(put) - set(stored["created"])):
+        with suppress(ConditionFailed):  # gone already
+            seats.give_back(table, org_id, keys.user_key(org_id, user_id), (Expect("import_id", import_id),))
