@@ -1,12 +1,14 @@
 """Bad input gets a clear JSON 4xx, reaches no DynamoDB key and changes nothing."""
 
+import base64
 import json
 
 import pytest
 
 from controlplane.http.routes import ROUTES
+from local.apigw import build_event, invoke
 from local.samples import BODIES
-from tests.api import call, create_org, create_ticket, create_user
+from tests.api import OPERATOR, call, create_org, create_ticket, create_user
 
 ULID = "01JD3Q0Z6V7S3M8E2K9XWQY4PB"
 GOOD = {"org_id": "acme", "user_id": "alice", "ticket_id": ULID, "import_id": ULID, "unit_id": "eng"}  # stable ids
@@ -194,6 +196,39 @@ def test_oversized_body_returns_413_before_parsing(dynamodb_calls, size):
     assert reply.status == 413
     assert reply.error_code == "payload_too_large"
     assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize("encoded", [False, True], ids=["text", "base64"])
+def test_a_body_is_measured_in_bytes_not_characters(dynamodb_calls, encoded):
+    # 22,000 characters, each 3 bytes in UTF-8: 66,000 bytes, over the 64 KiB a ticket's body may have
+    body = json.dumps({"subject": "Help", "description": "\u20ac" * 22_000}, ensure_ascii=False)
+    assert len(body) < 64 * 1024 < len(body.encode())
+
+    status, answer = _post_ticket(body, encoded)
+
+    assert (status, answer["error"]["code"]) == (413, "payload_too_large")
+    assert dynamodb_calls == []
+
+
+def test_a_base64_body_under_the_limit_is_not_refused_for_its_encoding(table):
+    # 60,000 bytes: under 64 KiB, but 80,000 characters once base64-encoded
+    create_org("acme")
+    create_user("acme", "alice")
+    body = json.dumps({"subject": "Help", "description": "d" * 9_000, "tags": []})
+    padded = body + " " * (60_000 - len(body))
+
+    status, answer = _post_ticket(padded, encoded=True)
+
+    assert status == 201, answer
+
+
+def _post_ticket(body: str, encoded: bool) -> tuple[int, dict]:
+    """POST a ticket for alice of acme as API Gateway passes it on: the text, or base64 of its UTF-8."""
+    if encoded:
+        body = base64.b64encode(body.encode()).decode()
+    event = build_event("POST", "/orgs/acme/users/alice/tickets", body=body, authorizer=OPERATOR)
+    response = invoke({**event, "isBase64Encoded": encoded})
+    return response["statusCode"], json.loads(response["body"])
 
 
 def test_largest_valid_ticket_is_accepted(table):

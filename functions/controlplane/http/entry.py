@@ -88,7 +88,7 @@ def entry_point(app: APIGatewayRestResolver, on_records: LambdaHandler | None = 
                 raise unrouted(method, event.get("path") or "/")
             path_ids = event.get("pathParameters") or {}
             caller = admit(route, authorizer_context(event), path_ids)
-            if route is not None and len(event.get("body") or "") > route.max_body:
+            if route is not None and json_body.size(event) > route.max_body:
                 raise body_too_large(route.max_body)
             event = json_body.as_text(_accept_json_only(event))
         except ApiError as refused:
