@@ -175,6 +175,19 @@ def test_an_escaped_lone_surrogate_is_400_and_nothing_is_stored(dynamodb_calls):
     assert dynamodb_calls == []
 
 
+@pytest.mark.parametrize("route", BODY_ROUTES, ids=str)
+def test_a_number_too_long_for_python_to_read_is_400_and_nothing_is_stored(dynamodb_calls, route):
+    # JSON puts no bound on a number's digits; Python's int() refuses more than 4,300 with a bare
+    # ValueError (not a JSONDecodeError), which was a 500 on every route with a body
+    body = json.dumps(BODIES[(route.method, route.path)])[:-1] + ', "n": ' + "1" * 4301 + "}"
+
+    reply = call(route.method, _path(route), body)
+
+    assert reply.status == 400, reply.body
+    assert reply.error_code == "invalid_json"
+    assert dynamodb_calls == []
+
+
 @pytest.mark.parametrize(("route", "loc", "pattern", "char"), TEXT_CASES)
 def test_a_control_character_in_text_is_422_naming_the_field_and_nothing_is_stored(
     dynamodb_calls, route, loc, pattern, char

@@ -12,7 +12,9 @@ types it, and a client that means it can send it escaped (``\\ufffd``). A base64
 decoded here, strictly, rather than by Powertools (whose ``decoded_body`` would raise a 500).
 
 ``\\ud800``-style escapes of half a surrogate pair parse to a string that is no Unicode text (it
-cannot be encoded as UTF-8, so DynamoDB could not store it): refused too.
+cannot be encoded as UTF-8, so DynamoDB could not store it): refused too, as is an integer longer
+than Python reads (``sys.get_int_max_str_digits``, 4,300 digits), which it refuses with a bare
+ValueError that was a 500.
 """
 
 import base64
@@ -51,7 +53,12 @@ def loads(raw: str) -> Any:
     parser lets through (it keeps the last of a repeated key)."""
     if _REPLACEMENT in raw:
         raise InvalidJson(f"{NOT_UTF8} (it holds U+FFFD, what invalid bytes are replaced with)")
-    value = json.loads(raw, object_pairs_hook=_unique_names)
+    try:
+        value = json.loads(raw, object_pairs_hook=_unique_names)
+    except json.JSONDecodeError:
+        raise  # the resolver's own 400
+    except ValueError:  # an integer of more digits than int() reads (4,300): valid JSON, and no value of ours
+        raise InvalidJson("The request body holds a number too long to read") from None
     _characters_only(value)
     return value
 
