@@ -194,6 +194,27 @@ def test_a_reactivation_during_a_suspensions_page_leaves_no_user_disabled(cognit
     assert _enabled("acme") == {"acme.alice": True, "acme.bob": True, "acme.carol": True}
 
 
+def test_the_job_reads_the_orgs_users_strongly_consistent(cognito_calls):
+    # Given an org suspended, and every Query its job sends, recorded
+    create_org("acme")
+    create_user("acme", "alice")
+    assert call("PATCH", "/orgs/acme", SUSPEND).status == 200
+    queries: list[dict] = []
+    config.dynamodb().meta.events.register(
+        "provide-client-params.dynamodb.Query", lambda params, **_: queries.append(params)
+    )
+
+    # When the job runs
+    _drain()
+
+    # Then its pages of users are consistent reads: an eventually consistent one may miss a user
+    # created just before the suspension, whose sign-in would stay enabled in a suspended org
+    pages = [q for q in queries if "IndexName" not in q]
+    assert pages
+    assert [q["KeyConditionExpression"] for q in pages if not q.get("ConsistentRead")] == []
+    assert _enabled("acme") == {"acme.alice": False}
+
+
 def test_a_sign_in_deleted_meanwhile_is_skipped(cognito_calls):
     for user_id in ("alice", "bob"):
         create_user("acme", user_id)

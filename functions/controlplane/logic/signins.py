@@ -86,7 +86,10 @@ def step(
         logger.info("Sign-ins job superseded", org_id=org_id, enabled=enabled)
         return None
     start_key = keys.user_key(org_id, after) if after else None
-    users, last = table.query(keys.org_partition(org_id), prefix=keys.USER_PREFIX, limit=PAGE, start_key=start_key)
+    # Consistent: an eventually consistent page may miss a user created just before the status changed.
+    users, last = table.query(
+        keys.org_partition(org_id), prefix=keys.USER_PREFIX, limit=PAGE, start_key=start_key, consistent=True
+    )
     for user in users:
         if time_left() < STEP_SECONDS:
             return after
