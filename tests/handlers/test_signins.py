@@ -306,3 +306,38 @@ def test_a_create_whose_sign_in_cannot_follow_the_suspension_leaves_nothing(
     assert reply.status == 503, reply.body
     assert call("GET", "/orgs/acme/users/bob").status == 404
     assert _enabled("acme") == ({"acme.bob": True} if delete_fails_too else {})
+
+
+def test_a_create_that_finds_its_org_gone_never_removes_the_sign_in_of_the_next_org_of_that_id(
+    cognito_calls, monkeypatch
+):
+    from controlplane.dal.table import Table
+    from controlplane.logic import cascade
+
+    # Given a create of alice in acme, whose org's whole delete runs right after alice's sign-in is made
+    # and stored; then, between its read of the org (gone) and its removal of the sign-in, acme is
+    # created again, with a new alice (Cognito's retries of a throttled call can hold that gap open)
+    as_its_org_is, get, steps = signins.as_its_org_is, Table.get, []
+
+    def org_deleted_first(*args):
+        if not steps:
+            assert cascade.delete_org("acme")
+            steps.append("deleted")
+        return as_its_org_is(*args)
+
+    def recreated_after_the_read(self, key, *args, **kwargs):
+        found = get(self, key, *args, **kwargs)
+        if found is None and key == keys.org_key("acme") and steps == ["deleted"]:
+            steps.append("created again")
+            assert create_org("acme").status == 201
+            assert create_user("acme", "alice").status == 201
+        return found
+
+    monkeypatch.setattr(signins, "as_its_org_is", org_deleted_first)
+    monkeypatch.setattr(Table, "get", recreated_after_the_read)
+    assert create_user("acme", "alice").status == 201
+    assert steps == ["deleted", "created again"]
+
+    # Then the new org's alice keeps the sign-in her item names
+    stored = api_table().get(keys.user_key("acme", "alice"), consistent=True)
+    assert config.directory().subject("acme", "alice") == stored[stamps.SIGN_IN_SUBJECT]

@@ -237,7 +237,6 @@ def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Thro
         reason = _create_sign_in(directory, org_id, rows[user_id])
         if reason is None:
             failures.pop(user_id, None)
-            signins.as_its_org_is(directory, org_id, user_id)
         else:
             failures[user_id] = {"reason": reason, "attempts": int(failures.get(user_id, {}).get("attempts", 0)) + 1}
         signed += user_id in new
@@ -266,6 +265,8 @@ def _create_sign_in(directory: Directory, org_id: str, row: Item) -> str | None:
         api_table().mark(keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject, overwrite=replaced)
     except ConditionFailed:  # the user was deleted meanwhile: their sign-in goes too
         directory.delete(org_id, user_id)
+        return None
+    signins.as_its_org_is(directory, org_id, user_id, subject)
     return None
 
 

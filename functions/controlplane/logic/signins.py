@@ -28,11 +28,12 @@ after its visibility timeout.
 import json
 import math
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from controlplane import config
 from controlplane.dal import keys, stamps
-from controlplane.dal.directory import Directory
+from controlplane.dal.directory import Directory, NoSignIn
 from controlplane.dal.table import api_table
 from controlplane.models.resources import ACTIVE
 from controlplane.observability import logger
@@ -128,19 +129,23 @@ def _apply(directory: Directory, org_id: str, user_id: str, enabled: bool, pace:
         directory.disable(org_id, user_id)
 
 
-def as_its_org_is(directory: Directory, org_id: str, user_id: str) -> None:
+def as_its_org_is(directory: Directory, org_id: str, user_id: str, subject: str) -> None:
     """A sign-in just made (enabled) as its org's status is now: disabled while it is suspended. A
     user's create and an import make sign-ins after the table took the user, so a suspension's job
     may have passed the user before the sign-in existed. The status is read (strongly consistent)
     for each sign-in, and again after each change, so that a suspension or a reactivation whose own
     job passed this user before the sign-in was made, or while it was changed, is not lost. An org
     gone or being deleted gets no sign-in: its delete marks it before it removes any, so one made
-    after the delete passed this user would be left behind; it goes here."""
+    after the delete passed this user would be left behind; it goes here, if it is still the one
+    made (``subject``): Cognito deletes by name, and once the org is gone another org of that id
+    may have a user of that id, whose sign-in has the same name."""
     enabled = True
     for _ in range(3):  # a status that keeps changing is left to its own job
         org = api_table().get(keys.org_key(org_id), consistent=True)
         if org is None or stamps.DELETING in org:
-            directory.delete(org_id, user_id)
+            with suppress(NoSignIn):
+                if directory.attributes(org_id, user_id).get("sub") == subject:
+                    directory.delete(org_id, user_id)
             return
         if (org.get("status", ACTIVE) == ACTIVE) == enabled:
             return

@@ -94,7 +94,7 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
         try:
             with refusals.refused_as(errors.user_missing(org_id, body.user_id), ()):
                 api_table().mark(keys.user_key(org_id, body.user_id), stamps.SIGN_IN_SUBJECT, subject)
-            signins.as_its_org_is(directory, org_id, body.user_id)
+            signins.as_its_org_is(directory, org_id, body.user_id, subject)
         except Exception:
             # The user first: a sign-in left over (Cognito failing again) lets no one in, since no
             # item holds its subject, and the next create of that name replaces it.
