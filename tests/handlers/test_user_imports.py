@@ -436,3 +436,37 @@ def test_users_a_second_delivery_puts_after_the_first_decided_their_rows_otherwi
     assert done["created"] + len(refused) == 6
     assert [u for u in _users() if u in refused] == []
     assert call("GET", "/orgs/acme").body["usage"] == {"users": len(_users())}
+
+
+def test_users_a_second_delivery_put_are_not_left_unreported_when_it_stops_before_giving_them_back(table, monkeypatch):
+    # Given the race above: a free org (5 seats) with s0 in it, an import of 6 that the first delivery
+    # decides (u4, u5 refused for seats), a seat freed, and a second delivery that read the part before
+    create_org("acme")
+    create_user("acme", "s0")
+    run = logic_imports.import_job.run
+    monkeypatch.setattr(logic_imports.import_job, "run", lambda *args: None)
+    started = _import([_row(f"u{i}") for i in range(6)]).body
+    monkeypatch.undo()
+    stale = dal_imports.load(api_table(), "acme", started["import_id"])
+    assert run("acme", started["import_id"]) is None
+    _succeeds(call("DELETE", "/orgs/acme/users/s0"))
+
+    # When that second delivery puts u4 and stops (its Lambda times out, or the give-back's request
+    # fails) before it gives u4 back, and SQS delivers the message again
+    load = dal_imports.load
+    monkeypatch.setattr(dal_imports, "load", lambda *args: monkeypatch.setattr(dal_imports, "load", load) or stale)
+
+    def crash(*args):
+        raise TimeoutError("the function timed out")
+
+    monkeypatch.setattr(import_rows, "give_back_unrecorded", crash)
+    with pytest.raises(TimeoutError):
+        run("acme", started["import_id"])
+    monkeypatch.undo()
+    assert run("acme", started["import_id"]) is None
+
+    # Then no user holds a seat that the import reports refused
+    done = call("GET", f"/orgs/acme/user-imports/{started['import_id']}").body
+    refused = {r["user_id"] for r in done["refused"]}
+    assert [u for u in _users() if u in refused] == []
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": len(_users())}

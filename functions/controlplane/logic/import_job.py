@@ -80,6 +80,9 @@ def run(
 def _pass(org_id: str, import_id: str, time_left: Callable[[], float], pace: Throttle) -> int | None:
     table = api_table()
     record, parts = imports.load(table, org_id, import_id)
+    for part in parts:  # decided by a delivery before: users a losing one put and did not give back
+        if part["decided"]:
+            import_rows.give_back_stranded(org_id, import_id, part)
     if record is None or record["status"] != RUNNING:
         return None
     for i, part in enumerate(parts):

@@ -6,7 +6,7 @@ import time
 from contextlib import suppress
 
 from controlplane import config
-from controlplane.dal import keys, seats, stamps, tree
+from controlplane.dal import imports, keys, seats, stamps, tree
 from controlplane.dal.conditions import ConditionFailed, Expect, Item
 from controlplane.dal.table import api_table
 from controlplane.models.units import ROOT, join, split
@@ -59,3 +59,20 @@ def give_back_unrecorded(org_id: str, import_id: str, part: Item, put: list[str]
     for user_id in sorted(set(put) - set(stored["created"])):
         with suppress(ConditionFailed):  # gone already
             seats.give_back(table, org_id, keys.user_key(org_id, user_id), (Expect("import_id", import_id),))
+
+
+# Refusals a later put of the same row may have met: a seat, a unit or the org's status changed since.
+_PUT_ELSEWHERE = ("quota_exceeded", "not_found", "org_suspended")
+
+
+def give_back_stranded(org_id: str, import_id: str, part: Item) -> None:
+    """Delete the users of this import that the decided ``part`` refused (and give their seats
+    back): a losing delivery put them and stopped (a timeout, a failed request) before
+    ``give_back_unrecorded``, and its redelivery finds the part decided. Only a user still this
+    import's, and not counted as created, goes."""
+    refused = [r["user_id"] for r in part.get("refused", []) if r["code"] in _PUT_ELSEWHERE and r["user_id"]]
+    table = api_table()
+    for user_id, user in imports.users_present(table, org_id, refused).items():
+        if user.get("import_id") == import_id and user_id not in part["created"]:
+            with suppress(ConditionFailed):  # gone already
+                seats.give_back(table, org_id, keys.user_key(org_id, user_id), (Expect("import_id", import_id),))
