@@ -80,10 +80,9 @@ def run(
 def _pass(org_id: str, import_id: str, time_left: Callable[[], float], pace: Throttle) -> int | None:
     table = api_table()
     record, parts = imports.load(table, org_id, import_id)
-    for part in parts:  # decided by a delivery before: users a losing one put and did not give back
-        if part["decided"]:
-            import_rows.give_back_stranded(org_id, import_id, part)
     if record is None or record["status"] != RUNNING:
+        if record is not None:  # delivered again once done: it may be a losing delivery's, stopped short
+            import_rows.give_back_stranded(org_id, import_id, parts)
         return None
     for i, part in enumerate(parts):
         if not part["decided"]:
@@ -104,6 +103,7 @@ def _pass(org_id: str, import_id: str, time_left: Callable[[], float], pace: Thr
         return RETRY_SECONDS
     for part in parts:  # done with the rows: drop them, keep what became of them
         imports.advance(table, part, {}, removed=("rows",))
+    import_rows.give_back_stranded(org_id, import_id, parts)
     imports.advance(table, record, {"status": DONE, "updated_at": stamps.now()})
     logger.info("User import done", org_id=org_id, import_id=import_id)
     return None

@@ -65,14 +65,16 @@ def give_back_unrecorded(org_id: str, import_id: str, part: Item, put: list[str]
 _PUT_ELSEWHERE = ("quota_exceeded", "not_found", "org_suspended")
 
 
-def give_back_stranded(org_id: str, import_id: str, part: Item) -> None:
-    """Delete the users of this import that the decided ``part`` refused (and give their seats
+def give_back_stranded(org_id: str, import_id: str, parts: list[Item]) -> None:
+    """Delete the users of this import that its decided ``parts`` refused (and give their seats
     back): a losing delivery put them and stopped (a timeout, a failed request) before
-    ``give_back_unrecorded``, and its redelivery finds the part decided. Only a user still this
-    import's, and not counted as created, goes."""
-    refused = [r["user_id"] for r in part.get("refused", []) if r["code"] in _PUT_ELSEWHERE and r["user_id"]]
+    ``give_back_unrecorded``, and its redelivery found the part decided. Run as the import ends, and
+    by a delivery that finds it ended: a losing one stopped short, or behind it. Only a user still
+    this import's, and not counted as created, goes (one BatchGetItem per part with such refusals)."""
     table = api_table()
-    for user_id, user in imports.users_present(table, org_id, refused).items():
-        if user.get("import_id") == import_id and user_id not in part["created"]:
-            with suppress(ConditionFailed):  # gone already
-                seats.give_back(table, org_id, keys.user_key(org_id, user_id), (Expect("import_id", import_id),))
+    for part in (part for part in parts if part["decided"]):
+        refused = [r["user_id"] for r in part.get("refused", []) if r["code"] in _PUT_ELSEWHERE and r["user_id"]]
+        for user_id, user in imports.users_present(table, org_id, refused).items():
+            if user.get("import_id") == import_id and user_id not in part["created"]:
+                with suppress(ConditionFailed):  # gone already
+                    seats.give_back(table, org_id, keys.user_key(org_id, user_id), (Expect("import_id", import_id),))
