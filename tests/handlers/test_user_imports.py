@@ -470,3 +470,44 @@ def test_users_a_second_delivery_put_are_not_left_unreported_when_it_stops_befor
     refused = {r["user_id"] for r in done["refused"]}
     assert [u for u in _users() if u in refused] == []
     assert call("GET", "/orgs/acme").body["usage"] == {"users": len(_users())}
+
+
+def _second_delivery_stops_after_its_put(monkeypatch, import_id: str, stale) -> None:
+    """A delivery that read the import as ``stale`` (before the first decided it) goes on from
+    there, puts its users and stops (a timeout) before it gives back those the decision refused."""
+    load = dal_imports.load
+    monkeypatch.setattr(dal_imports, "load", lambda *args: monkeypatch.setattr(dal_imports, "load", load) or stale)
+
+    def crash(*args):
+        raise TimeoutError("the function timed out")
+
+    monkeypatch.setattr(import_rows, "give_back_unrecorded", crash)
+    with pytest.raises(TimeoutError):
+        logic_imports.import_job.run("acme", import_id)
+    monkeypatch.undo()
+
+
+def test_a_user_the_decision_refused_as_existing_that_a_stopped_second_delivery_put_is_given_back(table, monkeypatch):
+    # Given an org where bob exists (a single create), and an import of ann and bob whose first
+    # delivery decides the part: ann created, bob refused as already_exists
+    create_org("acme", plan="pro")
+    create_user("acme", "bob")
+    run = logic_imports.import_job.run
+    monkeypatch.setattr(logic_imports.import_job, "run", lambda *args: None)
+    started = _import([_row("ann"), _row("bob")]).body
+    monkeypatch.undo()
+    stale = dal_imports.load(api_table(), "acme", started["import_id"])
+    assert run("acme", started["import_id"]) is None
+
+    # When bob is deleted, and a second delivery that read the part before puts bob and stops
+    # before giving him back, and SQS delivers the message again
+    _succeeds(call("DELETE", "/orgs/acme/users/bob"))
+    _second_delivery_stops_after_its_put(monkeypatch, started["import_id"], stale)
+    assert api_table().get(keys.user_key("acme", "bob"), consistent=True)["import_id"] == started["import_id"]
+    assert run("acme", started["import_id"]) is None
+
+    # Then bob, reported refused, holds no seat
+    done = call("GET", f"/orgs/acme/user-imports/{started['import_id']}").body
+    assert [(r["user_id"], r["code"]) for r in done["refused"]] == [("bob", "already_exists")]
+    assert _users() == ["ann"]
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 1}

@@ -61,8 +61,9 @@ def give_back_unrecorded(org_id: str, import_id: str, part: Item, put: list[str]
             seats.give_back(table, org_id, keys.user_key(org_id, user_id), (Expect("import_id", import_id),))
 
 
-# Refusals a later put of the same row may have met: a seat, a unit or the org's status changed since.
-_PUT_ELSEWHERE = ("quota_exceeded", "not_found", "org_suspended")
+# Refusals a later put of the same row may have met: a seat, a unit or the org's status changed
+# since, or the user of that id (another's) was deleted since.
+_PUT_ELSEWHERE = ("quota_exceeded", "not_found", "org_suspended", "already_exists")
 
 
 def give_back_stranded(org_id: str, import_id: str, parts: list[Item]) -> None:
