@@ -14,7 +14,7 @@ from controlplane.logic import imports as logic_imports
 from controlplane.models import errors, plans
 from local import tokens
 from local.seed import fetch
-from tests.api import admin, call, create_org, create_user, member
+from tests.api import admin, call, create_org, create_ticket, create_user, member
 from tests.handlers.test_org_units import create_unit, ids
 
 
@@ -511,3 +511,29 @@ def test_a_user_the_decision_refused_as_existing_that_a_stopped_second_delivery_
     assert [(r["user_id"], r["code"]) for r in done["refused"]] == [("bob", "already_exists")]
     assert _users() == ["ann"]
     assert call("GET", "/orgs/acme").body["usage"] == {"users": 1}
+
+
+def test_a_ticket_opened_for_a_user_a_second_delivery_put_goes_with_him_when_he_is_given_back(table, monkeypatch):
+    # Given the race above: a free org (5 seats) with s0 in it, an import of 6 that the first delivery
+    # decides (u4, u5 refused for seats), a seat freed, and a second delivery that read the part
+    # before, puts u4 and stops before giving him back
+    create_org("acme")
+    create_user("acme", "s0")
+    run = logic_imports.import_job.run
+    monkeypatch.setattr(logic_imports.import_job, "run", lambda *args: None)
+    started = _import([_row(f"u{i}") for i in range(6)]).body
+    monkeypatch.undo()
+    stale = dal_imports.load(api_table(), "acme", started["import_id"])
+    assert run("acme", started["import_id"]) is None
+    _succeeds(call("DELETE", "/orgs/acme/users/s0"))
+    _second_delivery_stops_after_its_put(monkeypatch, started["import_id"], stale)
+
+    # When a ticket is opened for u4 (he is listed, as any user), and then u4 is given back
+    assert "u4" in _users()
+    ticket = create_ticket("acme", "u4")
+    assert ticket.status == 201, ticket.body
+    assert run("acme", started["import_id"]) is None
+    assert "u4" not in _users()
+
+    # Then his ticket went with him, as a user's delete takes their tickets
+    assert api_table().get(keys.ticket_key("acme", ticket.body["ticket_id"]), consistent=True) is None

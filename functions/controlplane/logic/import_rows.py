@@ -3,12 +3,13 @@ read, which the transaction checks), how many one transaction takes, and the use
 delivery put that the first's decision of their part did not count."""
 
 import time
-from contextlib import suppress
 
 from controlplane import config
 from controlplane.dal import imports, keys, seats, stamps, tree
 from controlplane.dal.conditions import ConditionFailed, Expect, Item
-from controlplane.dal.table import api_table
+from controlplane.dal.table import Table, api_table
+from controlplane.logic import cascade
+from controlplane.models.ids import ulid_floor
 from controlplane.models.units import ROOT, join, split
 
 
@@ -57,8 +58,7 @@ def give_back_unrecorded(org_id: str, import_id: str, part: Item, put: list[str]
     if stored is None or not stored.get("decided"):  # gone with its org, whose delete takes the users too
         return
     for user_id in sorted(set(put) - set(stored["created"])):
-        with suppress(ConditionFailed):  # gone already
-            seats.give_back(table, org_id, keys.user_key(org_id, user_id), (Expect("import_id", import_id),))
+        _give_back(table, org_id, import_id, user_id)
 
 
 # Refusals a later put of the same row may have met: a seat, a unit or the org's status changed
@@ -77,5 +77,20 @@ def give_back_stranded(org_id: str, import_id: str, parts: list[Item]) -> None:
         refused = [r["user_id"] for r in part.get("refused", []) if r["code"] in _PUT_ELSEWHERE and r["user_id"]]
         for user_id, user in imports.users_present(table, org_id, refused).items():
             if user.get("import_id") == import_id and user_id not in part["created"]:
-                with suppress(ConditionFailed):  # gone already
-                    seats.give_back(table, org_id, keys.user_key(org_id, user_id), (Expect("import_id", import_id),))
+                _give_back(table, org_id, import_id, user_id)
+
+
+def _give_back(table: Table, org_id: str, import_id: str, user_id: str) -> None:
+    """Delete the user (if still this import's) and give their seat back, with their tickets, as a
+    user's delete does (``logic.users.delete_user``): they were listed, as any user, while they held
+    the seat, and a ticket opened for them meanwhile would outlive them."""
+    marker = cascade.mark_for_sweep(table, org_id, user_id)
+    queued = cascade.schedule_sweep(org_id, user_id)
+    try:
+        seats.give_back(table, org_id, keys.user_key(org_id, user_id), (Expect("import_id", import_id),))
+    except ConditionFailed:  # gone already, or another's now: the sweep spares a successor's tickets
+        pass
+    else:
+        cascade.delete_tickets_of(table, org_id, user_id, before=ulid_floor(int(time.time() * 1000) + 1))
+    if not queued:
+        cascade.sweep(table, org_id, marker)
