@@ -339,3 +339,36 @@ def test_a_sign_in_made_as_the_orgs_delete_passes_its_user_is_not_left_behind_on
 
     # Then nothing of the org is left: no sign-in either
     assert _sign_ins(cloud) == []
+
+
+def test_a_sign_in_whose_user_went_meanwhile_goes_only_while_it_is_still_the_one_the_job_made(cloud, monkeypatch):
+    from controlplane.dal.table import Table
+
+    # Given an import of one user, whose job makes the sign-in; then, before it stores its subject,
+    # an admin deletes the user (sign-in and item) and creates a user of that id again
+    started = _import(_rows(1))
+    [message] = _queued()
+    mark, recreated = Table.mark, []
+
+    def deleted_and_created_again(self, key, attribute, *args, **options):
+        if recreated or key != keys.user_key("acme", "user-000"):
+            return mark(self, key, attribute, *args, **options)
+        recreated.append(True)
+        assert call("DELETE", "/orgs/acme/users/user-000").status == 204
+        try:
+            return mark(self, key, attribute, *args, **options)  # the job's: the user is gone
+        finally:
+            reply = call("POST", "/orgs/acme/users", {"user_id": "user-000", "name": "U", "email": "new@example.com"})
+            assert reply.status == 201, reply.body
+
+    monkeypatch.setattr(Table, "mark", deleted_and_created_again)
+
+    # When the job finds the user gone as it stores the subject
+    assert deliver([message]) == {"batchItemFailures": []}
+    assert recreated and _get(started["import_id"])["status"] == "done"
+
+    # Then the new user keeps the sign-in their create made, whose subject their item holds
+    assert _sign_ins(cloud) == ["acme.user-000"]
+    attributes = boto3.client("cognito-idp").admin_get_user(UserPoolId=cloud, Username="acme.user-000")
+    sub = next(a["Value"] for a in attributes["UserAttributes"] if a["Name"] == "sub")
+    assert api_table().get(keys.user_key("acme", "user-000"), consistent=True)[stamps.SIGN_IN_SUBJECT] == sub

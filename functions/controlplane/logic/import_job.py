@@ -266,8 +266,8 @@ def _create_sign_in(directory: Directory, org_id: str, row: Item) -> str | None:
         # A replacement's subject goes over whatever the item holds: another delivery may have stored
         # the subject of the sign-in just replaced, which no longer exists
         api_table().mark(keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject, overwrite=replaced)
-    except ConditionFailed:  # the user was deleted meanwhile: their sign-in goes too
-        directory.delete(org_id, user_id)
+    except ConditionFailed:  # the user was deleted meanwhile: their sign-in goes too (not a successor's)
+        signins.remove_if_made(directory, org_id, user_id, subject)
         return None
     signins.as_its_org_is(directory, org_id, user_id, subject)
     return None

@@ -143,14 +143,20 @@ def as_its_org_is(directory: Directory, org_id: str, user_id: str, subject: str)
     for _ in range(3):  # a status that keeps changing is left to its own job
         org = api_table().get(keys.org_key(org_id), consistent=True)
         if org is None or stamps.DELETING in org:
-            with suppress(NoSignIn):
-                if directory.attributes(org_id, user_id).get("sub") == subject:
-                    directory.delete(org_id, user_id)
+            remove_if_made(directory, org_id, user_id, subject)
             return
         if (org.get("status", ACTIVE) == ACTIVE) == enabled:
             return
         enabled = not enabled
         (directory.enable if enabled else directory.disable)(org_id, user_id)
+
+
+def remove_if_made(directory: Directory, org_id: str, user_id: str, subject: str) -> None:
+    """Delete the sign-in made (``subject``) if it is still that one: Cognito deletes by name, and a
+    user of that id created since (in this org, or a new org of that id) has a sign-in of that name."""
+    with suppress(NoSignIn):
+        if directory.attributes(org_id, user_id).get("sub") == subject:
+            directory.delete(org_id, user_id)
 
 
 def _enqueue(org_id: str, enabled: bool, after: str | None) -> None:
