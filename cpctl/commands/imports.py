@@ -45,9 +45,10 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 def _csv_rows(path: Path, lines: TextIO) -> list[dict[str, Any]]:
     """A spreadsheet's CSV as typed: the header's names in any case and with spaces around them, each
-    cell without the spaces around it, and a line of empty cells (or none) skipped. A line with more
-    cells than the header has names is refused with its line, as the header without ``user_id``:
-    an unquoted comma shifts the cells, and the last would be dropped without a word."""
+    cell without the spaces around it, and a line of empty cells (or none) skipped. A line with a
+    cell where the header names no column (past its end, or under an empty name) is refused with its
+    line, as the header without ``user_id``: an unquoted comma shifts the cells, and that one would
+    be dropped without a word."""
     reader = csv.reader(lines)
     header = [name.strip().lower() for name in next(reader, [])]
     if "user_id" not in header:
@@ -57,8 +58,11 @@ def _csv_rows(path: Path, lines: TextIO) -> list[dict[str, Any]]:
         cells = [cell.strip() for cell in cells]
         if not any(cells):
             continue
-        if len(cells) > len(header) and any(cells[len(header) :]):
-            raise usage_error(f"{path}, line {reader.line_num}: {len(cells)} cells, the header names {len(header)}")
+        names = (header + [""] * len(cells))[: len(cells)]
+        if any(cell and not name for name, cell in zip(names, cells, strict=True)):  # a cell no name takes
+            raise usage_error(
+                f"{path}, line {reader.line_num}: {len(cells)} cells, the header names {sum(map(bool, header))}"
+            )
         rows.append({name: value for name, value in zip(header, cells, strict=False) if name and value})
     return rows
 

@@ -51,3 +51,15 @@ def test_a_csv_without_a_user_id_column_is_refused_before_any_request(tmp_path, 
 
     assert exited.value.exit_code == 2
     assert "user_id" in capsys.readouterr().err
+
+
+def test_a_cell_under_a_header_cell_with_no_name_is_refused_not_dropped(tmp_path, capsys):
+    # A header saved with a trailing comma (a spreadsheet pads every line to its widest) names no
+    # fourth column: a line shifted into it by an unquoted comma would import "Smith" as the name
+    text = "user_id,email,name,\nalice,alice@example.com,Alice,\nbob,bob@example.com,Smith, Bob\n"
+
+    with pytest.raises(typer.Exit) as exited:
+        read_rows(_csv(tmp_path, text))
+
+    assert exited.value.exit_code == 2
+    assert "line 3" in capsys.readouterr().err
