@@ -75,7 +75,7 @@ class Gateway(BaseHTTPRequestHandler):
                 status, headers, body = 200, [("Content-Type", JSON)], json.dumps(tokens.jwks()).encode()
             elif docs.serves(self.command, url.path):
                 status, headers, body = docs.answer(url.path, parse_qs(url.query))
-            elif self.command == "GET" and console.serves(url.path):
+            elif self.command in ("GET", "HEAD") and console.serves(url.path):  # as CloudFront allows
                 status, headers, body = console.answer(url.path)
             else:
                 status, headers, body = self.proxy(url.path, url.query, request_body)
@@ -92,7 +92,8 @@ class Gateway(BaseHTTPRequestHandler):
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":  # its answer ends with the headers: a body would be read as the next answer
+            self.wfile.write(body)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """http.server's answer to a request it cannot parse (request line, headers, URI too long):
