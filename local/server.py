@@ -14,6 +14,7 @@ own variables, which default to the values of ``local.environment.LOCAL``.
 import base64
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -108,10 +109,13 @@ class Gateway(BaseHTTPRequestHandler):
     def read_body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
             return self._read_chunked()
-        declared = self.headers.get("Content-Length")
-        if declared is None:
+        lengths = {value.strip() for value in self.headers.get_all("Content-Length") or ()}
+        if not lengths:
             return b""
-        if not declared.strip().isdigit():
+        if len(lengths) > 1:  # which bytes are the body? (RFC 9112 6.3: an unrecoverable error)
+            raise BadBody(400, "bad_request", f"Conflicting Content-Length values: {sorted(lengths)}")
+        [declared] = lengths
+        if not (declared.isascii() and declared.isdigit()):  # "²" is a digit to str, not to int()
             raise BadBody(400, "bad_request", f"Content-Length is not a number: {declared!r}")
         length = int(declared)
         if length > MAX_BODY:
@@ -122,10 +126,9 @@ class Gateway(BaseHTTPRequestHandler):
         body = b""
         while True:
             size_line = self.rfile.readline(1024).split(b";")[0].strip()
-            try:
-                size = int(size_line, 16)
-            except ValueError:
-                raise BadBody(400, "bad_request", "Malformed chunked request body") from None
+            if not re.fullmatch(rb"[0-9A-Fa-f]{1,16}", size_line):  # not "-5" (a read to the end) nor "0x5"
+                raise BadBody(400, "bad_request", "Malformed chunked request body")
+            size = int(size_line, 16)
             if size == 0:
                 while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):  # trailers
                     pass

@@ -51,3 +51,24 @@ def test_the_console_answers_head_as_cloudfront_does_with_the_gets_headers_and_n
     assert answer.headers["Content-Type"] == "text/javascript; charset=utf-8"
     assert int(answer.headers["Content-Length"]) == len((console.CONSOLE_DIR / "js" / "app.js").read_bytes())
     assert answer.read() == b""
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        # "²" is str.isdigit() but no int(): a crash, and no answer at all
+        b"POST /orgs HTTP/1.1\r\nContent-Length: \xb2\r\n\r\nab",
+        # a negative chunk size: rfile.read(-5) raised, and no answer at all
+        b"POST /orgs HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nabc\r\n0\r\n\r\n",
+        # two lengths: which bytes are the body, and which the next request? (RFC 9112 6.3: an error)
+        b"POST /orgs HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 4\r\n\r\nabcd",
+    ],
+    ids=["non-ascii-digit-length", "negative-chunk", "two-lengths"],
+)
+def test_a_body_whose_framing_cannot_be_trusted_is_400_and_closes(gateway, lambda_sees, request_bytes):
+    status, headers, body = _raw(gateway, request_bytes)
+
+    assert status == 400
+    assert headers["connection"] == "close"
+    assert json.loads(body)["error"]["code"] == "bad_request"
+    assert lambda_sees == []
