@@ -55,7 +55,7 @@ def answer(path: str) -> Answer:
     if relative == "config.json":
         return 200, [("Content-Type", "application/json"), *SECURITY_HEADERS], json.dumps(SETTINGS).encode()
     root = CONSOLE_DIR.resolve()
-    file = (root / relative).resolve()
+    file = (root / relative).resolve() if "\0" not in relative else root  # a NUL names no file; resolve() raises
     if not file.is_relative_to(root) or not file.is_file():
         body = error_body("not_found", f"No console file {relative}", "-")
         compact = json.dumps(body, separators=(",", ":")).encode()  # every error body in the functions' style
