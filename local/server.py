@@ -153,7 +153,9 @@ class Gateway(BaseHTTPRequestHandler):
         context = None
         if route:
             # The authorizer's refusals are the stack's gateway responses; the function never runs.
-            context = AUTHORIZER.decide(self.headers.get("Authorization"), self.command, path)
+            # The last value, as the event's single-value headers (the identity source) hold it
+            authorization = (self.headers.get_all("Authorization") or [None])[-1]
+            context = AUTHORIZER.decide(authorization, self.command, path)
             if isinstance(context, Refusal):
                 status, headers, body = error_answer(context.status, context.code, context.message)
                 return status, [*headers, *context.headers], body

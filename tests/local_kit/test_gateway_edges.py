@@ -79,3 +79,16 @@ def test_a_nul_in_a_console_path_is_a_404_not_a_dropped_connection(gateway):
 
     assert status == 404
     assert json.loads(body)["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize("first_valid", [True, False], ids=["valid-then-junk", "junk-then-valid"])
+def test_a_repeated_authorization_header_is_judged_by_the_value_the_function_sees(gateway, lambda_sees, first_valid):
+    # The proxy event's single-value headers keep the last value, as API Gateway's do; the
+    # authorizer's identity source is that same header, so it judges the same token.
+    values = [OPERATOR, "junk"] if first_valid else ["junk", OPERATOR]
+    lines = b"".join(b"Authorization: " + value.encode() + b"\r\n" for value in values)
+
+    status, _, _ = _raw(gateway, b"GET /orgs HTTP/1.1\r\nConnection: close\r\n" + lines + b"\r\n")
+
+    assert status == (401 if first_valid else 200)
+    assert [event["headers"]["Authorization"] for event in lambda_sees] == ([] if first_valid else [OPERATOR])
