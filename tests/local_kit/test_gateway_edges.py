@@ -75,7 +75,7 @@ def test_a_body_whose_framing_cannot_be_trusted_is_400_and_closes(gateway, lambd
 
 
 def test_a_nul_in_a_console_path_is_a_404_not_a_dropped_connection(gateway):
-    status, headers, body = _raw(gateway, b"GET /console/a\x00b HTTP/1.1\r\nConnection: close\r\n\r\n")
+    status, _, body = _raw(gateway, b"GET /console/a\x00b HTTP/1.1\r\nConnection: close\r\n\r\n")
 
     assert status == 404
     assert json.loads(body)["error"]["code"] == "not_found"
