@@ -20,7 +20,7 @@ from controlplane.observability import logger, metrics, tracer
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    outcome = publisher.publish(event["Records"])
+    outcome = publisher.publish(event["Records"], lambda: context.get_remaining_time_in_millis() / 1000)
     metrics.add_metric(name="EventsPublished", unit=MetricUnit.Count, value=outcome.published)
 
     def confirm(record: DynamoDBRecord) -> None:

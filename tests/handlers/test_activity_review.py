@@ -1,9 +1,12 @@
 """Review findings on the activity log (DynamoDB Local: its stream is real)."""
 
+import json
+
 import pytest
 
 from controlplane import config
-from controlplane.lifecycle import publisher
+from controlplane.lifecycle import activity, publisher
+from local.apigw import LambdaContext
 from tests.api import admin, call, create_org, create_user
 from tests.events_support import BUS, RecordingBus, feeder, stream_reader
 
@@ -41,3 +44,43 @@ def test_a_new_org_of_a_deleted_orgs_id_never_shows_the_old_orgs_log(bus, stream
     reply = call("GET", "/orgs/acme/activity", caller=admin("acme", "newadmin"))
     assert reply.status == 200, reply.body
     assert [(e["type"], e["resource"]["id"]) for e in reply.body["items"]] == []
+
+
+class _Clock(LambdaContext):
+    """A Lambda context whose remaining time runs down as EventBridge is slow."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__("events")
+        self.left = seconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        return int(self.left * 1000)
+
+
+def test_a_slow_bus_stops_the_batch_before_the_timeout_instead_of_resending_what_was_published(bus, stream):
+    # Given 30 records (three PutEvents calls), and EventBridge taking 12 s a call, in a 28 s invocation
+    create_org("acme", plan="pro")
+    for number in range(29):
+        create_user("acme", f"user{number}")
+    records = [record for record in stream.read() if activity.accepts(record)]  # the mapping's filter
+    assert len(records) == 30
+    clock = _Clock(28)
+    accept = bus.put_events
+
+    def slow(Entries):
+        clock.left -= 12
+        if clock.left <= 0:  # Lambda would have killed the invocation: every record comes back
+            raise TimeoutError("Task timed out after 28.00 seconds")
+        return accept(Entries)
+
+    bus.put_events = slow
+    from events.handler import lambda_handler
+
+    # When the events function runs out of time
+    reply = lambda_handler({"Records": records}, clock)
+
+    # Then it reports the records it did not publish, and not those it published
+    failed = {f["itemIdentifier"] for f in reply["batchItemFailures"]}
+    published = {json.loads(e["Detail"])["event_id"] for e in bus.accepted}
+    assert published and failed
+    assert not {r["eventID"] for r in records if r["dynamodb"]["SequenceNumber"] in failed} & published

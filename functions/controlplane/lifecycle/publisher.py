@@ -9,6 +9,8 @@ first record reported failed and sends that record *and every later one* again. 
 - the first record that could not be turned into events or fully published is the cut: it and
   every record after it are batch item failures, and no chunk after its own is sent. Records before
   the cut were published and are not sent again;
+- no PutEvents call starts without the time it may take (``PUT_SECONDS``): the records left are
+  reported instead, since a timed-out invocation is retried whole;
 - a chunk never holds two records of one item, so a later change of an item can never reach the
   bus before an earlier one that failed.
 
@@ -20,9 +22,10 @@ activity logs (``activity``), in batches: a record sent again rewrites the same 
 write fails, nothing is published and every record is reported, to be sent again.
 """
 
+import math
 import random
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
@@ -44,6 +47,10 @@ MAX_ENTRIES = 10  # PutEvents takes at most 10 entries
 # description (it is in the resource, and old and new in the changes) are about 300 KB.
 MAX_BYTES = 256 * 1024
 PUT_ATTEMPTS = 4
+# The longest one PutEvents call can take with botocore's retries (config.CLIENT_CONFIG: 3 attempts of
+# 1 s connect + 2 s read, 3 s of backoff). None is started with less time left: a timed-out invocation
+# is retried whole, so the records it had already published would be sent again.
+PUT_SECONDS = 13
 
 
 class NotPublished(Exception):
@@ -82,7 +89,7 @@ def org_being_deleted(org_id: str) -> bool:
     return org is None or stamps.DELETING in org
 
 
-def publish(records: list[Record]) -> Outcome:
+def publish(records: list[Record], time_left: Callable[[], float] = lambda: math.inf) -> Outcome:
     outcome = Outcome()
     deleting: dict[str, bool] = {}  # one read per org per batch
 
@@ -112,7 +119,7 @@ def publish(records: list[Record]) -> Outcome:
         logger.exception("Cannot write the activity log")
         cut, converted = 0, []
     for chunk_start, chunk in _chunks(converted):
-        refused = _put(chunk)
+        refused = _put(chunk, time_left) if time_left() >= PUT_SECONDS else 0
         if refused is not None:
             cut = chunk_start + refused
             break
@@ -159,13 +166,15 @@ def _entry_bytes(event: Event) -> int:
     return 14 + sum(len(entry[name].encode()) for name in ("Source", "DetailType", "Detail"))
 
 
-def _put(chunk: list[tuple[Record, list[Event]]]) -> int | None:
+def _put(chunk: list[tuple[Record, list[Event]]], time_left: Callable[[], float]) -> int | None:
     """PutEvents for a chunk, retrying the entries EventBridge refused; None when all were accepted,
     else the position in the chunk of the first record with an entry still refused."""
     pending = [(position, event) for position, (_, events) in enumerate(chunk) for event in events]
     for attempt in range(PUT_ATTEMPTS):
         if not pending:
             return None
+        if attempt and time_left() < PUT_SECONDS + 2:  # no time for a retry: report what is left
+            break
         if attempt:
             time.sleep(min(0.1 * 2**attempt, 2) * random.uniform(0.5, 1))
         try:
