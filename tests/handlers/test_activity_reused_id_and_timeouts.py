@@ -1,4 +1,5 @@
-"""Review findings on the activity log (DynamoDB Local: its stream is real)."""
+"""The activity log of an org created again with a deleted org's id, and an events batch that runs
+out of time (DynamoDB Local: its stream is real)."""
 
 import json
 
