@@ -2,6 +2,7 @@
 users as seats allow, in transactions of up to 98, and refuses the rest row by row (no queue here:
 the job runs in line, as make run runs it; the queued job and the sign-ins: test_imports_job.py)."""
 
+import boto3
 import pytest
 from botocore.exceptions import ClientError
 
@@ -537,3 +538,34 @@ def test_a_ticket_opened_for_a_user_a_second_delivery_put_goes_with_him_when_he_
 
     # Then his ticket went with him, as a user's delete takes their tickets
     assert api_table().get(keys.ticket_key("acme", ticket.body["ticket_id"]), consistent=True) is None
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
+def test_a_second_delivery_giving_back_a_user_gone_already_leaves_no_sweep_marker_nor_queued_sweep(
+    table, monkeypatch, request
+):
+    # Given the race above: u4 put by a second delivery that is only slow, and the import's end
+    # (another delivery) that gave u4 back first
+    create_org("acme")
+    create_user("acme", "s0")
+    run = logic_imports.import_job.run
+    monkeypatch.setattr(logic_imports.import_job, "run", lambda *args: None)
+    started = _import([_row(f"u{i}") for i in range(6)]).body
+    monkeypatch.undo()
+    stale = dal_imports.load(api_table(), "acme", started["import_id"])
+    assert run("acme", started["import_id"]) is None
+    _succeeds(call("DELETE", "/orgs/acme/users/s0"))
+    _second_delivery_stops_after_its_put(monkeypatch, started["import_id"], stale)
+    assert run("acme", started["import_id"]) is None
+    assert "u4" not in _users()
+
+    # When the second delivery, in the cloud (a deletions queue), goes on to give u4 back
+    queue_url = request.getfixturevalue("deletions_queue")
+    import_rows.give_back_unrecorded("acme", started["import_id"], stale[1][0], ["u4"])
+
+    # Then nothing is marked nor queued for a user it did not delete, as a user's delete of a user
+    # gone is refused before its marker (logic.users.delete_user)
+    markers, _ = api_table().query(keys.org_partition("acme"), prefix=keys.SWEEP_PREFIX, limit=10, consistent=True)
+    assert markers == []
+    queued = boto3.client("sqs").receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", [])
+    assert queued == []

@@ -52,13 +52,17 @@ def give_back_unrecorded(org_id: str, import_id: str, part: Item, put: list[str]
     """Delete the users ``put`` (and give their seats back) that the part, decided by another
     delivery of the job, does not count as created: its decision stands, and it refused them (for
     seats, or a unit, as it read them before this delivery put them), so they would hold seats
-    unreported and never get a sign-in. Only a user still this import's goes."""
+    unreported and never get a sign-in. Only a user still this import's goes: read first (one
+    BatchGetItem, as ``give_back_stranded``), so a user gone already (the import's end gave them
+    back) gets no sweep marker nor queued sweep, as a user's delete of a missing user gets none."""
     table = api_table()
     stored = table.get(keys.base_key(part), consistent=True)
     if stored is None or not stored.get("decided"):  # gone with its org, whose delete takes the users too
         return
-    for user_id in sorted(set(put) - set(stored["created"])):
-        _give_back(table, org_id, import_id, user_id)
+    unrecorded = sorted(set(put) - set(stored["created"]))
+    for user_id, user in sorted(imports.users_present(table, org_id, unrecorded).items()):
+        if user.get("import_id") == import_id:
+            _give_back(table, org_id, import_id, user_id)
 
 
 # Refusals a later put of the same row may have met: a seat, a unit or the org's status changed
