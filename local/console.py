@@ -12,6 +12,7 @@ import json
 import mimetypes
 import os
 import sys
+from pathlib import Path
 
 from controlplane.http.errors import error_body
 from local import ROOT, running
@@ -56,12 +57,20 @@ def answer(path: str) -> Answer:
         return 200, [("Content-Type", "application/json"), *SECURITY_HEADERS], json.dumps(SETTINGS).encode()
     root = CONSOLE_DIR.resolve()
     file = (root / relative).resolve() if "\0" not in relative else root  # a NUL names no file; resolve() raises
-    if not file.is_relative_to(root) or not file.is_file():
+    if not file.is_relative_to(root) or not _is_file(file):
         body = error_body("not_found", f"No console file {relative}", "-")
         compact = json.dumps(body, separators=(",", ":")).encode()  # every error body in the functions' style
         return 404, [("Content-Type", "application/json"), *SECURITY_HEADERS], compact
     kind = _TYPES.get(file.suffix) or mimetypes.guess_type(file.name)[0] or "application/octet-stream"
     return 200, [("Content-Type", kind), *SECURITY_HEADERS], file.read_bytes()
+
+
+def _is_file(file: Path) -> bool:
+    """``Path.is_file``, False too where the name cannot be one (ENAMETOOLONG raises, and no answer went)."""
+    try:
+        return file.is_file()
+    except OSError:
+        return False
 
 
 def sign_in_links(base_url: str, org_id: str | None = None) -> str:
