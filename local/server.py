@@ -107,7 +107,13 @@ class Gateway(BaseHTTPRequestHandler):
         self.answer(status, headers, body)
 
     def read_body(self) -> bytes:
-        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+        # Every Transfer-Encoding line, in order: the body is chunked only if chunked is the last coding
+        codings = [c.strip().lower() for v in self.headers.get_all("Transfer-Encoding") or () for c in v.split(",")]
+        if codings:
+            if codings != ["chunked"]:  # another coding: its end cannot be found, or it is not decoded here
+                raise BadBody(400, "bad_request", f"Unsupported Transfer-Encoding: {', '.join(codings)}")
+            if "Content-Length" in self.headers:  # the chunks frame it; a smuggling attempt (RFC 9112 6.1)
+                self.close_connection = True
             return self._read_chunked()
         lengths = {value.strip() for value in self.headers.get_all("Content-Length") or ()}
         if not lengths:

@@ -9,6 +9,7 @@ from local import apigw, console, tokens
 from tests.local_kit.test_local_gateway import _raw
 
 OPERATOR = f"Bearer {tokens.issue(tokens.OPERATOR)}"
+AUTH = f"POST /orgs HTTP/1.1\r\nAuthorization: {OPERATOR}\r\n".encode()
 
 
 @pytest.fixture
@@ -92,3 +93,46 @@ def test_a_repeated_authorization_header_is_judged_by_the_value_the_function_see
 
     assert status == (401 if first_valid else 200)
     assert [event["headers"]["Authorization"] for event in lambda_sees] == ([] if first_valid else [OPERATOR])
+
+
+def test_a_console_path_too_long_for_a_file_name_is_a_404_not_a_dropped_connection(gateway):
+    # A name longer than the file system allows (255 bytes): is_file() raises ENAMETOOLONG, which
+    # killed the handler thread as the NUL did
+    status, _, body = _raw(gateway, b"GET /console/" + b"a" * 300 + b" HTTP/1.1\r\nConnection: close\r\n\r\n")
+
+    assert status == 404
+    assert json.loads(body)["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        # chunked in a second Transfer-Encoding line: the first alone was read, no body, and the
+        # chunks were taken for the next request
+        AUTH + b"Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n",
+        # chunked then another coding: the body's end cannot be known (RFC 9112 6.3)
+        AUTH + b"Transfer-Encoding: chunked, gzip\r\n\r\n2\r\nab\r\n0\r\n\r\n",
+        # a coding other than chunked: its end cannot be found (RFC 9112 6.3: 400, and close)
+        AUTH + b"Transfer-Encoding: gzip\r\n\r\nab",
+    ],
+    ids=["chunked-in-a-second-line", "chunked-not-last", "not-chunked"],
+)
+def test_a_transfer_encoding_without_a_final_chunked_is_400_and_closes(gateway, lambda_sees, request_bytes):
+    status, headers, body = _raw(gateway, request_bytes)
+
+    assert status == 400
+    assert headers["connection"] == "close"
+    assert json.loads(body)["error"]["code"] == "bad_request"
+    assert lambda_sees == []
+
+
+def test_a_request_with_both_a_length_and_chunks_is_read_by_its_chunks_and_the_connection_closes(gateway, lambda_sees):
+    # RFC 9112 6.1: Transfer-Encoding overrides Content-Length, and the server MUST close the
+    # connection after answering (the two framings are how a request is smuggled past a proxy)
+    request = AUTH + b"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n"
+
+    status, headers, _ = _raw(gateway, request)
+
+    assert status == 200
+    assert headers["connection"] == "close"
+    assert [event["body"] for event in lambda_sees] == ["ab"]
