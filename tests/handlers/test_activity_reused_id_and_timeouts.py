@@ -85,3 +85,28 @@ def test_a_slow_bus_stops_the_batch_before_the_timeout_instead_of_resending_what
     published = {json.loads(e["Detail"])["event_id"] for e in bus.accepted}
     assert published and failed
     assert not {r["eventID"] for r in records if r["dynamodb"]["SequenceNumber"] in failed} & published
+
+
+def test_an_entry_stamped_a_moment_before_its_org_by_another_instance_hides_nothing(bus, stream):
+    # Given acme and its user alice, both in the log, alice created by an API instance whose clock
+    # is 5 ms behind the one that created acme (Lambda hosts' clocks differ by milliseconds)
+    from controlplane.dal import keys, stamps
+    from controlplane.dal.table import api_table
+    from controlplane.lifecycle import timing
+
+    create_org("acme")
+    create_user("acme", "alice", role="admin")
+    feeder().feed(stream.read())
+    table = api_table()
+    org = table.get(keys.org_key("acme"), consistent=True)
+    found, _ = table.query(keys.org_partition("acme"), limit=10, between=keys.activity_range("acme"))
+    [user_entry] = [e for e in found if e.get("type") == "User Created"]
+    earlier = stamps.iso(timing.instant(org["created_at"]).timestamp() - 0.005)
+    table.put({**user_entry, "occurred_at": earlier})
+
+    # When its admin reads the log
+    reply = call("GET", "/orgs/acme/activity", caller=admin("acme", "alice"))
+
+    # Then both entries are there: the org's own Created entry bounds the log, not the clocks
+    assert reply.status == 200, reply.body
+    assert [e["type"] for e in reply.body["items"]] == ["User Created", "Organization Created"]

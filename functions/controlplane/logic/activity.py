@@ -7,8 +7,10 @@ A deleted org's log stays until its entries' TTL, so an operator can still answe
 for an operator, a missing org with entries left answers them. An org created again with the same id
 shows only its own log: the list ends at the newest ``Organization Created`` entry, as what sorts
 before it belongs to the org deleted before (that page may read more items than it returns); until
-that entry is written (the stream's lag), the first page also ends at the first entry older than the
-org's ``created_at``, so a new org of that id never shows the old one's log. A later
+that entry is written (the stream's lag), the org has no entry at all (its records come in stream
+order, its Created first), so a first page with no entry as new as the org's ``created_at`` is empty:
+a new org of that id never shows the old one's log. Only that: an entry of this org stamped a few
+milliseconds before it by another host's clock is not dropped (nor the entries after it). A later
 page does not read the org, so its cursor is bound to the caller who took it: the users of an org
 created again have new sign-ins, and their cursors start in their org's log.
 """
@@ -33,9 +35,8 @@ def list_activity(org_id: str, limit: int, cursor_token: str | None, caller: Cal
         if org is None and not (caller.operator and found):
             raise errors.org_missing(org_id)
         found, more = found[:limit], last is not None
-        if org is not None:  # an earlier org's entries, before this one's Created entry is written
-            kept = [entry for entry in found if entry["occurred_at"] >= org["created_at"]]
-            found, more = kept, more and len(kept) == len(found)
+        if org is not None and not any(entry["occurred_at"] >= org["created_at"] for entry in found):
+            found, more = [], False  # all an earlier org's: this one's Created entry is not written yet
     else:
         start = keys.activity_key(org_id, after) if after else None
         found, last = table.query(
