@@ -108,8 +108,9 @@ class Gateway(BaseHTTPRequestHandler):
 
     def read_body(self) -> bytes:
         # Every Transfer-Encoding line, in order: the body is chunked only if chunked is the last coding
-        codings = [c.strip().lower() for v in self.headers.get_all("Transfer-Encoding") or () for c in v.split(",")]
-        if codings:
+        lines = self.headers.get_all("Transfer-Encoding") or ()
+        codings = [c.strip().lower() for v in lines for c in v.split(",") if c.strip()]  # empty elements: ignored
+        if lines:
             if codings != ["chunked"]:  # another coding: its end cannot be found, or it is not decoded here
                 raise BadBody(400, "bad_request", f"Unsupported Transfer-Encoding: {', '.join(codings)}")
             if "Content-Length" in self.headers:  # the chunks frame it; a smuggling attempt (RFC 9112 6.1)

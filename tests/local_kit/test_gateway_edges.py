@@ -126,6 +126,16 @@ def test_a_transfer_encoding_without_a_final_chunked_is_400_and_closes(gateway, 
     assert lambda_sees == []
 
 
+@pytest.mark.parametrize("coding", [b"chunked,", b", chunked", b"Chunked , "])
+def test_empty_elements_of_a_transfer_encoding_list_are_ignored(gateway, lambda_sees, coding):
+    # RFC 9110 5.6.1: a recipient MUST accept and ignore empty list elements
+    request = AUTH + b"Connection: close\r\nTransfer-Encoding: " + coding + b"\r\n\r\n2\r\nab\r\n0\r\n\r\n"
+    status, _, _ = _raw(gateway, request)
+
+    assert status == 200
+    assert [event["body"] for event in lambda_sees] == ["ab"]
+
+
 def test_a_request_with_both_a_length_and_chunks_is_read_by_its_chunks_and_the_connection_closes(gateway, lambda_sees):
     # RFC 9112 6.1: Transfer-Encoding overrides Content-Length, and the server MUST close the
     # connection after answering (the two framings are how a request is smuggled past a proxy)
