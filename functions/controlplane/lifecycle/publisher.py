@@ -48,9 +48,10 @@ MAX_ENTRIES = 10  # PutEvents takes at most 10 entries
 MAX_BYTES = 256 * 1024
 PUT_ATTEMPTS = 4
 # The longest one PutEvents call can take with botocore's retries (config.CLIENT_CONFIG: 3 attempts of
-# 1 s connect + 2 s read, 3 s of backoff). None is started with less time left: a timed-out invocation
-# is retried whole, so the records it had already published would be sent again.
-PUT_SECONDS = 13
+# 1 s connect + 2 s read; throttled, backoffs of up to 1 s and 2 s, each raised by up to 5 s when the
+# answer carries x-amz-retry-after: 9 + 13 s). None is started with less time left: a timed-out
+# invocation is retried whole, so the records it had already published would be sent again.
+PUT_SECONDS = 22
 
 
 class NotPublished(Exception):

@@ -1,0 +1,19 @@
+"""The events function starts no PutEvents call it may not finish: PUT_SECONDS covers the longest
+one the client's configuration allows, and the function's timeout leaves time to start one."""
+
+from controlplane import config
+from controlplane.lifecycle import publisher
+from infra import constants
+
+
+def test_put_seconds_cover_the_longest_call_the_client_config_allows():
+    client = config.CLIENT_CONFIG
+    attempts = client.retries["max_attempts"]
+    # botocore's standard mode: a throttled retry waits up to min(2**i, 20) s, raised by up to 5 s
+    # when the answer carries x-amz-retry-after (botocore/retries/standard.py, ExponentialBackoff)
+    backoffs = sum(min(2**i, 20) + 5 for i in range(attempts - 1))
+
+    longest = attempts * (client.connect_timeout + client.read_timeout) + backoffs
+
+    assert longest <= publisher.PUT_SECONDS
+    assert constants.TIMEOUT.to_seconds() > publisher.PUT_SECONDS
