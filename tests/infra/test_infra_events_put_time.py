@@ -4,6 +4,7 @@ one the client's configuration allows, and the function's timeout leaves time to
 from controlplane import config
 from controlplane.lifecycle import publisher
 from infra import constants
+from local import ROOT
 
 
 def test_put_seconds_cover_the_longest_call_the_client_config_allows():
@@ -17,3 +18,7 @@ def test_put_seconds_cover_the_longest_call_the_client_config_allows():
 
     assert longest <= publisher.PUT_SECONDS
     assert constants.TIMEOUT.to_seconds() > publisher.PUT_SECONDS
+
+
+def test_the_events_doc_gives_put_seconds():
+    assert f"less than {publisher.PUT_SECONDS} s of the invocation left" in (ROOT / "docs" / "EVENTS.md").read_text()
