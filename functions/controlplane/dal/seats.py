@@ -147,6 +147,25 @@ def resize(table: Table, org_id: str, update: Params, limit: int) -> None:
     _with_counter(table, org_id, request)
 
 
+def set_uncounted(table: Table, org_id: str, update: Params) -> None:
+    """Update the org item (``update``, as for ``resize``) of an org with no counter item, on
+    condition that it still has none, in one transaction: a plan change that found no counter must
+    not write its limit on the org item of an org created (or counted) since, whose counter would keep
+    the old limit. Refused (``ConditionFailed``): action 0, the org; action 1, a counter exists now."""
+    request: list[TransactWriteItemTypeDef] = [
+        {"Update": cast("UpdateTypeDef", {"TableName": table.name, **update})},
+        {
+            "ConditionCheck": {
+                "TableName": table.name,
+                "Key": to_dynamo(keys.seats_key(org_id)),
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": PARTITION_KEY},
+            }
+        },
+    ]
+    transact(table, request)
+
+
 def _on_counter(
     table: Table, org_id: str, expression: str, condition: str, values: dict[str, object]
 ) -> "TransactWriteItemTypeDef":

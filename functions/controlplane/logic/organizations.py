@@ -120,6 +120,22 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
         # The new plan's limit goes on the counter, on condition that the org's users fit in it,
         # in the same transaction as the plan on the org item.
         item, counter = _change_plan(org_id, written, stamp, rules, kept, removed)
+    elif "plan" in changes:
+        # No counter was found: the limit goes on the org item, on condition that there is still no
+        # counter (an org created or counted since the read is changed as a counted one: again).
+        update = update_request(
+            keys.org_key(org_id), written, stamp, refusals.expects(rules), kept=kept, removed=removed
+        )
+        try:
+            seats.set_uncounted(table, org_id, update)
+        except ConditionFailed as failed:
+            if failed.action == 1:
+                return update_org(org_id, body, caller, version)
+            raise refusals.refusal(failed, missing, rules) from None
+        found, counter = seats.read(table, org_id, consistent=True)
+        if found is None:  # deleted right after the change
+            raise missing
+        item = found
     else:
         with refusals.refused_as(missing, rules):
             item = table.update(
