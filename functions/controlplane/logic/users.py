@@ -195,7 +195,10 @@ def _move_user(
         if failed.action == 1:
             raise units.refused_placement(org_id, unit_id, failed.item) from None
         raise refusals.refusal(failed, errors.user_missing(org_id, user_id), rules) from None
-    return User.model_validate(table.get(key, consistent=True))
+    moved = table.get(key, consistent=True)
+    if moved is None:  # deleted right after the move
+        raise errors.user_missing(org_id, user_id)
+    return User.model_validate(moved)
 
 
 def _existing(org_id: str, user_id: str, version: int | None) -> None:

@@ -1,4 +1,4 @@
-"""A plan change racing the create of its org: the new plan's limit lands on the seat counter."""
+"""Races the stress harness found: a plan change racing its org's create; a user move racing the user's delete."""
 
 from controlplane.dal import seats
 from tests.api import call, create_org, create_user
@@ -26,3 +26,25 @@ def test_a_plan_change_that_read_no_org_does_not_leave_the_new_orgs_counter_at_a
     assert (org["plan"], org["limits"]["users"]) in {("pro", 50), ("free", 5)}, (reply.status, org)
     created = [create_user("acme", f"user-{i}").status for i in range(6)]
     assert created.count(201) == org["limits"]["users"] if org["plan"] == "free" else 6
+
+
+def test_a_user_moved_into_a_unit_and_deleted_meanwhile_is_a_404_not_a_500(table, monkeypatch):
+    # Given alice is moved into eng, and deleted right after the move's transaction
+    from controlplane.dal import transactions
+
+    create_org("acme")
+    create_user("acme", "alice")
+    assert call("POST", "/orgs/acme/units", {"unit_id": "eng", "name": "Eng"}).status == 201
+    moved = transactions.update_with_check
+
+    def deleted_meanwhile(*args, **kwargs):
+        moved(*args, **kwargs)
+        assert call("DELETE", "/orgs/acme/users/alice").status == 204
+
+    monkeypatch.setattr(transactions, "update_with_check", deleted_meanwhile)
+
+    reply = call("PATCH", "/orgs/acme/users/alice", {"unit": "eng"})
+
+    # Then the move answers as for a missing user, with the error body
+    assert reply.status == 404, reply.body
+    assert reply.error_code == "not_found"
