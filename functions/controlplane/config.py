@@ -87,14 +87,19 @@ def _cursor_secret() -> bytes:
     return _required("CURSOR_SECRET").encode()
 
 
-# Standard mode retries throttling and 5xx with exponential backoff and jitter (at most 1 s, then
-# 2 s). Short timeouts turn a stuck connection into a retry: at worst 3 x 2 s + 3 s of backoff, so
-# an outage is answered 503 within 10 s. DynamoDB and Cognito answer in milliseconds.
+# Standard mode retries throttling and 5xx with exponential backoff and jitter. ``max_attempts`` is
+# botocore's count of retries (it becomes ``total_max_attempts`` = 4, in this dict, once a client is
+# made). Short timeouts turn a stuck connection into a retry; DynamoDB and Cognito answer in
+# milliseconds, and an outage (a refused connection) is answered 503 within 10 s.
 CLIENT_CONFIG = Config(
     retries={"mode": "standard", "max_attempts": 3},
     connect_timeout=1,
     read_timeout=2,
 )
+# The events function's EventBridge client tries once: lifecycle.publisher retries a call itself and
+# starts none it may not finish (PUT_SECONDS). botocore's retries, throttled and slowed further by
+# x-amz-retry-after, could hold one call past the function's 28 s, which Lambda retries whole.
+EVENTS_CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1}, connect_timeout=1, read_timeout=2)
 
 
 @cache
@@ -142,7 +147,7 @@ def eventbridge() -> Bus:
 
 @cache
 def _eventbridge() -> "EventBridgeClient":
-    return boto3.client("events", config=CLIENT_CONFIG)
+    return boto3.client("events", config=EVENTS_CLIENT_CONFIG)
 
 
 @cache

@@ -47,11 +47,10 @@ MAX_ENTRIES = 10  # PutEvents takes at most 10 entries
 # description (it is in the resource, and old and new in the changes) are about 300 KB.
 MAX_BYTES = 256 * 1024
 PUT_ATTEMPTS = 4
-# The longest one PutEvents call can take with botocore's retries (config.CLIENT_CONFIG: 3 attempts of
-# 1 s connect + 2 s read; throttled, backoffs of up to 1 s and 2 s, each raised by up to 5 s when the
-# answer carries x-amz-retry-after: 9 + 13 s). None is started with less time left: a timed-out
-# invocation is retried whole, so the records it had already published would be sent again.
-PUT_SECONDS = 22
+# The longest one PutEvents call can take (config.EVENTS_CLIENT_CONFIG: one attempt, 1 s to connect and
+# 2 s to read), and a margin. None is started with less time left: a timed-out invocation is retried
+# whole, so the records it had already published would be sent again.
+PUT_SECONDS = 4
 
 
 class NotPublished(Exception):
