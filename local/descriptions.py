@@ -112,16 +112,16 @@ OPERATIONS = {
     "importUsers": Operation(
         "Imports up to 10,000 users at once (the body's `rows`, each as `POST /orgs/{org_id}/users` takes one) "
         "and answers `202` with the import; follow it at its `Location`. A job creates the users, as many as "
-        "the plan's seats allow, in transactions of up to 98, and then their sign-ins, paced under Cognito's "
+        "the plan's seats allow, in transactions of up to 97, and then their sign-ins, paced under Cognito's "
         "quota. Each row that cannot be a user is refused on its own, with its reason (`validation_error`, "
         "`duplicate`, `already_exists`, `quota_exceeded`); the others go in. A suspended org is "
         "`409 org_suspended`, and nothing is stored; an org whose delete has begun, even while the rows are "
         "stored, is `404`, and nothing stays stored.",
         None,
         grows=(
-            "4 to store it (a Query of the org, a PutItem, a BatchWriteItem per 25 parts of 98 rows, a "
+            "4 to store it (a Query of the org, a PutItem, a BatchWriteItem per 25 parts of 97 rows, a "
             "TransactWriteItems that turns it running if the org is not being deleted); its job, "
-            "per 98 rows, a BatchGetItem, a TransactWriteItems and a few UpdateItems"
+            "per 97 rows, a BatchGetItem, a TransactWriteItems and a few UpdateItems"
         ),
     ),
     "getUserImport": Operation(

@@ -1,6 +1,8 @@
 """Bulk onboarding: POST /orgs/{org_id}/user-imports answers 202 with an import; its job creates the
-users as seats allow, in transactions of up to 98, and refuses the rest row by row (no queue here:
+users as seats allow, in transactions of up to 97, and refuses the rest row by row (no queue here:
 the job runs in line, as make run runs it; the queued job and the sign-ins: test_imports_job.py)."""
+
+import contextlib
 
 import boto3
 import pytest
@@ -81,7 +83,7 @@ def test_invalid_duplicate_existing_and_seatless_rows_are_refused_row_by_row_and
     assert call("GET", "/orgs/acme").body["usage"] == {"users": 5}
 
 
-@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # moto takes minutes over 98-item transactions
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # moto takes minutes over 97-user transactions
 def test_an_import_of_1000_users_writes_the_orgs_counter_11_times(table):
     create_org("acme", plan="enterprise")
     transactions: list[str] = []  # the calls, not the HTTP sends: botocore's retry of a send is the same
@@ -92,7 +94,7 @@ def test_an_import_of_1000_users_writes_the_orgs_counter_11_times(table):
     body = _import([_row(f"user-{i:04d}") for i in range(1000)]).body
 
     assert (body["created"], body["refused"]) == (1000, [])
-    assert len(transactions) == 1 + 11  # the request's (the import running), then ceil(1000 / 98) with the counter
+    assert len(transactions) == 1 + 11  # the request's (the import running), then ceil(1000 / 97) with the counter
     _, counter = seats.read(api_table(), "acme", consistent=True)
     assert counter is not None and counter[plans.USER_COUNT] == 1000 == len(_users())
 
@@ -214,7 +216,7 @@ def _import_items(org_id: str = "acme") -> list[dict]:
 
 
 def test_rows_with_huge_user_ids_are_refused_with_their_ids_cut_short_and_the_import_goes_in(table):
-    # Given 98 rows (one part) whose user_ids fill the 5 MiB body (50,000 characters each), and an
+    # Given 97 rows (one part) whose user_ids fill the 5 MiB body (50,000 characters each), and an
     # extra field whose name is as long: a refused row echoes what it was sent
     create_org("acme")
     rows = [{"user_id": "x" * 50_000 + str(i), "y" * 1000: 1} for i in range(dal_imports.PART_ROWS)]
@@ -319,9 +321,10 @@ def test_a_unit_moved_between_the_jobs_read_and_its_transaction_gets_its_users_a
     assert ids(call("GET", "/orgs/acme/units/ops/users")) == []
 
 
-@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # moto takes minutes over 98-item transactions
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # moto takes minutes over 97-user transactions
 def test_rows_across_units_go_in_transactions_of_at_most_100_actions_with_one_check_per_unit(table):
-    # Given 98 rows across 3 units: 98 users + the org + the counter + 3 units would be 103 actions
+    # Given a part's rows (97) across 3 units: 97 users + the org + the counter + the part + 3 units
+    # would be 103 actions
     create_org("acme", plan="enterprise")
     for unit in ("a", "b", "c"):
         assert create_unit(unit).status == 201
@@ -333,11 +336,11 @@ def test_rows_across_units_go_in_transactions_of_at_most_100_actions_with_one_ch
 
     body = _import([_row(f"user-{i:02d}", unit="abc"[i % 3]) for i in range(dal_imports.PART_ROWS)]).body
 
-    assert (body["created"], body["refused"]) == (98, [])
-    # The request's (the import running + the org's check), then 95 users and 3 checks of units,
-    # then the other 3 users
-    assert transactions == [2, 100, 3 + 2 + 3]
-    assert call("GET", "/orgs/acme").body["usage"] == {"users": 98}
+    assert (body["created"], body["refused"]) == (dal_imports.PART_ROWS, [])
+    # The request's (the import running + the org's check), then 94 users and 3 checks of units,
+    # then the other 3 users (each with the org's check, the counter and the part's check)
+    assert transactions == [2, 94 + 2 + 1 + 3, 3 + 2 + 1 + 3]
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": dal_imports.PART_ROWS}
     assert len(ids(call("GET", "/orgs/acme/units/a/users", query={"limit": "100"}))) == 33
 
 
@@ -447,56 +450,147 @@ def test_users_a_second_delivery_puts_after_the_first_decided_their_rows_otherwi
     assert call("GET", "/orgs/acme").body["usage"] == {"users": len(_users())}
 
 
-def test_users_a_second_delivery_put_are_not_left_unreported_when_it_stops_before_giving_them_back(table, monkeypatch):
+def test_a_second_delivery_that_stops_after_its_put_once_the_import_ended_leaves_no_user_the_import_refused(
+    table, monkeypatch
+):
     # Given the race above: a free org (5 seats) with s0 in it, an import of 6 that the first delivery
-    # decides (u4, u5 refused for seats), a seat freed, and a second delivery that read the part before
+    # decides (u4, u5 refused for seats) and ends, deleting the message: no delivery comes after
     create_org("acme")
     create_user("acme", "s0")
-    run = logic_imports.import_job.run
     started, stale = _decided_with_a_stale_copy(monkeypatch, [_row(f"u{i}") for i in range(6)])
+    assert call("GET", f"/orgs/acme/user-imports/{started['import_id']}").body["status"] == "done"
+
+    # When a seat is freed, and the second delivery, which read the part before the first decided
+    # it, goes on from there and stops (its Lambda times out) right after its transaction
     _succeeds(call("DELETE", "/orgs/acme/users/s0"))
+    load, take = dal_imports.load, seats.take
+    monkeypatch.setattr(dal_imports, "load", lambda *args: monkeypatch.setattr(dal_imports, "load", load) or stale)
 
-    # When that second delivery puts u4 and stops (its Lambda times out, or the give-back's request
-    # fails) before it gives u4 back, and SQS delivers the message again
-    _second_delivery_stops_after_its_put(monkeypatch, started["import_id"], stale)
+    def put_then_time_out(*args, **options):
+        take(*args, **options)
+        raise TimeoutError("the function timed out")
+
+    monkeypatch.setattr(seats, "take", put_then_time_out)
+    with contextlib.suppress(TimeoutError):  # it stops after its put (if it makes one): nothing runs after it
+        logic_imports.import_job.run("acme", started["import_id"])
+    monkeypatch.undo()
+
+    # Then no user holds a seat that the import reports refused: a delivery that lost the part put none
+    done = call("GET", f"/orgs/acme/user-imports/{started['import_id']}").body
+    assert [(r["user_id"], r["code"]) for r in done["refused"]] == [("u4", "quota_exceeded"), ("u5", "quota_exceeded")]
+    assert _users() == ["u0", "u1", "u2", "u3"]
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 4}
+
+
+def _a_second_delivery_runs_as_the_first_decides(monkeypatch, rows: list[dict], meanwhile, second) -> dict:
+    """An import of ``rows`` (its answer) whose first delivery, run here, read its rows and put its
+    users, and then, as it is about to write its decision of the part, ``meanwhile()`` runs, and
+    ``second(import_id, first_decides)``: a second delivery, which finds the part undecided.
+    ``first_decides()`` writes the first's decision there and then (else it lands after ``second``)."""
+    run = logic_imports.import_job.run
+    monkeypatch.setattr(logic_imports.import_job, "run", lambda *args: None)
+    started = _import(rows).body
+    monkeypatch.setattr(logic_imports.import_job, "run", run)
+    advance, decided = dal_imports.advance, []
+
+    def first_decides(*args, **options):
+        monkeypatch.setattr(dal_imports, "advance", advance)
+        meanwhile()
+        second(started["import_id"], lambda: decided.append(advance(*args, **options)))
+        return decided[0] if decided else advance(*args, **options)
+
+    monkeypatch.setattr(dal_imports, "advance", first_decides)
     assert run("acme", started["import_id"]) is None
+    return started
 
-    # Then no user holds a seat that the import reports refused
+
+def _stops_after_its_put(monkeypatch, import_id: str) -> None:
+    """A delivery that puts its users and stops (its Lambda times out) right after its transaction."""
+    take = seats.take
+
+    def put_then_time_out(*args, **options):
+        take(*args, **options)
+        raise TimeoutError("the function timed out")
+
+    monkeypatch.setattr(seats, "take", put_then_time_out)
+    with pytest.raises(TimeoutError):
+        logic_imports.import_job.run("acme", import_id)
+    monkeypatch.setattr(seats, "take", take)
+
+
+def test_a_second_delivery_that_put_users_the_first_decision_then_refused_gives_them_back_as_it_stops(
+    table, monkeypatch
+):
+    # Given a free org (5 seats) with s0 in it, and an import of 6 whose first delivery put u0-u3 and
+    # is about to refuse u4 and u5 for seats
+    create_org("acme")
+    create_user("acme", "s0")
+    put: list[list[str]] = []
+
+    def second(import_id, first_decides):  # puts u4, then meets the first's decision as it writes its own
+        advance = dal_imports.advance
+
+        def decided_first(*args, **options):
+            monkeypatch.setattr(dal_imports, "advance", advance)
+            put.append(_users())
+            first_decides()
+            return advance(*args, **options)
+
+        monkeypatch.setattr(dal_imports, "advance", decided_first)
+        assert logic_imports.import_job.run("acme", import_id) is None
+        assert "u4" not in _users()  # given back as it stopped, not left for the import's end
+
+    # When a seat is freed meanwhile, and a second delivery puts u4 before the first's decision lands
+    meanwhile = lambda: _succeeds(call("DELETE", "/orgs/acme/users/s0"))  # noqa: E731
+    started = _a_second_delivery_runs_as_the_first_decides(
+        monkeypatch, [_row(f"u{i}") for i in range(6)], meanwhile, second
+    )
+
+    # Then the import reports what the table holds: u4, refused, holds no seat
+    assert put == [["u0", "u1", "u2", "u3", "u4"]]
+    done = call("GET", f"/orgs/acme/user-imports/{started['import_id']}").body
+    assert [(r["user_id"], r["code"]) for r in done["refused"]] == [("u4", "quota_exceeded"), ("u5", "quota_exceeded")]
+    assert _users() == ["u0", "u1", "u2", "u3"]
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 4}
+
+
+def test_users_a_second_delivery_put_are_not_left_unreported_when_it_stops_before_giving_them_back(table, monkeypatch):
+    # Given the race above: a free org (5 seats) with s0 in it, an import of 6 whose first delivery
+    # is about to refuse u4 and u5 for seats, and a seat freed meanwhile
+    create_org("acme")
+    create_user("acme", "s0")
+
+    def second(import_id, _):  # puts u4 and stops before the first's decision lands
+        _stops_after_its_put(monkeypatch, import_id)
+        assert "u4" in _users()
+
+    # When a second delivery puts u4 and stops before it gives him back, and the first ends the import
+    meanwhile = lambda: _succeeds(call("DELETE", "/orgs/acme/users/s0"))  # noqa: E731
+    started = _a_second_delivery_runs_as_the_first_decides(
+        monkeypatch, [_row(f"u{i}") for i in range(6)], meanwhile, second
+    )
+
+    # Then no user holds a seat that the import reports refused: the import's end gave u4 back
     done = call("GET", f"/orgs/acme/user-imports/{started['import_id']}").body
     refused = {r["user_id"] for r in done["refused"]}
+    assert (done["status"], sorted(refused)) == ("done", ["u4", "u5"])
     assert [u for u in _users() if u in refused] == []
     assert call("GET", "/orgs/acme").body["usage"] == {"users": len(_users())}
 
 
-def _second_delivery_stops_after_its_put(monkeypatch, import_id: str, stale) -> None:
-    """A delivery that read the import as ``stale`` (before the first decided it) goes on from
-    there, puts its users and stops (a timeout) before it gives back those the decision refused."""
-    load = dal_imports.load
-    monkeypatch.setattr(dal_imports, "load", lambda *args: monkeypatch.setattr(dal_imports, "load", load) or stale)
-
-    def crash(*args):
-        raise TimeoutError("the function timed out")
-
-    monkeypatch.setattr(import_rows, "give_back_unrecorded", crash)
-    with pytest.raises(TimeoutError):
-        logic_imports.import_job.run("acme", import_id)
-    monkeypatch.undo()
-
-
 def test_a_user_the_decision_refused_as_existing_that_a_stopped_second_delivery_put_is_given_back(table, monkeypatch):
     # Given an org where bob exists (a single create), and an import of ann and bob whose first
-    # delivery decides the part: ann created, bob refused as already_exists
+    # delivery put ann and is about to refuse bob as already_exists
     create_org("acme", plan="pro")
     create_user("acme", "bob")
-    run = logic_imports.import_job.run
-    started, stale = _decided_with_a_stale_copy(monkeypatch, [_row("ann"), _row("bob")])
 
-    # When bob is deleted, and a second delivery that read the part before puts bob and stops
-    # before giving him back, and SQS delivers the message again
-    _succeeds(call("DELETE", "/orgs/acme/users/bob"))
-    _second_delivery_stops_after_its_put(monkeypatch, started["import_id"], stale)
-    assert api_table().get(keys.user_key("acme", "bob"), consistent=True)["import_id"] == started["import_id"]
-    assert run("acme", started["import_id"]) is None
+    def second(import_id, _):  # puts bob (deleted meanwhile) and stops
+        _stops_after_its_put(monkeypatch, import_id)
+        assert api_table().get(keys.user_key("acme", "bob"), consistent=True)["import_id"] == import_id
+
+    # When bob is deleted, and a second delivery puts bob and stops before giving him back
+    meanwhile = lambda: _succeeds(call("DELETE", "/orgs/acme/users/bob"))  # noqa: E731
+    started = _a_second_delivery_runs_as_the_first_decides(monkeypatch, [_row("ann"), _row("bob")], meanwhile, second)
 
     # Then bob, reported refused, holds no seat
     done = call("GET", f"/orgs/acme/user-imports/{started['import_id']}").body
@@ -506,25 +600,26 @@ def test_a_user_the_decision_refused_as_existing_that_a_stopped_second_delivery_
 
 
 def test_a_ticket_opened_for_a_user_a_second_delivery_put_goes_with_him_when_he_is_given_back(table, monkeypatch):
-    # Given the race above: a free org (5 seats) with s0 in it, an import of 6 that the first delivery
-    # decides (u4, u5 refused for seats), a seat freed, and a second delivery that read the part
-    # before, puts u4 and stops before giving him back
+    # Given the race above: a free org (5 seats) with s0 in it, an import of 6 whose first delivery
+    # is about to refuse u4 and u5 for seats, a seat freed, and a second delivery that puts u4 and
+    # stops before giving him back
     create_org("acme")
     create_user("acme", "s0")
-    run = logic_imports.import_job.run
-    started, stale = _decided_with_a_stale_copy(monkeypatch, [_row(f"u{i}") for i in range(6)])
-    _succeeds(call("DELETE", "/orgs/acme/users/s0"))
-    _second_delivery_stops_after_its_put(monkeypatch, started["import_id"], stale)
+    tickets = []
 
-    # When a ticket is opened for u4 (he is listed, as any user), and then u4 is given back
-    assert "u4" in _users()
-    ticket = create_ticket("acme", "u4")
-    assert ticket.status == 201, ticket.body
-    assert run("acme", started["import_id"]) is None
+    def second(import_id, _):  # puts u4 and stops; a ticket is opened for him (he is listed, as any user)
+        _stops_after_its_put(monkeypatch, import_id)
+        assert "u4" in _users()
+        tickets.append(create_ticket("acme", "u4"))
+        assert tickets[0].status == 201, tickets[0].body
+
+    # When the first delivery decides the part (u4 refused) and ends the import, giving u4 back
+    meanwhile = lambda: _succeeds(call("DELETE", "/orgs/acme/users/s0"))  # noqa: E731
+    _a_second_delivery_runs_as_the_first_decides(monkeypatch, [_row(f"u{i}") for i in range(6)], meanwhile, second)
     assert "u4" not in _users()
 
     # Then his ticket went with him, as a user's delete takes their tickets
-    assert api_table().get(keys.ticket_key("acme", ticket.body["ticket_id"]), consistent=True) is None
+    assert api_table().get(keys.ticket_key("acme", tickets[0].body["ticket_id"]), consistent=True) is None
 
 
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
@@ -532,19 +627,22 @@ def test_a_second_delivery_giving_back_a_user_gone_already_leaves_no_sweep_marke
     table, monkeypatch, request
 ):
     # Given the race above: u4 put by a second delivery that is only slow, and the import's end
-    # (another delivery) that gave u4 back first
+    # (the first delivery) that gave u4 back first
     create_org("acme")
     create_user("acme", "s0")
-    run = logic_imports.import_job.run
-    started, stale = _decided_with_a_stale_copy(monkeypatch, [_row(f"u{i}") for i in range(6)])
-    _succeeds(call("DELETE", "/orgs/acme/users/s0"))
-    _second_delivery_stops_after_its_put(monkeypatch, started["import_id"], stale)
-    assert run("acme", started["import_id"]) is None
+    meanwhile = lambda: _succeeds(call("DELETE", "/orgs/acme/users/s0"))  # noqa: E731
+    started = _a_second_delivery_runs_as_the_first_decides(
+        monkeypatch,
+        [_row(f"u{i}") for i in range(6)],
+        meanwhile,
+        lambda import_id, _: _stops_after_its_put(monkeypatch, import_id),
+    )
     assert "u4" not in _users()
 
     # When the second delivery, in the cloud (a deletions queue), goes on to give u4 back
     queue_url = request.getfixturevalue("deletions_queue")
-    import_rows.give_back_unrecorded("acme", started["import_id"], stale[1][0], ["u4"])
+    _, [part] = dal_imports.load(api_table(), "acme", started["import_id"])
+    import_rows.give_back_unrecorded("acme", started["import_id"], part, ["u4"])
 
     # Then nothing is marked nor queued for a user it did not delete, as a user's delete of a user
     # gone is refused before its marker (logic.users.delete_user)

@@ -3,11 +3,11 @@
 
 Why parts: 10,000 rows are about 1.5 MB, and an item holds at most 400 KB.
 
-How big a part gets, whatever the body (the route takes 5 MiB, about 53 KB a row for a part of 98):
+How big a part gets, whatever the body (the route takes 5 MiB, about 54 KB a row for a part of 97):
 a row to do holds a valid user (user_id and unit 63 characters each, name 128 characters, up to
 512 bytes, e-mail 254: under 1 KB); a refused row, its user_id cut to 64 characters and its reason
 to 300 (``logic.import_job.refusal``: under 1.6 KB in UTF-8). Then the job adds, per row, a created
-user_id or a refusal, and per user a sign-in failure (300 characters): 98 rows stay under 300 KB. A part holds its rows
+user_id or a refusal, and per user a sign-in failure (300 characters): 97 rows stay under 300 KB. A part holds its rows
 (until the job is done with them), what became of them (the users created, the rows refused, the
 sign-ins tried and failed) and how far the job got (``next``: rows decided; ``signed``: sign-ins
 tried). Each step of the job moves a part on with one UpdateItem, on condition that the part is
@@ -28,8 +28,9 @@ from controlplane.observability import tracer
 if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
     from types_boto3_dynamodb.type_defs import TransactWriteItemTypeDef, UpdateTypeDef
 
-# One transaction's worth: the users of a part go in with one write of the org's seat counter.
-PART_ROWS = seats.MOST_USERS_AT_ONCE
+# One transaction's worth: the users of a part go in with one write of the org's seat counter, and
+# a check that the part is not decided yet (``undecided``), which takes one user's place.
+PART_ROWS = seats.MOST_USERS_AT_ONCE - 1
 # An import is ``storing`` while the request writes its parts (read as missing, and no job runs it),
 # then runs until every row is decided and every sign-in made or tried enough times.
 STORING, RUNNING, DONE = "storing", "running", "done"
@@ -111,6 +112,22 @@ def users_present(table: Table, org_id: str, user_ids: list[str]) -> dict[str, I
         found |= {item["user_id"]: item for item in map(from_dynamo, response["Responses"].get(table.name, []))}
         request = dict(response.get("UnprocessedKeys") or {})
     return found
+
+
+def undecided(table: Table, part: Item) -> "TransactWriteItemTypeDef":
+    """The part exists and is not decided yet (checked, not written): in the transaction that puts
+    its users, so a delivery of the job whose part another one decided first puts none. Every user
+    of a part is then put before its decision, and the import's end finds any the decision did not
+    count (``logic.import_rows.give_back_stranded``)."""
+    return {
+        "ConditionCheck": {
+            "TableName": table.name,
+            "Key": to_dynamo(keys.base_key(part)),
+            "ConditionExpression": "attribute_exists(#pk) AND #decided = :false",
+            "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#decided": "decided"},
+            "ExpressionAttributeValues": to_dynamo({":false": False}),
+        }
+    }
 
 
 class Superseded(Exception):

@@ -42,7 +42,7 @@ _REREADS = 10
 
 def refusal(row: int, user_id: str | None, code: str, message: str) -> Item:
     """A refused row as its part stores it. What it echoes of the row is cut short: a refused row's
-    user_id is whatever was sent, and a part of 98 must stay far below the item limit whatever the
+    user_id is whatever was sent, and a part of 97 must stay far below the item limit whatever the
     body (dal.imports, "How big a part gets")."""
     if user_id is not None and len(user_id) > ECHOED_CHARS:
         user_id = user_id[: ECHOED_CHARS - 1] + "…"
@@ -123,26 +123,30 @@ def _decide(org_id: str, import_id: str, part: Item, actor: str | None, time_lef
         for row in rows
         if row["user_id"] in present and row["user_id"] not in created
     ]
-    new_created, new_refused, put = _take(
-        org_id, import_id, [row for row in rows if row["user_id"] not in present], actor
-    )
-    refused = sorted(refused + new_refused, key=lambda r: int(r["row"]))
+    put: list[str] = []  # the users this delivery put itself (not another's, found existing)
     try:
+        new_created, new_refused = _take(
+            org_id, import_id, part, [row for row in rows if row["user_id"] not in present], actor, put
+        )
+        refused = sorted(refused + new_refused, key=lambda r: int(r["row"]))
         return imports.advance(
             table, part, {"decided": True}, appended={"created": created + new_created, "refused": refused}
         )
     except imports.Superseded:  # another delivery decided the part: what it did not count goes
-        import_rows.give_back_unrecorded(org_id, import_id, part, put)
+        if put:
+            import_rows.give_back_unrecorded(org_id, import_id, part, put)
         raise
 
 
-def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> tuple[list[str], list[Item], list[str]]:
+def _take(
+    org_id: str, import_id: str, part: Item, rows: list[Item], actor: str | None, put: list[str]
+) -> tuple[list[str], list[Item]]:
     """Put as many of ``rows`` as the org has seats for, each in its unit, in one transaction (more
-    if one is found to exist meanwhile); refuse the rest, each with the reason. Also the users this
-    call put itself (not another delivery's, found existing)."""
+    if one is found to exist meanwhile), while ``part`` is not decided; refuse the rest, each with
+    the reason. Each user this call puts is added to ``put`` as it goes in. ``Superseded`` once
+    another delivery decided the part: no user is put after that."""
     table = api_table()
     created: list[str] = []
-    put: list[str] = []
     refused: list[Item] = []
     paths = import_rows.unit_paths(org_id, rows)
     pending, rereads = list(rows), 0
@@ -164,7 +168,7 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
                 if gone
                 else ("org_suspended", "The organization was suspended")
             )
-            return created, refused + [refusal(row["row"], row["user_id"], code, message) for row in pending], put
+            return created, refused + [refusal(row["row"], row["user_id"], code, message) for row in pending]
         if counter is None and not seats.move(table, org_id):
             raise ServiceUnavailable(f"Organization {org_id}'s seats are being counted; retry shortly", retry_after=30)
         if counter is None:
@@ -175,18 +179,22 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
             return (
                 created,
                 refused + [refusal(row["row"], row["user_id"], "quota_exceeded", message) for row in pending],
-                put,
             )
         batch = import_rows.batch(pending, limit - count)
         rest = pending[len(batch) :]
         units = sorted({row["unit"] for row in batch} - {ROOT})
         users = [import_rows.user(org_id, import_id, row, paths[row["unit"]], actor) for row in batch]
         now = time.time()
-        checks = tuple(tree.placed_in(table, keys.unit_key(org_id, unit), paths[unit], now) for unit in units)
+        checks = (
+            imports.undecided(table, part),
+            *(tree.placed_in(table, keys.unit_key(org_id, unit), paths[unit], now) for unit in units),
+        )
         try:
             seats.take(table, org_id, users, limit=limit, checks=checks)
         except ConditionFailed as failed:
-            if failed.action >= len(batch) + 2:  # a unit (checks: after the org and the counter) changed
+            if failed.action == len(batch) + 2:  # the part (checks: after the org and the counter) is decided
+                raise imports.Superseded() from None
+            if failed.action >= len(batch) + 3:  # a unit changed
                 if tree.MOVING in (failed.item or {}):  # a move is rewriting its path: the queue tries later
                     raise ServiceUnavailable(f"Units of organization {org_id} are being moved; retry shortly") from None
                 rereads += 1  # moved or gone since the read: read again (a row whose unit went is refused)
@@ -216,7 +224,7 @@ def _take(org_id: str, import_id: str, rows: list[Item], actor: str | None) -> t
         created += [row["user_id"] for row in batch]
         put += [row["user_id"] for row in batch]
         pending, rereads = rest, 0
-    return created, refused, put
+    return created, refused
 
 
 def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Throttle) -> bool:

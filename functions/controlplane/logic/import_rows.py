@@ -28,12 +28,13 @@ def unit_paths(org_id: str, rows: list[Item]) -> dict[str, str]:
 
 def batch(rows: list[Item], seats_left: int) -> list[Item]:
     """The first rows that one transaction takes: TransactWriteItems' 100 actions hold the users,
-    the org's check, the counter and one check per unit they name (so 98 users in the root, fewer
-    across several units), and no more users than the seats left."""
+    the org's check, the counter, the part's check (``dal.imports.undecided``) and one check per
+    unit they name (so 97 users in the root, a part's worth, fewer across several units), and no
+    more users than the seats left."""
     units: set[str] = set()
     for taken, row in enumerate(rows):
         named = units | ({row["unit"]} - {ROOT})
-        if taken == seats_left or taken + 1 + len(named) > seats.MOST_USERS_AT_ONCE:
+        if taken == seats_left or taken + 1 + len(named) > imports.PART_ROWS:
             return rows[:taken]
         units = named
     return rows
@@ -52,7 +53,8 @@ def give_back_unrecorded(org_id: str, import_id: str, part: Item, put: list[str]
     """Delete the users ``put`` (and give their seats back) that the part, decided by another
     delivery of the job, does not count as created: its decision stands, and it refused them (for
     seats, or a unit, as it read them before this delivery put them), so they would hold seats
-    unreported and never get a sign-in. Only a user still this import's goes: read first (one
+    unreported and never get a sign-in (this delivery put them before the decision was written).
+    Only a user still this import's goes: read first (one
     BatchGetItem, as ``give_back_stranded``), so a user gone already (the import's end gave them
     back) gets no sweep marker nor queued sweep, as a user's delete of a missing user gets none."""
     table = api_table()
@@ -72,10 +74,11 @@ _PUT_ELSEWHERE = ("quota_exceeded", "not_found", "org_suspended", "already_exist
 
 def give_back_stranded(org_id: str, import_id: str, parts: list[Item]) -> None:
     """Delete the users of this import that its decided ``parts`` refused (and give their seats
-    back): a losing delivery put them and stopped (a timeout, a failed request) before
-    ``give_back_unrecorded``, and its redelivery found the part decided. Run as the import ends, and
-    by a delivery that finds it ended: a losing one stopped short, or behind it. Only a user still
-    this import's, and not counted as created, goes (one BatchGetItem per part with such refusals)."""
+    back): a losing delivery put them before the part's decision (no user of a part is put after it:
+    ``dal.imports.undecided``) and stopped (a timeout, a failed request) before
+    ``give_back_unrecorded``. Run as the import ends, after every part's decision, so it finds every
+    such user even if no delivery comes after; and by a delivery that finds it ended. Only a user
+    still this import's, and not counted as created, goes (one BatchGetItem per part with such refusals)."""
     table = api_table()
     for part in (part for part in parts if part["decided"]):
         refused = [r["user_id"] for r in part.get("refused", []) if r["code"] in _PUT_ELSEWHERE and r["user_id"]]

@@ -2,14 +2,16 @@
 job decides each row and creates the sign-ins, off the request path.
 
 The request validates every row (a row that is not a valid user, or repeats an earlier row's
-user_id, is refused there, with its reason) and stores the rest in parts of 98 (dal.imports). The job
+user_id, is refused there, with its reason) and stores the rest in parts of 97 (dal.imports). The job
 runs on the deletions queue, as the sign-ins job does (``{"kind": "user-import", ...}``; no queue:
 in line, to its end, as ``make run`` runs deletions). Per part, one transaction puts its users and
-adds them to the org's seat counter at once (dal.seats.take: 98 users + the org's check + the
-counter = TransactWriteItems' 100 actions), so 1,000 users write the counter about 11 times. Rows
+adds them to the org's seat counter at once (dal.seats.take: 97 users + the org's check + the
+counter + a check that the part is not decided yet = TransactWriteItems' 100 actions), so 1,000
+users write the counter about 11 times. Rows
 beyond the seats left are refused as ``quota_exceeded``, each; a user_id the org has already is
 ``already_exists``. A user item carries its ``import_id``: a part redone after a crash or a
-redelivery finds its own users and counts them as created, so nobody is created twice.
+redelivery finds its own users and counts them as created, so nobody is created twice; a
+delivery whose part another one decided first puts no user (dal.imports.undecided).
 
 Then the sign-ins (``logic.import_job``), at ``IMPORT_SIGNINS_PER_SECOND``: AdminCreateUser is in Cognito's UserCreation
 category, 50 requests a second per account by default (docs/DATA_MODEL.md, "Big tenants"); an
