@@ -80,9 +80,7 @@ def run(
 def _pass(org_id: str, import_id: str, time_left: Callable[[], float], pace: Throttle) -> int | None:
     table = api_table()
     record, parts = imports.load(table, org_id, import_id)
-    if record is None or record["status"] != RUNNING:
-        if record is not None:  # delivered again once done: it may be a losing delivery's, stopped short
-            import_rows.give_back_stranded(org_id, import_id, parts)
+    if record is None or record["status"] != RUNNING:  # done, or gone: its end gave back what was left
         return None
     for i, part in enumerate(parts):
         if not part["decided"]:

@@ -76,9 +76,10 @@ def give_back_stranded(org_id: str, import_id: str, parts: list[Item]) -> None:
     """Delete the users of this import that its decided ``parts`` refused (and give their seats
     back): a losing delivery put them before the part's decision (no user of a part is put after it:
     ``dal.imports.undecided``) and stopped (a timeout, a failed request) before
-    ``give_back_unrecorded``. Run as the import ends, after every part's decision, so it finds every
-    such user even if no delivery comes after; and by a delivery that finds it ended. Only a user
-    still this import's, and not counted as created, goes (one BatchGetItem per part with such refusals)."""
+    ``give_back_unrecorded``. Run as the import ends, after every part's decision: it finds every
+    such user, and none is put after it, so a delivery that finds the import ended has nothing to do.
+    Only a user still this import's, and not counted as created, goes (one BatchGetItem per part
+    with such refusals)."""
     table = api_table()
     for part in (part for part in parts if part["decided"]):
         refused = [r["user_id"] for r in part.get("refused", []) if r["code"] in _PUT_ELSEWHERE and r["user_id"]]
