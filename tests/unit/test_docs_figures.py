@@ -1,10 +1,12 @@
 """The figures the docs state that a constant of the code decides: the plans' seats and request limits
-(docs/API.md, docs/LIMITS.md, from models/plans.py) and the page size (docs/API.md, from
-http/params.py). A change of the constant that forgets the docs fails here."""
+(docs/API.md, docs/LIMITS.md, from models/plans.py), the page size (docs/API.md, from
+http/params.py) and each error code's status (docs/API.md, from http/errors.py). A change of the
+constant that forgets the docs fails here."""
 
 import re
 
 from controlplane.http import params
+from controlplane.http.errors import STATUS
 from controlplane.models import plans
 from local import ROOT
 
@@ -63,3 +65,24 @@ def test_the_page_size_is_the_routes():
     limit = params.Limit.__metadata__[0]
 
     assert f"`limit` ({limit.metadata[0].ge}\u2013{limit.metadata[1].le}, default {params.DEFAULT_LIMIT})" in API
+
+
+def _documented_codes() -> dict[str, set[int]]:
+    """docs/API.md's list of error codes: each code and the statuses written after it
+    (`` `org_suspended` 403 (...) or 409 ``)."""
+    section = API.split("\n## Errors\n", 1)[1].split("\n## ", 1)[0]
+    prose = " ".join(section.split())
+    found: dict[str, set[int]] = {}
+    for code, status, other in re.findall(r"`([a-z_]+)` (\d{3})(?: \([^)]*\))?(?: or (\d{3}))?", prose):
+        found.setdefault(code, set()).update(int(s) for s in (status, other) if s)
+    return found
+
+
+def test_the_api_lists_every_error_code_with_its_status():
+    # API Gateway's own 4xx not otherwise named (infra/api.py's DEFAULT_4XX), and the local server's
+    # malformed HTTP, are the one code no domain error carries.
+    gateway_only = {"bad_request": {400}}
+    documented = _documented_codes()
+
+    assert documented.keys() == STATUS.keys() | gateway_only.keys()
+    assert {code: status for code, status in STATUS.items() if status not in documented[code]} == {}
