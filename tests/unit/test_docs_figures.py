@@ -1,12 +1,15 @@
 """The figures the docs state that a constant of the code decides: the plans' seats and request limits
 (docs/API.md, docs/LIMITS.md, from models/plans.py), the page size (docs/API.md, from
-http/params.py) and each error code's status (docs/API.md, from http/errors.py). A change of the
-constant that forgets the docs fails here."""
+http/params.py), each error code's status (docs/API.md, from http/errors.py) and how often a call
+is tried (docs/API.md, docs/EVENTS.md). A change of the constant that forgets the docs fails here."""
 
 import re
 
+from controlplane import config
+from controlplane.dal import transactions
 from controlplane.http import params
 from controlplane.http.errors import STATUS
+from controlplane.lifecycle import publisher
 from controlplane.models import plans
 from local import ROOT
 
@@ -86,3 +89,14 @@ def test_the_api_lists_every_error_code_with_its_status():
 
     assert documented.keys() == STATUS.keys() | gateway_only.keys()
     assert {code: status for code, status in STATUS.items() if status not in documented[code]} == {}
+
+
+def test_the_retries_the_docs_state_are_the_codes():
+    # botocore's max_attempts counts retries: the attempts are one more (docs/API.md once said 3).
+    retries = config.CLIENT_CONFIG.retries["max_attempts"]
+    api = " ".join(API.split())
+    events = " ".join((ROOT / "docs" / "EVENTS.md").read_text().split())
+
+    assert f"({retries + 1} attempts: the first and {retries} retries," in api
+    assert f"(`TransactionConflict`), {transactions._CONFLICT_ATTEMPTS} attempts in all" in api
+    assert f"up to {publisher.PUT_ATTEMPTS - 1} times ({publisher.PUT_ATTEMPTS} calls in all)" in events
