@@ -1,16 +1,19 @@
 """The figures the docs state that a constant of the code decides: the plans' seats and request limits
 (docs/API.md, docs/LIMITS.md, from models/plans.py), the page size (docs/API.md, from
-http/params.py), each error code's status (docs/API.md, from http/errors.py) and how often a call
-is tried (docs/API.md, docs/EVENTS.md). A change of the constant that forgets the docs fails here."""
+http/params.py), each error code's status (docs/API.md, from http/errors.py), how often a call is
+tried (docs/API.md, docs/EVENTS.md), the fields' lengths and the limits of units, imports and bodies
+(docs/API.md). A change of the constant that forgets the docs fails here."""
 
 import re
+from typing import Any
 
 from controlplane import config
-from controlplane.dal import transactions
-from controlplane.http import params
-from controlplane.http.errors import STATUS
+from controlplane.dal import seats, transactions
+from controlplane.http import errors, params, routes
 from controlplane.lifecycle import publisher
-from controlplane.models import plans
+from controlplane.logic import import_job
+from controlplane.models import imports, plans, units
+from controlplane.models.resources import OrgCreate, OrgUpdate, TicketCreate
 from local import ROOT
 
 API = (ROOT / "docs" / "API.md").read_text()
@@ -87,8 +90,8 @@ def test_the_api_lists_every_error_code_with_its_status():
     gateway_only = {"bad_request": {400}}
     documented = _documented_codes()
 
-    assert documented.keys() == STATUS.keys() | gateway_only.keys()
-    assert {code: status for code, status in STATUS.items() if status not in documented[code]} == {}
+    assert documented.keys() == errors.STATUS.keys() | gateway_only.keys()
+    assert {code: status for code, status in errors.STATUS.items() if status not in documented[code]} == {}
 
 
 def test_the_retries_the_docs_state_are_the_codes():
@@ -100,3 +103,35 @@ def test_the_retries_the_docs_state_are_the_codes():
     assert f"({retries + 1} attempts: the first and {retries} retries," in api
     assert f"(`TransactionConflict`), {transactions._CONFLICT_ATTEMPTS} attempts in all" in api
     assert f"up to {publisher.PUT_ATTEMPTS - 1} times ({publisher.PUT_ATTEMPTS} calls in all)" in events
+
+
+def _span(schema: dict[str, Any]) -> str:
+    """A string field's length as the API doc writes it: ``1``, an en dash, ``200``."""
+    return f"{schema.get('minLength', 0):,}\u2013{schema['maxLength']:,}"
+
+
+def test_the_apis_field_lengths_are_the_models():
+    ticket = TicketCreate.model_json_schema()["properties"]
+    reason = OrgUpdate.model_json_schema()["properties"]["suspension_reason"]["anyOf"][0]
+    tag = ticket["tags"]["items"]
+
+    prose = " ".join(API.split())
+    assert f"`name` ({_span(OrgCreate.model_json_schema()['properties']['name'])})" in prose
+    assert f"`subject` ({_span(ticket['subject'])})" in prose
+    assert f"`description` ({_span(ticket['description'])})" in prose
+    assert f"(at most {ticket['tags']['maxItems']} unique, {_span(tag)} characters each)" in prose
+    assert f"required, {_span(reason)} characters" in prose
+
+
+def test_the_apis_limits_of_units_imports_and_bodies_are_the_codes():
+    prose = " ".join(API.split())
+
+    assert f"at most {units.MAX_DEPTH} levels and {units.MAX_UNITS:,} units" in prose
+    assert f"deeper than {units.MAX_DEPTH} or larger than {units.MAX_UNITS:,} units" in prose
+    assert f"A move of up to {units.MOVE_IN_REQUEST} units and users is done in its request" in prose
+    assert f"(1 to {imports.MOST_ROWS:,} users" in prose
+    assert f"a body up to {routes.IMPORT_BODY_BYTES // 2**20} MiB" in prose
+    assert f"in transactions of up to {seats.MOST_USERS_AT_ONCE} " in prose
+    assert f"their sign-ins, {import_job.IMPORT_SIGNINS_PER_SECOND:g} a second" in prose
+    assert f"{import_job.SIGN_IN_ATTEMPTS} times in all" in prose
+    assert f"bodies over {errors.MAX_BODY_BYTES // 1024} KiB" in prose
