@@ -41,8 +41,8 @@ OPERATIONS = {
     "listOrgs": Operation("Lists every organization, a page at a time (`limit`, `cursor`).", ("Query",)),
     "getOrg": Operation(
         "Returns the organization: its plan, status, seats used (`usage`) and allowed (`limits`), and its "
-        "`ETag`. With `include=users`, also its first page of users and a `next_cursor` that goes on in "
-        "`GET /orgs/{org_id}/users`, in the same one Query.",
+        "`ETag`. With `include=users`, its first page of users too and a `next_cursor` that goes on in "
+        "`GET /orgs/{org_id}/users`, in the same one Query, and no `ETag` (the org's `version` is in the body).",
         ("Query",),  # the org item and its seat counter, side by side in its partition
     ),
     "updateOrg": Operation(
@@ -140,8 +140,9 @@ OPERATIONS = {
         ("Query",),
     ),
     "getUser": Operation(
-        "Returns the user and their `ETag`. With `include=tickets`, also their newest tickets and a "
-        "`next_cursor` that goes on in the user's ticket list: one Query instead of the GetItem.",
+        "Returns the user and their `ETag`. With `include=tickets`, their newest tickets too and a "
+        "`next_cursor` that goes on in the user's ticket list: one Query instead of the GetItem, and no "
+        "`ETag` (the user's `version` is in the body).",
         ("GetItem",),
     ),
     "updateUser": Operation(
