@@ -25,16 +25,17 @@ COMMITTED = ROOT / "docs" / "openapi.json"
 TITLE = "Control plane API"
 VERSION = "1"
 DESCRIPTION = (
-    "Organizations, their users and the tickets users open. Every error is "
+    "Organizations, their units (teams), their users and the tickets users open. Every error is "
     '`{"error": {"code", "message", "request_id"[, "details"]}}`. A method a path does not offer '
-    "is 405 with an `Allow` header naming those it does; a path the API does not have is 404. While an "
+    "is 405 with an `Allow` header naming those it does (on AWS, API Gateway answers it as it answers "
+    "an unknown path); a path the API does not have is 404. While an "
     "organization is suspended, its admins and members are refused on every route (`403 org_suspended`); "
     "operators are not. Each operation says who may call it and how many DynamoDB requests it costs."
 )
 CONTACT = {"name": "The control plane's operators"}
 # The tags are the functions (each route's record names the one that serves it), in the table's order.
 TAGS = {
-    ORGANIZATIONS: "Organizations (tenants): their plans, status and activity, and the plan catalogue",
+    ORGANIZATIONS: "Organizations (tenants): plans, status, units, user imports, activity; the plan catalogue",
     USERS: "An organization's users, each with a sign-in and one of its seats",
     TICKETS: "The tickets an organization's users open",
 }
