@@ -8,7 +8,8 @@ import re
 from typing import Any
 
 from controlplane import config
-from controlplane.dal import seats, transactions
+from controlplane.dal import imports as import_items
+from controlplane.dal import transactions
 from controlplane.http import errors, params, routes
 from controlplane.lifecycle import publisher
 from controlplane.logic import import_job
@@ -131,7 +132,7 @@ def test_the_apis_limits_of_units_imports_and_bodies_are_the_codes():
     assert f"A move of up to {units.MOVE_IN_REQUEST} units and users is done in its request" in prose
     assert f"(1 to {imports.MOST_ROWS:,} users" in prose
     assert f"a body up to {routes.IMPORT_BODY_BYTES // 2**20} MiB" in prose
-    assert f"in transactions of up to {seats.MOST_USERS_AT_ONCE} " in prose
+    assert f"in transactions of up to {import_items.PART_ROWS} " in prose
     assert f"their sign-ins, {import_job.IMPORT_SIGNINS_PER_SECOND:g} a second" in prose
     assert f"{import_job.SIGN_IN_ATTEMPTS} times in all" in prose
     assert f"bodies over {errors.MAX_BODY_BYTES // 1024} KiB" in prose
