@@ -272,6 +272,36 @@ def test_a_user_item_without_a_subject_is_denied(jwks, table):
     _denied(authorize(token(sub=subject)))
 
 
+def test_a_user_item_with_a_role_no_rule_knows_is_denied(jwks, table):
+    subject = signed_up(role="member")
+    key = {name: {"S": value} for name, value in user_key("acme", "alice").items()}
+    handler.dynamodb().update_item(
+        TableName=table,
+        Key=key,
+        UpdateExpression="SET #r = :r",
+        ExpressionAttributeNames={"#r": "role"},
+        ExpressionAttributeValues={":r": {"S": "owner"}},
+    )
+
+    assert _denied(authorize(token(sub=subject))) == "Your sign-in is no longer a user of organization acme"
+
+
+@pytest.mark.parametrize("moved", ["the user", "their unit"])
+def test_a_user_moved_between_units_keeps_their_access_and_role(jwks, moved):
+    subject = signed_up(role="member")
+    for unit_id in ("eng", "ops"):
+        assert call("POST", "/orgs/acme/units", {"unit_id": unit_id, "name": unit_id}).status == 201
+    assert call("PATCH", "/orgs/acme/users/alice", {"unit": "eng"}).status == 200
+    if moved == "their unit":
+        assert call("PATCH", "/orgs/acme/units/eng", {"parent_id": "ops"}).status == 200
+    else:
+        assert call("PATCH", "/orgs/acme/users/alice", {"unit": "ops"}).status == 200
+
+    policy = authorize(token(sub=subject, role="member"))
+
+    assert (_statement(policy)["Effect"], policy["context"]["role"]) == ("Allow", "member")
+
+
 @pytest.mark.parametrize("missing", ["custom:user_id", "custom:org_id"])
 def test_a_token_in_no_group_without_an_org_or_a_user_is_denied_without_a_read(jwks, reads, missing):
     claims = jwt.decode(token(), KEY).claims
