@@ -138,20 +138,22 @@ def test_another_orgs_unit_named_in_a_body_is_404_and_nothing_moves(orgs, method
     assert _partition_items("ORG#bolt") == bolt_before
 
 
-def test_an_import_row_naming_another_orgs_unit_or_org_is_refused_and_bolt_unchanged(orgs):
+def test_import_rows_naming_another_orgs_unit_org_or_user_id_touch_only_acme(orgs):
     bolt_before = _partition_items("ORG#bolt")
     rows = [
         {"user_id": "cy", "name": "Cy", "email": "cy@example.com", "unit": BOLT_UNIT},
         {"user_id": "di", "name": "Di", "email": "di@example.com", "org_id": "bolt"},
         {"user_id": "ed", "name": "Ed", "email": "ed@example.com"},
+        {"user_id": "bob", "name": "Bob", "email": "bob@example.com"},  # bolt's admin's id: acme's own bob
     ]
 
     reply = call("POST", "/orgs/acme/user-imports", {"rows": rows}, caller=ADMIN_A)
 
     assert reply.status == 202
     assert [(r["row"], r["code"]) for r in reply.body["refused"]] == [(0, "not_found"), (1, "validation_error")]
-    assert reply.body["created"] == 1
+    assert reply.body["created"] == 2
     assert call("GET", "/orgs/acme/users/ed").status == 200
+    assert call("GET", "/orgs/acme/users/bob").body["role"] == "member"
     assert call("GET", "/orgs/bolt/users/di").status == 404
     assert _partition_items("ORG#bolt") == bolt_before
 
