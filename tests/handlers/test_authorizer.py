@@ -387,6 +387,14 @@ def test_a_token_with_wrong_claims_is_401(jwks, overrides):
     refused(f"Bearer {token(**overrides)}")
 
 
+@pytest.mark.parametrize("missing", ["iss", "aud", "token_use", "exp"])
+def test_a_token_without_a_claim_the_decision_needs_is_401(jwks, missing):
+    claims = jwt.decode(token(sub=signed_up()), KEY).claims
+    del claims[missing]
+
+    refused(f"Bearer {jwt.encode({'alg': 'RS256', 'kid': KEY.kid}, claims, KEY)}")
+
+
 @pytest.mark.parametrize("authorization", ["", "Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "Bearer a.b", "Bearer x y"])
 def test_a_missing_or_malformed_token_is_401(jwks, authorization):
     refused(authorization)
