@@ -242,7 +242,8 @@ def dynamodb() -> Any:
     global _dynamodb
     if _dynamodb is None:
         # Two quick attempts: API Gateway waits at most 10 s for a decision, and a caller retries a 503.
-        config = Config(retries={"mode": "standard", "max_attempts": 2}, connect_timeout=1, read_timeout=2)
+        # total_max_attempts counts the first attempt too (max_attempts would count only the retries).
+        config = Config(retries={"mode": "standard", "total_max_attempts": 2}, connect_timeout=1, read_timeout=2)
         _dynamodb = boto3.client("dynamodb", config=config)
     return _dynamodb
 

@@ -14,6 +14,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from botocore.awsrequest import AWSResponse
+from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from joserfc import jwt
 from joserfc.jwk import RSAKey
@@ -202,6 +204,33 @@ def test_keys_left_unprocessed_twice_fail_the_decision(jwks):
         stub.add_response("batch_get_item", unprocessed)
         with pytest.raises(RuntimeError):
             authorize(token(sub=subject))
+
+
+class _Body:
+    """What AWSResponse reads a body from (urllib3's response, in a real call)."""
+
+    def __init__(self, content: bytes):
+        self.content = content
+
+    def stream(self):
+        yield self.content
+
+
+def test_a_failing_dynamodb_is_tried_twice_in_all_then_the_decision_fails(jwks):
+    # API Gateway waits at most 10 s for a decision: two attempts of at most 3 s each, not three
+    # (botocore's max_attempts counts retries; total_max_attempts counts every attempt)
+    subject = signed_up()
+    sent: list[str] = []
+
+    def answer_500(request, **_):
+        sent.append(request.url)
+        return AWSResponse(request.url, 500, {}, _Body(b'{"__type": "InternalServerError"}'))
+
+    handler.dynamodb().meta.events.register("before-send.dynamodb.BatchGetItem", answer_500)
+    with pytest.raises(ClientError):
+        authorize(token(sub=subject))
+
+    assert len(sent) == 2
 
 
 def test_an_operator_is_allowed_without_any_read(jwks, reads):
