@@ -14,28 +14,11 @@ from controlplane.lifecycle import activity, publisher
 from controlplane.models.errors import ServiceUnavailable
 from local.apigw import LambdaContext
 from tests.api import OPERATOR, admin, call, create_org, create_ticket, create_user, member
-from tests.events_support import BUS, RecordingBus, feeder, handler, stream_reader
+from tests.events_support import feeder, handler
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 
 DAY = 24 * 60 * 60
-
-
-@pytest.fixture
-def bus(table, monkeypatch):
-    monkeypatch.setenv("EVENT_BUS_NAME", BUS)
-    monkeypatch.setattr(publisher.time, "sleep", lambda _: None)
-    publisher.retention_days.cache_clear()
-    recorder = RecordingBus()
-    config.use_bus(recorder)
-    yield recorder
-    config.use_bus(None)
-    publisher.retention_days.cache_clear()
-
-
-@pytest.fixture
-def stream(table):
-    return stream_reader(table)
 
 
 def _publish(stream) -> None:

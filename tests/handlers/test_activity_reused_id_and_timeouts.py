@@ -5,28 +5,12 @@ import json
 
 import pytest
 
-from controlplane import config
-from controlplane.lifecycle import activity, publisher
+from controlplane.lifecycle import activity
 from local.apigw import LambdaContext
 from tests.api import admin, call, create_org, create_user
-from tests.events_support import BUS, RecordingBus, feeder, stream_reader
+from tests.events_support import feeder
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
-
-
-@pytest.fixture
-def bus(table, monkeypatch):
-    monkeypatch.setenv("EVENT_BUS_NAME", BUS)
-    monkeypatch.setattr(publisher.time, "sleep", lambda _: None)
-    recorder = RecordingBus()
-    config.use_bus(recorder)
-    yield recorder
-    config.use_bus(None)
-
-
-@pytest.fixture
-def stream(table):
-    return stream_reader(table)
 
 
 def test_a_new_org_of_a_deleted_orgs_id_never_shows_the_old_orgs_log(bus, stream):

@@ -26,21 +26,6 @@ INTERNAL = {"PK", "SK", "GSI1PK", "GSI1SK", "entity", "created_by", "updated_by"
 SCHEMAS = {detail_type: jsonschema_rs.validator_for(schema) for detail_type, schema in event_docs.documented().items()}
 
 
-@pytest.fixture
-def bus(table, monkeypatch):
-    monkeypatch.setenv("EVENT_BUS_NAME", BUS)
-    monkeypatch.setattr(publisher.time, "sleep", lambda _: None)  # the backoff between PutEvents attempts
-    recorder = RecordingBus()
-    config.use_bus(recorder)
-    yield recorder
-    config.use_bus(None)
-
-
-@pytest.fixture
-def stream(table):
-    return stream_reader(table)
-
-
 def _publish(stream, **options) -> Feeder:
     found = feeder(**options)
     found.feed(stream.read())

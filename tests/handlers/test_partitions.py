@@ -11,11 +11,9 @@ function and read again.
 
 import pytest
 
-from controlplane import config
 from controlplane.dal.schema import PARTITION_KEY, TABLE_SCHEMA
-from controlplane.lifecycle import publisher
 from tests.api import call, create_org, create_ticket, create_user
-from tests.events_support import BUS, RecordingBus, feeder, stream_reader
+from tests.events_support import feeder, stream_reader
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # moto keeps no stream here
 
@@ -24,17 +22,6 @@ INDEX_KEYS = {
     index["IndexName"]: next(key["AttributeName"] for key in index["KeySchema"] if key["KeyType"] == "HASH")
     for index in TABLE_SCHEMA["GlobalSecondaryIndexes"]
 }
-
-
-@pytest.fixture
-def bus(table, monkeypatch):
-    monkeypatch.setenv("EVENT_BUS_NAME", BUS)
-    monkeypatch.setattr(publisher.time, "sleep", lambda _: None)
-    publisher.retention_days.cache_clear()
-    config.use_bus(RecordingBus())
-    yield
-    config.use_bus(None)
-    publisher.retention_days.cache_clear()
 
 
 def written_partitions(records: list[dict]) -> set[str]:

@@ -5,26 +5,12 @@ import json
 import jsonschema_rs
 import pytest
 
-from controlplane import config
-from controlplane.lifecycle import publisher
 from local import event_docs
 from tests.api import admin, call, create_org, create_user
-from tests.events_support import BUS, RecordingBus, feeder, stream_reader
+from tests.events_support import feeder, stream_reader
 from tests.handlers.test_org_units import create_unit
 
 SCHEMAS = {detail_type: jsonschema_rs.validator_for(schema) for detail_type, schema in event_docs.documented().items()}
-
-
-@pytest.fixture
-def bus(table, monkeypatch):
-    monkeypatch.setenv("EVENT_BUS_NAME", BUS)
-    monkeypatch.setattr(publisher.time, "sleep", lambda _: None)
-    publisher.retention_days.cache_clear()
-    recorder = RecordingBus()
-    config.use_bus(recorder)
-    yield recorder
-    config.use_bus(None)
-    publisher.retention_days.cache_clear()
 
 
 @pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # its real stream
