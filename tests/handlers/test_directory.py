@@ -5,9 +5,14 @@ import pytest
 from botocore.exceptions import ClientError
 
 from controlplane import config
+from controlplane.logic import users
+from controlplane.logic.access import Caller
+from controlplane.models.resources import UserCreate
 from tests.api import admin, call, create_org, create_ticket, create_user
 
 pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito exists on moto only
+
+SUCCESSORS_CREATOR = Caller(subject="op", user_id=None, org_id=None, role=None, operator=True)
 
 
 @pytest.fixture
@@ -216,6 +221,37 @@ def test_failing_to_store_the_subject_removes_the_sign_in_and_the_user(pool, mon
     assert _sign_in(pool, "acme.alice") is None
     assert call("GET", "/orgs/acme/users/alice").status == 404
     assert call("GET", "/orgs/acme").body["usage"]["users"] == 0
+
+
+def test_a_failed_create_leaves_a_same_name_successor_its_sign_in_and_its_item(pool, monkeypatch):
+    # Given alice's create, which has made her sign-in but finds her item deleted when it stores the
+    # sign-in's subject, and a new alice created before that first create cleans up after itself
+    table_client, real = config.dynamodb(), config.dynamodb().update_item
+    successor: dict[str, str] = {}
+
+    def deleted_and_created_again_around_the_first_mark(**request):
+        if successor or "sign_in_sub" not in str(request.get("ExpressionAttributeNames")):
+            return real(**request)
+        successor["pending"] = "yes"
+        users.delete_user("acme", "alice")
+        try:
+            return real(**request)
+        finally:
+            again = UserCreate(user_id="alice", name="Alice", email="alice@new.example")
+            users.create_user("acme", again, SUCCESSORS_CREATOR)
+            successor["sub"] = _sign_in(pool, "acme.alice")["sub"]
+
+    monkeypatch.setattr(table_client, "update_item", deleted_and_created_again_around_the_first_mark)
+
+    # When the first create fails (its user is gone)
+    assert create_user("acme", "alice").status == 404
+    monkeypatch.undo()
+
+    # Then the new alice keeps her sign-in, and her item, which holds its subject, and her seat
+    assert _sign_in(pool, "acme.alice")["sub"] == successor["sub"]
+    assert _stored_subject("alice") == successor["sub"]
+    assert call("GET", "/orgs/acme/users/alice").body["email"] == "alice@new.example"
+    assert call("GET", "/orgs/acme").body["usage"]["users"] == 1
 
 
 def test_deleting_a_missing_user_touches_no_sign_in(pool):

@@ -7,7 +7,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane import config
 from controlplane.dal import cursor, keys, seats, stamps, transactions
-from controlplane.dal.conditions import ConditionFailed, Item
+from controlplane.dal.conditions import ConditionFailed, Expect, Item
 from controlplane.dal.directory import SYNCED, Directory, NoSignIn
 from controlplane.dal.table import api_table
 from controlplane.logic import cascade, organizations, refusals, signins, tickets, units
@@ -84,12 +84,14 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
         raise (seat_refused(org_id, failed) or errors.user_exists(org_id, body.user_id)) from None
     # The table decides 404/409 first; only then the sign-in, whose subject the item then keeps (the
     # authorizer refuses the user until it does), set as the org's status is by then. If any of it
-    # fails, the user (and their seat) goes too.
+    # fails, the user (and their seat) goes too: this create's item and sign-in only, since a user of
+    # that name may have been deleted and created again meanwhile, and both go by name.
     if directory is not None:
+        made = _made_here(org_id, item)
         try:
             subject = _new_sign_in(directory, org_id, body)
         except Exception:
-            _remove(org_id, body.user_id)
+            _remove(org_id, body.user_id, made)
             raise
         try:
             with refusals.refused_as(errors.user_missing(org_id, body.user_id), ()):
@@ -99,12 +101,19 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
             # The user first: a sign-in left over (Cognito failing again) lets no one in, since no
             # item holds its subject, and the next create of that name replaces it.
             try:
-                _remove(org_id, body.user_id)
+                _remove(org_id, body.user_id, made)
             finally:
-                directory.delete(org_id, body.user_id)
+                signins.remove_if_made(directory, org_id, body.user_id, subject)
             raise
     metrics.add_metric(name="UserCreated", unit=MetricUnit.Count, value=1)
     return User.model_validate(item)
+
+
+def _made_here(org_id: str, item: Item) -> tuple[refusals.Rule, ...]:
+    """A failed create removes only the item it put: one of that name whose ``created_at`` differs
+    is a successor's (the user deleted and created again meanwhile), which stays."""
+    gone = errors.user_missing(org_id, item["user_id"])
+    return ((Expect("created_at", item["created_at"]), lambda _: gone),)
 
 
 def _new_sign_in(directory: Directory, org_id: str, body: UserCreate) -> str:
