@@ -121,3 +121,34 @@ def gateway():
     behind it use whatever table the test set up."""
     with server.in_thread() as url:
         yield url
+
+
+# The tests that run the table's stream through the events function (handlers, and cpctl's activity
+# log): defined here once, so that no test module imports another's fixtures (ruff reads an imported
+# fixture taken as a parameter as a redefinition, F811).
+
+
+@pytest.fixture
+def bus(table, monkeypatch):
+    """EventBridge as a recorder, which the events function publishes to; no waits between PutEvents
+    attempts; the activity log's retention read again from this test's environment."""
+    # Imported here: the functions' modules read their settings as they load, after isolate() above.
+    from controlplane.lifecycle import publisher
+    from tests.events_support import BUS, RecordingBus
+
+    monkeypatch.setenv("EVENT_BUS_NAME", BUS)
+    monkeypatch.setattr(publisher.time, "sleep", lambda _: None)  # the backoff between PutEvents attempts
+    publisher.retention_days.cache_clear()
+    recorder = RecordingBus()
+    config.use_bus(recorder)
+    yield recorder
+    config.use_bus(None)
+    publisher.retention_days.cache_clear()
+
+
+@pytest.fixture
+def stream(table):
+    """The table's stream, from the first write after the test starts."""
+    from tests.events_support import stream_reader
+
+    return stream_reader(table)
