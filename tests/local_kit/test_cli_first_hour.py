@@ -10,6 +10,8 @@ from typer.testing import CliRunner
 from cpctl.cli import app
 from cpctl.commands import common
 from local import tokens
+from tests.api import create_org, create_ticket, create_user
+from tests.events_support import feeder
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 TICKET_ID = re.compile(r"\b[0-7][0-9A-HJKMNP-TV-Z]{25}\b")
@@ -98,16 +100,25 @@ def test_the_paging_hint_is_a_command_that_runs_and_shows_the_next_page(table, c
     assert TICKET_ID.findall(first.stdout) + TICKET_ID.findall(second.stdout) == listed
 
 
+def _hint(shown) -> str:
+    [hint] = [line for line in shown.stderr.splitlines() if line.startswith("More: ")]
+    return hint
+
+
 def test_an_include_hint_names_the_list_command_that_goes_on(table, cpctl):
-    _org_with_tickets(cpctl)
+    # Given a user with more tickets, and an org with more users, than a first page holds (20)
+    create_org("acme", plan="pro")
+    for i in range(21):
+        create_user("acme", f"user-{i:02}")
+        create_ticket("acme", "user-00")
 
-    shown = cpctl("users", "get", "acme", "bob", "--include-tickets")
-    [hint] = [line for line in shown.stderr.splitlines() if line.startswith("More: ")] or [None]
+    # When each is shown with its first page
+    user = cpctl("users", "get", "acme", "user-00", "--include-tickets")
+    org = cpctl("orgs", "get", "acme", "--include-users")
 
-    if hint:  # only when the first page did not hold them all
-        assert hint.startswith("More: cpctl tickets list acme bob --cursor ")
-    shown = cpctl("orgs", "get", "acme", "--include-users")
-    assert "--include-users" not in shown.stderr
+    # Then the hint goes on with the list command, not with the get
+    assert _hint(user).startswith("More: cpctl tickets list acme user-00 --cursor "), user.stderr
+    assert _hint(org).startswith("More: cpctl users list acme --cursor "), org.stderr
 
 
 def test_a_validation_error_names_each_field_in_plain_words(table, cpctl):
@@ -220,14 +231,15 @@ def test_a_suspension_without_a_terminal_or_yes_exits_2_and_changes_nothing(tabl
     assert "suspended" not in cpctl("orgs", "get", "acme").stdout
 
 
-def test_the_activity_hint_and_table_keep_the_list_rules(table, cpctl):
-    # Given more activity than a page
+def test_the_activity_hint_and_table_keep_the_list_rules(table, cpctl, bus, stream):
+    # Given more activity than a page, written to the log from the table's stream
     _org_with_tickets(cpctl, tickets=3)
+    feeder().feed(stream.read())
 
     shown = cpctl("orgs", "activity", "acme", "--limit", "2")
 
+    # Then the page's entries, each resource (a nested value) in words, and the command that goes on
     assert shown.exit_code == 0, shown.stderr
+    assert shown.stdout.count("Ticket Opened") == 2
     assert "{" not in shown.stdout  # nested values readable, not a Python dict
-    [hint] = [line for line in shown.stderr.splitlines() if line.startswith("More: ")] or [""]
-    if hint:  # the activity log is written from the stream, so it may not hold a second page yet
-        assert hint.startswith("More: cpctl orgs activity acme --limit 2 --cursor ")
+    assert _hint(shown).startswith("More: cpctl orgs activity acme --limit 2 --cursor ")
