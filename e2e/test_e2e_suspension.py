@@ -10,9 +10,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from pydantic import ValidationError
 
-from controlplane.models.resources import OrgUpdate
 from cpctl.client import Client
 from cpctl.errors import ApiError
 from e2e.conftest import LOCAL_TTL, delete_org, new_id
@@ -63,18 +61,10 @@ def org_c(target, operator):
             pytest.skip(target.no_user_tokens)
         yield cell, {who: target.client(token) for who, token in callers.items()}
     finally:
-        if _can_suspend():
+        try:
             operator.update_org(org_id, status="active")
-        delete_org(operator, org_id)
-
-
-def _can_suspend() -> bool:
-    """The operators' PATCH of ``status`` (issue 19, section 1) is in the client."""
-    try:
-        OrgUpdate(status="active")
-    except ValidationError:
-        return False
-    return True
+        finally:
+            delete_org(operator, org_id)
 
 
 def _snapshot(operator: Client, cell: Cell) -> tuple:
@@ -91,8 +81,6 @@ READS = [route for route in EXPECTED if route[0] == "GET"]
 
 
 def test_a_suspended_orgs_callers_get_org_suspended_everywhere_until_reactivated(operator, org_c):
-    if not _can_suspend():
-        pytest.skip("needs PATCH /orgs/{org_id} with status (issue 19, section 1: f19-status)")
     cell, callers = org_c
     before = _snapshot(operator, cell)
 
