@@ -638,6 +638,7 @@ def test_a_move_another_run_finished_meanwhile_answers_the_moved_unit(acme, monk
     reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
 
     # Then it answers the moved unit, not a 500
+    assert finished == [True]  # the other run did finish it meanwhile
     assert (reply.status, reply.body["path"]) == (200, "/ops/platform"), reply.body
     assert_tree_is(MOVED)
 
