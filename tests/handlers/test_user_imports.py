@@ -10,7 +10,7 @@ from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.dal import imports as dal_imports
-from controlplane.dal import keys, seats, stamps
+from controlplane.dal import keys, seats, stamps, tree
 from controlplane.dal.table import api_table
 from controlplane.logic import import_rows
 from controlplane.logic import imports as logic_imports
@@ -319,6 +319,30 @@ def test_a_unit_moved_between_the_jobs_read_and_its_transaction_gets_its_users_a
     assert (body["created"], body["refused"]) == (1, [])
     assert ids(call("GET", "/orgs/acme/units/eng/users")) == ["ann"]
     assert ids(call("GET", "/orgs/acme/units/ops/users")) == []
+
+
+def test_an_import_stopped_in_line_by_a_move_answers_202_running_and_its_next_get_places_its_users(table):
+    # Given no queue (make run), and a move that has marked eng as the import's job runs in line
+    create_org("acme", plan="pro")
+    assert create_unit("eng").status == 201
+    eng = keys.unit_key("acme", "eng")
+    api_table().mark(eng, tree.MOVING, "a-move")
+
+    # When rows name eng: the job stops, as a queued one waits for its redelivery
+    started = _import([_row("ann", unit="eng"), _row("bob", unit="eng")])
+
+    # Then the import is accepted and running, not a 503 that hides its id; a GET meanwhile says so too
+    assert started.status == 202, started.body
+    assert (started.body["status"], started.body["created"], started.body["pending"]) == ("running", 0, 2)
+    follow = f"/orgs/acme/user-imports/{started.body['import_id']}"
+    assert (call("GET", follow).status, call("GET", follow).body["status"]) == (200, "running")
+
+    # And once the move is done, the next GET runs the job on: no queue ever would
+    tree.rewrite(api_table(), eng, {tree.MOVING: "a-move"}, {}, removed=(tree.MOVING,))
+    done = call("GET", follow)
+    assert (done.status, done.body["status"], done.body["created"], done.body["refused"]) == (200, "done", 2, [])
+    assert ids(call("GET", "/orgs/acme/units/eng/users")) == ["ann", "bob"]
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 2}
 
 
 @pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # moto takes minutes over 97-user transactions

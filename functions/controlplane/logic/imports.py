@@ -4,7 +4,8 @@ job decides each row and creates the sign-ins, off the request path.
 The request validates every row (a row that is not a valid user, or repeats an earlier row's
 user_id, is refused there, with its reason) and stores the rest in parts of 97 (dal.imports). The job
 runs on the deletions queue, as the sign-ins job does (``{"kind": "user-import", ...}``; no queue:
-in line, to its end, as ``make run`` runs deletions). Per part, one transaction puts its users and
+in line, to its end, as ``make run`` runs deletions; one stopped by a refusal worth retrying is
+run on by the import's next GET, as a queued one by its redelivery). Per part, one transaction puts its users and
 adds them to the org's seat counter at once (dal.seats.take: 97 users + the org's check + the
 counter + a check that the part is not decided yet = TransactWriteItems' 100 actions), so 1,000
 users write the counter about 11 times. Rows
@@ -27,12 +28,13 @@ from pydantic import ValidationError
 from controlplane import config
 from controlplane.dal import imports, keys, seats, stamps
 from controlplane.dal.conditions import ConditionFailed, Item
-from controlplane.dal.imports import STORING
+from controlplane.dal.imports import RUNNING, STORING
 from controlplane.dal.table import api_table
 from controlplane.logic import import_job
 from controlplane.logic.access import Caller
 from controlplane.logic.import_job import refusal
 from controlplane.models import errors
+from controlplane.models.errors import ServiceUnavailable
 from controlplane.models.ids import new_ulid
 from controlplane.models.imports import RefusedRow, SignInFailure, SignIns, UserImport, UserImportCreate, suspended
 from controlplane.models.problems import field, plain
@@ -62,9 +64,21 @@ def start_import(org_id: str, body: UserImportCreate, caller: Caller) -> UserImp
             imports.discard(table, record, parts)
             raise
     else:
+        _run_in_line(org_id, import_id)
+    return _view(org_id, import_id)
+
+
+def _run_in_line(org_id: str, import_id: str) -> None:
+    """No queue (make run): the job runs within the request, to its end. One that stops on a refusal
+    worth retrying (a move under way, seats being counted, throttling) stays ``running``, as a queued
+    one waits for its redelivery, and the import's next GET runs it on: no queue ever will."""
+    try:
         while (delay := import_job.run(org_id, import_id)) is not None:
             logger.info("User import: another pass", org_id=org_id, import_id=import_id, delay=delay)
-    return get_import(org_id, import_id)
+    except ServiceUnavailable as busy:
+        logger.warning(
+            "User import: stopped; its next read carries on", org_id=org_id, import_id=import_id, error=busy.message
+        )
 
 
 def _parts(org_id: str, import_id: str, rows: list[dict[str, Any]]) -> list[Item]:
@@ -93,7 +107,21 @@ def _parts(org_id: str, import_id: str, rows: list[dict[str, Any]]) -> list[Item
 
 
 def get_import(org_id: str, import_id: str) -> UserImport:
+    if config.settings().deletions_queue_url:
+        return _view(org_id, import_id)
     record, parts = imports.load(api_table(), org_id, import_id)
+    if record is not None and record["status"] == RUNNING:  # stopped in line (or its request died): on
+        _run_in_line(org_id, import_id)
+        record, parts = imports.load(api_table(), org_id, import_id)
+    return _summary(org_id, import_id, record, parts)
+
+
+def _view(org_id: str, import_id: str) -> UserImport:
+    record, parts = imports.load(api_table(), org_id, import_id)
+    return _summary(org_id, import_id, record, parts)
+
+
+def _summary(org_id: str, import_id: str, record: Item | None, parts: list[Item]) -> UserImport:
     if record is None or record["status"] == STORING:  # still being stored, or never was: not accepted
         raise errors.NotFound(f"User import {import_id} not found in organization {org_id}")
     created = sum(len(part["created"]) for part in parts)
