@@ -6,7 +6,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 from controlplane import config
-from controlplane.logic import organizations
+from controlplane.logic import cascade, organizations, tickets
+from local import tokens
+from local.seed import fetch
 from tests.api import admin, call, create_org, create_user
 
 ACME_ADMIN = admin("acme", "root")
@@ -126,6 +128,47 @@ def test_an_org_named_operators_shares_no_partition_with_org_creations(table):
     # Then the org creation's record is still there: a retry replays it
     records = _records(table, "IDEMPOTENCY#OPERATORS")
     assert len(records) == 1
+
+
+def _as_alice_over_http(gateway: str, body: dict, key: str) -> tuple[int, dict]:
+    """Alice of acme as she is now (her token's sub the one on her item) opens a ticket through the
+    gateway, so the authorizer checks her token."""
+    headers = {"Authorization": f"Bearer {tokens.for_user('acme', 'alice')}", "Idempotency-Key": key}
+    status, _, answer = fetch(f"{gateway}{TICKETS}", "POST", body, headers)
+    return status, answer
+
+
+def test_a_record_saved_as_its_org_was_deleted_is_never_replayed_to_the_next_org_of_that_id(
+    table, gateway, monkeypatch
+):
+    # Given acme's admin alice opening a ticket with a key, and acme deleted between Powertools'
+    # in-progress record and its save of the answer: the cascade removes the first, the save (an
+    # UpdateItem) puts the record back, and it outlives the org
+    create_org("acme")
+    create_user("acme", "alice", role="admin")
+    opened = tickets.create_ticket
+
+    def open_as_the_org_goes(*args, **kwargs):
+        ticket = opened(*args, **kwargs)
+        assert cascade.delete_org("acme")
+        return ticket
+
+    with monkeypatch.context() as patch:
+        patch.setattr(tickets, "create_ticket", open_as_the_org_goes)
+        first = _as_alice_over_http(gateway, {"subject": "Help"}, "k")
+    assert first[0] == 201, first[1]
+    assert len(_records(table, "IDEMPOTENCY#acme")) == 1
+
+    # When acme and its admin alice are created again, and the new alice sends the same key and body
+    create_org("acme")
+    create_user("acme", "alice", role="admin")
+    again = _as_alice_over_http(gateway, {"subject": "Help"}, "k")
+
+    # Then her ticket is made, not the first one replayed: the record is keyed by the first alice's
+    # sign-in subject, and the authorizer admits no token of it to the new org
+    assert again[0] == 201, again[1]
+    assert again[1]["ticket_id"] != first[1]["ticket_id"]
+    assert [t["ticket_id"] for t in call("GET", TICKETS).body["items"]] == [again[1]["ticket_id"]]
 
 
 @pytest.mark.parametrize("code", ["ProvisionedThroughputExceededException", "ThrottlingException"])
