@@ -2,6 +2,7 @@
 progress bar, then print a summary and every refused row (and every failed sign-in)."""
 
 import csv
+import io
 import json
 import time
 from pathlib import Path
@@ -30,17 +31,31 @@ FileArgument = Annotated[
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The file's rows as the API takes them; an empty CSV cell is left out (``role`` then defaults)."""
-    if path.suffix.lower() == ".json":
-        rows = json.loads(path.read_text(encoding="utf-8"))
+    """The file's rows as the API takes them; an empty CSV cell is left out (``role`` then defaults).
+    The file is UTF-8, with or without the byte-order mark a spreadsheet's "CSV UTF-8" starts with;
+    a file cpctl cannot read is a usage error that names the file, never a traceback."""
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".json"):
+        raise usage_error(f"{path}: not a .csv or .json file")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise usage_error(f"{path}: not UTF-8 text (byte {error.start}); save it as UTF-8 (CSV UTF-8)") from None
+    if not text.strip():
+        raise usage_error(f"{path}: the file is empty")
+    if suffix == ".json":
+        try:
+            rows = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise usage_error(f"{path}: not JSON: {error.msg} (line {error.lineno}, column {error.colno})") from None
         rows = rows.get("rows") if isinstance(rows, dict) else rows
         if not isinstance(rows, list):
             raise usage_error(f'{path}: expected a list of users, or {{"rows": [...]}}')
         return rows
-    if path.suffix.lower() == ".csv":
-        with path.open(newline="", encoding="utf-8-sig") as lines:
-            return _csv_rows(path, lines)
-    raise usage_error(f"{path}: not a .csv or .json file")
+    try:
+        return _csv_rows(path, io.StringIO(text, newline=""))
+    except csv.Error as error:
+        raise usage_error(f"{path}: not a CSV file: {error}") from None
 
 
 def _csv_rows(path: Path, lines: TextIO) -> list[dict[str, Any]]:

@@ -88,3 +88,42 @@ def test_a_file_that_is_neither_csv_nor_json_is_refused_before_any_request(cpctl
 
     assert shown.exit_code != 0
     assert "not a .csv or .json file" in shown.output
+
+
+@pytest.mark.parametrize(
+    "name, content, says",
+    [
+        ("people.json", b"", "the file is empty"),
+        ("people.csv", b"\r\n", "the file is empty"),
+        ("people.json", b'[{"user_id": "alice",', "not JSON: Expecting"),
+        ("people.csv", "user_id,name,email\nfred,Fr\u00e9d,fred@example.com\n".encode("latin-1"), "not UTF-8"),
+    ],
+)
+def test_a_file_cpctl_cannot_read_is_a_usage_error_naming_it_not_a_traceback(cpctl, tmp_path, name, content, says):
+    file = tmp_path / name
+    file.write_bytes(content)
+
+    shown = cpctl("users", "import", "acme", str(file))
+
+    assert shown.exit_code == 2, shown.output
+    assert f"Usage error: {file}: {says}" in shown.stderr
+    assert shown.exception is None or isinstance(shown.exception, SystemExit), shown.exception
+
+
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("people.json", b'\xef\xbb\xbf[{"user_id": "alice", "name": "Alice", "email": "alice@example.com"}]'),
+        ("people.csv", b"\xef\xbb\xbfuser_id,name,email\r\nalice,Alice,alice@example.com\r\n\r\n"),
+    ],
+)
+def test_a_file_saved_with_a_byte_order_mark_and_crlf_lines_imports(cpctl, tmp_path, name, content):
+    cpctl("orgs", "create", "acme", "--name", "Acme", "--plan", "free")
+    file = tmp_path / name
+    file.write_bytes(content)
+
+    shown = cpctl("users", "import", "acme", str(file))
+
+    assert shown.exit_code == 0, shown.output
+    assert "1 of 1 users created" in shown.stdout
+    assert "alice@example.com" in cpctl("users", "get", "acme", "alice").stdout
