@@ -47,7 +47,7 @@ def api(ctx: typer.Context) -> Iterator[Client]:
     token = settings.token or credentials.load_token()
     if not token:
         raise usage_error("No token: pass --token, set CONTROLPLANE_TOKEN, or run `cpctl login`.")
-    client = Client(settings.url, token)
+    client = Client(_checked_url(settings.url), token)
     try:
         yield client
     except Unauthorized as error:
@@ -69,6 +69,18 @@ def api(ctx: typer.Context) -> Iterator[Client]:
         raise typer.Exit(1) from None
     finally:
         client.close()
+
+
+def _checked_url(url: str) -> str:
+    """The API's URL, if it is one: a typo in --url (or CONTROLPLANE_URL) is a usage error that
+    names it, not a traceback or a connection error."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as error:
+        raise usage_error(f"the API's URL {url!r} is not valid: {error}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise usage_error(f"the API's URL {url!r} is not an http:// or https:// URL with a host")
+    return url
 
 
 def changed(**fields: Any) -> dict[str, Any]:

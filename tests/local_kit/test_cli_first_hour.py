@@ -181,6 +181,14 @@ def test_a_refused_connection_is_reported_at_once_naming_the_url(table, cpctl):
     assert f"cannot reach {url}: nothing answers there (connection refused)" in refused.stderr
 
 
+@pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:30O0", "127.0.0.1:3000", "http://"])
+def test_a_url_that_is_not_one_is_a_usage_error_naming_it(table, cpctl, url):
+    refused = cpctl("orgs", "list", url=url)
+
+    assert refused.exit_code == 2, refused.output
+    assert f"Usage error: the API's URL {url!r} is not" in refused.stderr
+
+
 def test_help_has_no_bool_type_describes_arguments_and_keeps_choices_whole(table, cpctl):
     for command in (["orgs", "get"], ["orgs", "create"], ["tickets", "update"], ["users", "delete"]):
         shown = cpctl(*command, "--help").stdout
