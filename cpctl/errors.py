@@ -107,6 +107,17 @@ class ServiceUnavailable(ApiError):
     pass
 
 
+class UnexpectedAnswer(Exception):
+    """A success answer whose body is not the API's model of it: the URL names another server (a
+    proxy's or a portal's page), or an API of another version. The request was sent."""
+
+    def __init__(self, response: httpx.Response, problem: str):
+        self.status = response.status_code
+        self.problem = problem
+        request = response.request
+        super().__init__(f"{request.method} {request.url} answered {self.status}, but not as the API does: {problem}")
+
+
 ERRORS: dict[str, type[ApiError]] = {
     "invalid_json": BadRequest,
     "invalid_cursor": BadRequest,

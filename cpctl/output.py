@@ -20,7 +20,7 @@ from rich.table import Table
 from controlplane.models.problems import field, plain
 from controlplane.models.resources import Page
 from cpctl.client import Client
-from cpctl.errors import ApiError
+from cpctl.errors import ApiError, UnexpectedAnswer
 from cpctl.retries import refused
 
 # The columns of each resource's list table. ``users``: an org's seats used, of its limit (the
@@ -254,6 +254,10 @@ def token_expired(token: str) -> bool:
 def show_unreachable(url: str, error: httpx.TransportError) -> None:
     reason = "nothing answers there (connection refused)" if refused(error) else str(error)
     typer.echo(f"Error: cannot reach {url}: {reason}. Is the API running (make run)?", err=True)
+
+
+def show_unexpected(url: str, error: UnexpectedAnswer) -> None:
+    typer.echo(f"Error: {error}. Is {url} the control-plane API?", err=True)
 
 
 def show_usage_error(message: str) -> None:

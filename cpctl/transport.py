@@ -9,11 +9,11 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from controlplane.models.resources import Page, Resource
 from cpctl import retries
-from cpctl.errors import error_for
+from cpctl.errors import UnexpectedAnswer, error_for
 
 DEFAULT_URL = "http://127.0.0.1:3000"
 
@@ -122,7 +122,14 @@ class Transport:
         raise AssertionError("unreachable")
 
     def _model(self, model: type[M], response: httpx.Response) -> M:
-        return model.model_validate_json(response.content)
+        """The answer as ``model``; one that is not raises ``UnexpectedAnswer``, never the
+        ValidationError a request body the API would refuse raises (that one was never sent)."""
+        try:
+            return model.model_validate_json(response.content)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(map(str, first["loc"])) or "body"
+            raise UnexpectedAnswer(response, f"{where}: {first['msg']}") from None
 
     @staticmethod
     def _key(idempotency_key: str | None) -> str:

@@ -18,7 +18,7 @@ import typer
 from controlplane.models.resources import Page, Plan, Priority, Role, Status
 from cpctl import credentials, output
 from cpctl.client import Client
-from cpctl.errors import ApiError, Throttled, Unauthorized
+from cpctl.errors import ApiError, Throttled, Unauthorized, UnexpectedAnswer
 
 USAGE_ERROR = 2
 
@@ -61,6 +61,9 @@ def api(ctx: typer.Context) -> Iterator[Client]:
         raise typer.Exit(1) from None
     except ApiError as error:
         output.show_api_error(settings.output, error)
+        raise typer.Exit(1) from None
+    except UnexpectedAnswer as error:
+        output.show_unexpected(settings.url, error)
         raise typer.Exit(1) from None
     except pydantic.ValidationError as error:
         raise usage_error(f"the request is not valid:\n{output.invalid_body(error)}") from None

@@ -166,6 +166,20 @@ def test_a_401_from_a_deployed_api_names_the_cognito_sign_in(table, cpctl, monke
     assert "cpctl login --username" in refused.stderr and "--local" not in refused.stderr
 
 
+@pytest.mark.parametrize("body", [b"<html>Sign in to the Wi-Fi</html>", b'{"items": "none"}'])
+def test_a_success_answer_that_is_not_the_apis_is_exit_1_not_a_usage_error(table, cpctl, monkeypatch, body):
+    # Given a server at --url that answers 200, but not with the API's body (a portal, another service)
+    answer = httpx.Response(200, content=body, request=httpx.Request("GET", "http://elsewhere.test/orgs"))
+    monkeypatch.setattr(common.Client, "request", lambda self, *args, **kwargs: answer)
+
+    shown = cpctl("orgs", "list", url="http://elsewhere.test")
+
+    # Then the request was sent and refused as the API's, not reported as one cpctl never sent
+    assert shown.exit_code == 1, shown.output
+    assert "Usage error" not in shown.stderr
+    assert "GET http://elsewhere.test/orgs answered 200, but not as the API does" in shown.stderr
+
+
 def _unauthorized(self, *args, **kwargs):
     from cpctl.errors import Unauthorized
 
