@@ -57,7 +57,10 @@ def api(ctx: typer.Context) -> Iterator[Client]:
             output.show_unauthorized(settings.url, token, error)
         raise typer.Exit(1) from None
     except Throttled as error:  # the client waited out every Retry-After it was given: say which limit
-        output.show_throttled(error)
+        if settings.output is Output.json:
+            output.show_api_error(settings.output, error)
+        else:
+            output.show_throttled(error)
         raise typer.Exit(1) from None
     except ApiError as error:
         output.show_api_error(settings.output, error)

@@ -180,6 +180,22 @@ def test_a_success_answer_that_is_not_the_apis_is_exit_1_not_a_usage_error(table
     assert "GET http://elsewhere.test/orgs answered 200, but not as the API does" in shown.stderr
 
 
+def test_in_json_output_a_429_still_refused_after_retrying_is_the_apis_error_body(table, cpctl, monkeypatch):
+    body = '{"error": {"code": "throttled", "message": "Daily quota spent", "request_id": "r-1"}}'
+
+    def throttled(self, *args, **kwargs):
+        from cpctl.errors import Throttled
+
+        raise Throttled(httpx.Response(429, text=body, headers={"Retry-After": "3600"}))
+
+    monkeypatch.setattr(common.Client, "request", throttled)
+
+    shown = cpctl("-o", "json", "orgs", "list")
+
+    assert shown.exit_code == 1
+    assert shown.stderr.strip() == body
+
+
 def _unauthorized(self, *args, **kwargs):
     from cpctl.errors import Unauthorized
 
