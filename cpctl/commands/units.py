@@ -38,18 +38,29 @@ def units_tree(ctx: typer.Context, org_id: OrgArgument, under: Under = None) -> 
         if ctx.obj.output is Output.json:
             typer.echo("\n".join(unit.model_dump_json() for unit in found))
             return
-        Console().print(tree_of(under or org_id, found))
+        tree, width = tree_of(under or org_id, found)
+        # Ids are never cut (the next command takes them), however deep: a line that cannot hold its
+        # indent, its id and a little of its name at the terminal's width (80 in a pipe) gets wider.
+        Console(width=max(Console().width, width)).print(tree)
 
 
-def tree_of(label: str, units: list[Unit]) -> Tree:
-    """The units, depth-first as the API lists them, as a rich tree: each under its parent."""
+GUIDE = 4  # what each level's guide takes of a line: "└── "
+MIN_NAME = 10  # the narrowest a unit's name wraps to beside its id
+
+
+def tree_of(label: str, units: list[Unit]) -> tuple[Tree, int]:
+    """The units, depth-first as the API lists them, as a rich tree: each under its parent; and the
+    width that holds every line's guides and id whole."""
     top = Tree(label)
-    nodes: dict[str, Tree] = {}
+    nodes: dict[str, tuple[Tree, int]] = {}
+    width = len(label)
     for unit in units:
-        parent = nodes.get(unit.parent_id or ROOT, top)
+        parent, level = nodes.get(unit.parent_id or ROOT, (top, 0))
         moving = " (moving)" if unit.moving else ""
-        nodes[unit.unit_id] = parent.add(f"{unit.unit_id}  [dim]{escape(unit.name)}{moving}[/dim]")
-    return top
+        node = parent.add(f"{unit.unit_id}  [dim]{escape(unit.name)}{moving}[/dim]")
+        nodes[unit.unit_id] = (node, level + 1)
+        width = max(width, GUIDE * (level + 1) + len(unit.unit_id) + 2 + MIN_NAME)
+    return top, width
 
 
 @app.command("list")

@@ -73,6 +73,23 @@ def test_tree_shows_each_unit_under_its_parent(acme, cpctl):
     assert indent["platform"] > indent["eng"] == indent["ops"]
 
 
+def test_a_long_id_ten_levels_deep_is_whole_on_its_line_at_80_columns(acme, cpctl, monkeypatch):
+    # Given a chain of units 10 deep, the deepest with a 63-character id: 40 columns of guides before it
+    parent = "eng"
+    for level in range(2, 10):
+        acme.create_unit("acme", f"level-{level}", f"Level {level}", parent)
+        parent = f"level-{level}"
+    deepest = "d" * 59 + "-end"
+    acme.create_unit("acme", deepest, "The deepest unit of them all", parent)
+    monkeypatch.setenv("COLUMNS", "80")
+
+    shown = cpctl("units", "tree", "acme")
+
+    assert shown.exit_code == 0, shown.output
+    line = next(line for line in shown.stdout.splitlines() if "dddd" in line)
+    assert f"└── {deepest}  The" in line
+
+
 @pytest.mark.parametrize("args", [("tree", "acme"), ("list", "acme"), ("get", "acme", "core")])
 def test_a_name_with_brackets_is_shown_as_written_not_read_as_markup(acme, cpctl, args):
     # Names are anyone's text: rich read "[core]" as a style and dropped it, and "[/]" ended the command.
