@@ -48,11 +48,14 @@ def forget_token() -> bool:
         return False
 
 
-def local_token(role: str, org_id: str | None = None, user_id: str | None = None) -> str:
-    """A token for ``make run``'s gateway, signed with the local development key."""
+def local_token(role: str, org_id: str | None = None, user_id: str | None = None, url: str | None = None) -> str:
+    """A token for ``make run``'s gateway (at ``url``), signed with the local development key. A
+    user's is read from that server's table, as ``make token ORG=... USER=...`` does: LookupError if
+    they do not exist there, or it cannot be read."""
     from local import tokens  # the local stack only: joserfc and the development key
 
     if org_id and user_id:  # a user's token carries their sign-in's subject, from the table
+        tokens.use_make_run_dynamodb(url)
         return tokens.for_user(org_id, user_id)
     return tokens.issue(role, org_id, user_id)
 

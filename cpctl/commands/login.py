@@ -12,6 +12,7 @@ LocalRole = StrEnum("LocalRole", {name: name for name in ("operator", "admin", "
 
 
 def login(
+    ctx: typer.Context,
     local: Annotated[bool, typer.Option("--local", help="A token for `make run`, from the development key.")] = False,
     org: Annotated[str | None, typer.Option(help="--local: the org of an admin or member.")] = None,
     user: Annotated[str | None, typer.Option(help="--local: the user_id of an admin or member.")] = None,
@@ -36,7 +37,11 @@ def login(
     if local:
         if role is not LocalRole.operator and not (org and user):
             raise usage_error(f"a local {role} needs --org and --user")
-        token = credentials.local_token(role.value, org, user)
+        try:
+            token = credentials.local_token(role.value, org, user, ctx.obj.url)
+        except LookupError as error:
+            typer.echo(f"Error: {error}", err=True)
+            raise typer.Exit(1) from None
         who = "an operator" if role is LocalRole.operator else f"{role} {user} of {org}"
     else:
         if not (username and client_id):

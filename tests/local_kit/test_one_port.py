@@ -13,7 +13,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from local import ROOT, running, tokens
+from local import ROOT, environment, running, tokens
 from local.dynamodb_local import free_port
 from local.process import ServerProcess
 from local.seed import fetch
@@ -38,11 +38,12 @@ def run(tmp_path_factory):
     server.stop()
 
 
-def tool(run: ServerProcess, *command: str, **env: str) -> subprocess.CompletedProcess:
-    """``python -m <command>`` as a second terminal runs it: no URL nor PORT, only run's record."""
+def tool(run: ServerProcess, *command: str, **env: str | None) -> subprocess.CompletedProcess:
+    """``python -m <command>`` as a second terminal runs it: no URL nor PORT, only run's record
+    (and ``env``, where None unsets a variable)."""
     environment = {k: v for k, v in os.environ.items() if k not in _URL_SETTINGS}
     environment |= {"LOCAL_API_FILE": run.env["LOCAL_API_FILE"], "CPCTL_CONFIG_DIR": str(ROOT / ".local" / "none")}
-    environment |= env
+    environment = {k: v for k, v in (environment | env).items() if v is not None}
     return subprocess.run(
         [sys.executable, "-m", *command], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120
     )
@@ -81,6 +82,27 @@ def test_cpctl_reaches_the_server_on_another_port_unasked(run):
 
     assert listed.returncode == 0, listed.stderr
     assert "seen" in [org["org_id"] for org in json.loads(listed.stdout)["items"]]
+
+
+def test_cpctl_login_local_as_a_user_reads_them_from_the_running_server_in_a_bare_shell(run, tmp_path):
+    # Given alice, an admin, on the server; and a shell with none of the functions' environment (no
+    # AWS region nor table), as a developer's second terminal
+    operator = {"Authorization": f"Bearer {OPERATOR}"}
+    fetch(f"{run.url}/orgs", "POST", {"org_id": "signs", "name": "Signs"}, operator)
+    alice = {"user_id": "alice", "name": "Alice", "email": "alice@signs.example", "role": "admin"}
+    fetch(f"{run.url}/orgs/signs/users", "POST", alice, operator)
+    bare: dict[str, str | None] = {name: None for name in environment.LOCAL} | {"CPCTL_CONFIG_DIR": str(tmp_path)}
+
+    # When she signs in with cpctl as CLI.md says, and someone who is not there tries to
+    signed_in = tool(run, "cpctl", "login", "--local", "--org", "signs", "--user", "alice", "--role", "admin", **bare)
+    shown = tool(run, "cpctl", "users", "get", "signs", "alice", **bare)
+    nobody = tool(run, "cpctl", "login", "--local", "--org", "signs", "--user", "nobody", "--role", "admin", **bare)
+
+    # Then her token works, and the one who is not there is told so, without a traceback
+    assert signed_in.returncode == 0, signed_in.stderr
+    assert shown.returncode == 0 and "alice@signs.example" in shown.stdout, shown.stderr
+    assert nobody.returncode == 1
+    assert nobody.stderr.strip() == "Error: No user nobody in organization signs (create them first, e.g. make seed)"
 
 
 def test_an_explicit_url_wins_over_the_running_server(run):
