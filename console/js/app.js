@@ -101,7 +101,14 @@ async function render() {
     location.replace(home(who));
     return;
   }
-  const params = hash.match(route[0]).slice(1).map(decodeURIComponent);
+  let params;
+  try {
+    params = hash.match(route[0]).slice(1).map(decodeURIComponent);
+  } catch {
+    // A link with a broken %-escape ("%E0%A4%A") names nothing: home, not a script error and a stale screen.
+    location.replace(home(who));
+    return;
+  }
   const flash = takeFlash();
   const screen = h("div", {});
   replace(main, flashBox(flash), screen);
