@@ -56,8 +56,11 @@ export function activityPanel(org, who) {
           rows.prepend(...fresh.map(row));
           if (!message.querySelector("[role=alert]")) message.replaceChildren();
         }
-      } catch {
-        return; // the first load shows errors; a failing refresh stops quietly (a 401 signs out)
+      } catch (error) {
+        // The first load shows errors. A refresh refused for good stops quietly (a 401 signs out; a 403
+        // or 404: no longer allowed, or the org is gone); one that may pass next time (429, 503, the
+        // network) is tried again at the next beat, so the panel stays live.
+        if ([401, 403, 404].includes(error.status)) return;
       }
     }
     setTimeout(newer, ACTIVITY_REFRESH_MS);

@@ -173,6 +173,33 @@ def test_admin_sees_the_activity_of_what_they_just_did(console, api, page, activ
     shoot(page, "admin-activity")
 
 
+def test_a_refresh_the_api_throttles_once_does_not_stop_the_live_activity(console, api, page, activity_log):
+    # Given the admin on the org's page, and the API throttling the panel's first refresh (a 429)
+    seed_demo(api)
+    reads = []
+
+    def throttle_the_first_refresh(route):
+        reads.append(route.request.url)
+        if len(reads) == 2:
+            body = '{"error": {"code": "throttled", "message": "Too many requests", "request_id": "r"}}'
+            route.fulfill(status=429, headers={"Retry-After": "1", "Content-Type": "application/json"}, body=body)
+        else:
+            route.continue_()
+
+    page.route("**/orgs/demo/activity?*", throttle_the_first_refresh)
+    sign_in(page, console, token_of(ADMIN))
+    panel = page.get_by_role("region", name="Activity")
+    expect(panel.get_by_role("row").filter(has_text="User Created")).to_have_count(2, timeout=ACTIVITY_WAIT_MS)
+
+    # When a user is added after the throttled refresh
+    while len(reads) < 2:
+        page.wait_for_timeout(200)
+    api.call("POST", "/orgs/demo/users", {"user_id": "dave", "name": "Dave", "email": "dave@x.io"})
+
+    # Then a later refresh still puts it on top
+    expect(panel.get_by_role("row").filter(has_text="user dave")).to_have_count(1, timeout=ACTIVITY_WAIT_MS)
+
+
 def test_operator_sees_a_plan_change_in_the_activity_and_pages_through_it(console, api, page, activity_log):
     # Given an org with more entries than a page (created + 11 users)
     api.call("POST", "/orgs", {"org_id": "demo", "name": "Demo Inc", "plan": "pro"})
