@@ -70,8 +70,12 @@ def detail_rows(values: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _readable(values: dict[str, Any]) -> dict[str, Any]:
-    """An org's ``usage`` and ``limits`` as one ``users`` value: what a person reads as seats."""
+    """An org's ``usage`` and ``limits`` as one ``users`` value: what a person reads as seats; an
+    activity entry's changes as ``plan: free → pro``, as the console shows them."""
     values = _listed(values)
+    changes = values.get("changes")
+    if isinstance(changes, dict):
+        values = values | {"changes": ", ".join(_change(name, change) for name, change in changes.items())}
     usage, limits = values.get("usage"), values.get("limits")
     if not (isinstance(usage, dict) and isinstance(limits, dict)):
         return values
@@ -80,6 +84,13 @@ def _readable(values: dict[str, Any]) -> dict[str, Any]:
         used = usage.get(quota)
         readable[quota] = f"{'?' if used is None else used} of {limit}"
     return readable
+
+
+def _change(name: str, change: Any) -> str:
+    if not (isinstance(change, dict) and change.keys() <= {"old", "new"}):
+        return f"{name}: {_cell(change)}"
+    old, new = (_cell(change.get(side)) or "none" for side in ("old", "new"))
+    return f"{name}: {old} → {new}"
 
 
 def _listed(values: dict[str, Any]) -> dict[str, Any]:

@@ -159,3 +159,23 @@ def test_an_entry_without_a_subject_shows_no_empty_subject(capsys):
     # Then the resource reads as its kind and id, with no dangling "subject"
     row = capsys.readouterr().out.splitlines()[1]
     assert "kind user, id bob" in row and "subject" not in row
+
+
+def test_an_entrys_changes_read_old_to_new_as_the_console_shows_them(capsys):
+    # Given an entry that changed the plan and set a value that was empty
+    entries = [
+        ActivityEntry(
+            event_id="e",
+            type="Organization Suspended",
+            occurred_at="2026-11-24T18:55:51.010Z",
+            actor="ops",
+            resource={"kind": "organization", "id": "acme"},
+            changes={"plan": {"old": "free", "new": "pro"}, "suspension_reason": {"old": None, "new": "unpaid"}},
+        )
+    ]
+
+    output.show_rows(entries, output.ACTIVITY_COLUMNS, None)
+
+    # Then each field reads "name: old → new", an empty side as "none"
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "plan: free → pro, suspension_reason: none → unpaid" in printed
