@@ -38,10 +38,18 @@ def units_tree(ctx: typer.Context, org_id: OrgArgument, under: Under = None) -> 
         if ctx.obj.output is Output.json:
             typer.echo("\n".join(unit.model_dump_json() for unit in found))
             return
-        tree, width = tree_of(under or org_id, found)
+        tree, width = tree_of(_top(org_id, under, found), found)
         # Ids are never cut (the next command takes them), however deep: a line that cannot hold its
         # indent, its id and a little of its name at the terminal's width (80 in a pipe) gets wider.
         Console(width=max(Console().width, width)).print(tree)
+
+
+def _top(org_id: str, under: str | None, units: list[Unit]) -> str:
+    """The tree's top line: the org, and with ``--under`` the path above that unit (which comes
+    first, as its own branch), so that it is not named twice."""
+    if not (under and units):
+        return org_id
+    return f"{org_id} {units[0].path.rsplit('/', 1)[0] or '/'}"
 
 
 GUIDE = 4  # what each level's guide takes of a line: "└── "

@@ -73,6 +73,14 @@ def test_tree_shows_each_unit_under_its_parent(acme, cpctl):
     assert indent["platform"] > indent["eng"] == indent["ops"]
 
 
+def test_a_tree_under_a_unit_names_the_org_and_the_path_above_it_then_the_unit_once(acme, cpctl):
+    shown = cpctl("units", "tree", "acme", "--under", "platform")
+
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.splitlines() == ["acme /eng", "└── platform  Platform"]
+    assert cpctl("units", "tree", "acme", "--under", "eng").stdout.splitlines()[0] == "acme /"
+
+
 def test_a_long_id_ten_levels_deep_is_whole_on_its_line_at_80_columns(acme, cpctl, monkeypatch):
     # Given a chain of units 10 deep, the deepest with a 63-character id: 40 columns of guides before it
     parent = "eng"
