@@ -5,6 +5,8 @@ The token file is ``$CPCTL_CONFIG_DIR/token``, else ``$XDG_CONFIG_HOME/cpctl/tok
 ``~/.config/cpctl/token``; it is readable by its owner only (0600, in a 0700 folder).
 """
 
+import base64
+import json
 import os
 from pathlib import Path
 
@@ -58,6 +60,16 @@ def local_token(role: str, org_id: str | None = None, user_id: str | None = None
         tokens.use_make_run_dynamodb(url)
         return tokens.for_user(org_id, user_id)
     return tokens.issue(role, org_id, user_id)
+
+
+def role_of(token: str) -> str | None:
+    """The role a user's token names (``custom:role``): read, not verified (the API verifies it)."""
+    try:
+        payload = token.split(".")[1]
+        role = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))).get("custom:role")
+    except (IndexError, ValueError, AttributeError):
+        return None
+    return str(role) if role else None
 
 
 class SignInError(Exception):

@@ -42,7 +42,8 @@ def login(
         except LookupError as error:
             typer.echo(f"Error: {error}", err=True)
             raise typer.Exit(1) from None
-        who = "an operator" if role is LocalRole.operator else f"{role} {user} of {org}"
+        # A user's role is the one their item holds, whatever --role asked for.
+        who = f"{credentials.role_of(token) or role} {user} of {org}" if org and user else "an operator"
     else:
         if not (username and client_id):
             raise usage_error("pass --local, or --username and --client-id (and --user-pool-id) for Cognito")

@@ -126,6 +126,17 @@ def test_login_local_stores_a_private_token_that_later_commands_use(table, cpctl
     assert not token_file.exists()
 
 
+@pytest.mark.parametrize("asked", ["member", "operator"])
+def test_login_local_says_the_role_the_user_has_not_the_one_asked_for(table, cpctl, asked):
+    cpctl("orgs", "create", "acme", "--name", "Acme")
+    cpctl("users", "create", "acme", "alice", "--name", "Alice", "--email", "alice@acme.example", "--role", "admin")
+
+    signed_in = cpctl("login", "--local", "--org", "acme", "--user", "alice", "--role", asked, token=None)
+
+    assert signed_in.exit_code == 0, signed_in.output
+    assert signed_in.stderr.startswith("Signed in as admin alice of acme;")
+
+
 def test_login_local_as_a_member_needs_org_and_user(table, cpctl, config_dir):
     result = cpctl("login", "--local", "--role", "member", token=None)
 
