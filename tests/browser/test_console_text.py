@@ -1,6 +1,6 @@
 """What anyone may type is shown as text on every screen: a name or subject holding markup never
-becomes markup (no element, no script), in the tables, the tree of units and the activity log; and an
-address the console cannot read leads home."""
+becomes markup (no element, no script), in the tables, the tree of units and the activity log; an
+address the console cannot read leads home; a part of a screen the API refuses says so."""
 
 import pytest
 from playwright.sync_api import expect
@@ -59,3 +59,22 @@ def test_an_address_with_a_broken_escape_leads_home(console, api, page):
 
     expect(page).to_have_url(f"{console}#/orgs/demo")
     expect(page.get_by_role("heading", name="Organization demo", level=1)).to_be_visible()
+
+
+def test_plans_the_api_refuses_to_list_are_said_in_the_plan_form(console, api, page):
+    # Given the API throttling the plans' list (the org page reads it for its plan form)
+    seed_demo(api)
+    body = '{"error": {"code": "throttled", "message": "Too many requests", "request_id": "r"}}'
+    page.route(
+        "**/plans",
+        lambda route: route.fulfill(status=429, headers={"Content-Type": "application/json"}, body=body),
+    )
+
+    # When an operator opens the org
+    sign_in(page, console, OPERATOR_TOKEN)
+    page.get_by_role("link", name="demo", exact=True).click()
+
+    # Then the plan form says why it has no plans to offer, and the rest of the page is there
+    form = page.get_by_role("form", name="Change the plan")
+    expect(form.get_by_role("alert")).to_have_text("The plans could not be read: Too many requests")
+    expect(page.get_by_role("heading", name="Demo Inc", level=2)).to_be_visible()
