@@ -254,6 +254,43 @@ def test_a_failed_create_leaves_a_same_name_successor_its_sign_in_and_its_item(p
     assert call("GET", "/orgs/acme").body["usage"]["users"] == 1
 
 
+def test_a_create_overtaken_before_it_stores_its_subject_leaves_the_successor_its_own(pool, monkeypatch):
+    # Given alice's create, which has made her sign-in; before it stores the sign-in's subject, alice
+    # is deleted and created again, and that new create's item takes its subject only after the
+    # first create's write of its own subject has reached it
+    table_client, real = config.dynamodb(), config.dynamodb().update_item
+    first: dict[str, object] = {}
+
+    def overtaken_at_the_first_mark(**request):
+        if "sign_in_sub" not in str(request.get("ExpressionAttributeNames")):
+            return real(**request)
+        if not first:  # the first create's mark: the successor comes now, and this mark lands within it
+            first["request"] = request
+            users.delete_user("acme", "alice")
+            again = UserCreate(user_id="alice", name="Alice", email="alice@new.example")
+            users.create_user("acme", again, SUCCESSORS_CREATOR)
+            if "refused" in first:
+                raise first["refused"]  # type: ignore[misc]
+            return first["answer"]
+        try:  # the successor's mark: the first create's lands on the item just before it
+            first["answer"] = real(**first["request"])  # type: ignore[arg-type]
+        except ClientError as refused:
+            first["refused"] = refused
+        return real(**request)
+
+    monkeypatch.setattr(table_client, "update_item", overtaken_at_the_first_mark)
+
+    # When the first create goes on
+    assert create_user("acme", "alice").status == 404  # its user is gone: it answers so
+    monkeypatch.undo()
+
+    # Then the new alice's item holds her own sign-in's subject (the authorizer lets her in), and
+    # keeps her seat
+    assert _stored_subject("alice") == _sign_in(pool, "acme.alice")["sub"]
+    assert call("GET", "/orgs/acme/users/alice").body["email"] == "alice@new.example"
+    assert call("GET", "/orgs/acme").body["usage"]["users"] == 1
+
+
 def test_deleting_a_missing_user_touches_no_sign_in(pool):
     cognito, pool_id = pool
     cognito.admin_create_user(UserPoolId=pool_id, Username="acme.ghost")

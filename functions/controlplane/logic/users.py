@@ -94,8 +94,12 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
             _remove(org_id, body.user_id, made)
             raise
         try:
-            with refusals.refused_as(errors.user_missing(org_id, body.user_id), ()):
-                api_table().mark(keys.user_key(org_id, body.user_id), stamps.SIGN_IN_SUBJECT, subject)
+            # on this create's item only: a successor's (deleted and created again meanwhile) has a
+            # sign-in of its own, whose subject it is to keep
+            with refusals.refused_as(errors.user_missing(org_id, body.user_id), made):
+                api_table().mark(
+                    keys.user_key(org_id, body.user_id), stamps.SIGN_IN_SUBJECT, subject, refusals.expects(made)
+                )
             signins.as_its_org_is(directory, org_id, body.user_id, subject)
         except Exception:
             # The user first: a sign-in left over (Cognito failing again) lets no one in, since no
