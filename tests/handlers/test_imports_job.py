@@ -372,3 +372,93 @@ def test_a_sign_in_whose_user_went_meanwhile_goes_only_while_it_is_still_the_one
     attributes = boto3.client("cognito-idp").admin_get_user(UserPoolId=cloud, Username="acme.user-000")
     sub = next(a["Value"] for a in attributes["UserAttributes"] if a["Name"] == "sub")
     assert api_table().get(keys.user_key("acme", "user-000"), consistent=True)[stamps.SIGN_IN_SUBJECT] == sub
+
+
+def test_a_sign_in_whose_user_is_created_again_before_the_job_stores_its_subject_is_not_the_new_users(
+    cloud, monkeypatch
+):
+    from controlplane.dal.table import Table
+
+    # Given an import of one user, whose job makes the sign-in; then, before it stores its subject,
+    # an admin deletes the user and creates a user of that id again, and the job's store of its
+    # subject reaches the new user's item before that create stores its own
+    started = _import(_rows(1))
+    [message] = _queued()
+    mark, job = Table.mark, {}
+
+    def overtaken(self, key, attribute, *args, **options):
+        if key != keys.user_key("acme", "user-000"):
+            return mark(self, key, attribute, *args, **options)
+        if not job:  # the job's: the new user comes now, and this store lands within their create
+            job["call"] = (self, key, attribute, *args)
+            job["options"] = options
+            assert call("DELETE", "/orgs/acme/users/user-000").status == 204
+            reply = call("POST", "/orgs/acme/users", {"user_id": "user-000", "name": "U", "email": "new@example.com"})
+            assert reply.status == 201, reply.body
+            if "refused" in job:
+                raise job["refused"]
+            return job["answer"]
+        try:  # the create's: the job's lands first
+            job["answer"] = mark(*job["call"], **job["options"])
+        except Exception as refused:
+            job["refused"] = refused
+        return mark(self, key, attribute, *args, **options)
+
+    monkeypatch.setattr(Table, "mark", overtaken)
+
+    # When the job goes on
+    assert deliver([message]) == {"batchItemFailures": []}
+    assert job and _get(started["import_id"])["status"] == "done"
+
+    # Then the new user's item holds the subject of the sign-in their create made (the authorizer
+    # lets them in), the only sign-in of that name
+    assert _sign_ins(cloud) == ["acme.user-000"]
+    attributes = boto3.client("cognito-idp").admin_get_user(UserPoolId=cloud, Username="acme.user-000")
+    sub = next(a["Value"] for a in attributes["UserAttributes"] if a["Name"] == "sub")
+    assert api_table().get(keys.user_key("acme", "user-000"), consistent=True)[stamps.SIGN_IN_SUBJECT] == sub
+
+
+def test_a_new_users_sign_in_not_stored_yet_is_not_replaced_by_the_job_as_a_left_over(cloud, monkeypatch):
+    from controlplane.dal.table import Table
+
+    # Given an import of one user; before its job makes the sign-in, an admin deletes the user and
+    # creates a user of that id again, whose create has made their sign-in but not stored its
+    # subject yet when the job meets that sign-in
+    started = _import(_rows(1))
+    [message] = _queued()
+    new_sign_in, mark, job = import_job._new_sign_in, Table.mark, {}
+
+    def meets_the_new_users_sign_in(self, key, attribute, *args, **options):
+        if "args" in job and "done" not in job and key == keys.user_key("acme", "user-000"):
+            job["done"] = True
+            try:
+                job["answer"] = new_sign_in(*job["args"])
+            except Exception as failed:
+                job["failed"] = failed
+        return mark(self, key, attribute, *args, **options)
+
+    def overtaken(*args):
+        if "args" in job:
+            return new_sign_in(*args)
+        job["args"] = args
+        assert call("DELETE", "/orgs/acme/users/user-000").status == 204
+        reply = call("POST", "/orgs/acme/users", {"user_id": "user-000", "name": "U", "email": "new@example.com"})
+        assert reply.status == 201, reply.body
+        if "failed" in job:
+            raise job["failed"]
+        return job["answer"]
+
+    monkeypatch.setattr(import_job, "_new_sign_in", overtaken)
+    monkeypatch.setattr(Table, "mark", meets_the_new_users_sign_in)
+
+    # When the job goes on
+    assert deliver([message]) == {"batchItemFailures": []}
+    assert job.get("done") and _get(started["import_id"])["status"] == "done"
+
+    # Then the new user keeps the sign-in their create made (their e-mail, not the row's), whose
+    # subject their item holds
+    assert _sign_ins(cloud) == ["acme.user-000"]
+    attributes = boto3.client("cognito-idp").admin_get_user(UserPoolId=cloud, Username="acme.user-000")
+    assert next(a["Value"] for a in attributes["UserAttributes"] if a["Name"] == "email") == "new@example.com"
+    sub = next(a["Value"] for a in attributes["UserAttributes"] if a["Name"] == "sub")
+    assert api_table().get(keys.user_key("acme", "user-000"), consistent=True)[stamps.SIGN_IN_SUBJECT] == sub

@@ -10,7 +10,7 @@ from typing import Any
 
 from controlplane import config
 from controlplane.dal import imports, keys, seats, stamps, tree
-from controlplane.dal.conditions import ConditionFailed, Item
+from controlplane.dal.conditions import ConditionFailed, Expect, Item
 from controlplane.dal.directory import Directory, SignInRefused
 from controlplane.dal.imports import DONE, RUNNING
 from controlplane.dal.table import api_table
@@ -92,7 +92,7 @@ def _pass(org_id: str, import_id: str, time_left: Callable[[], float], pace: Thr
     if org is None or stamps.DELETING in org:  # its users go with it: no sign-in to make
         return None
     for part in parts:
-        if not _sign_in(org_id, part, time_left, pace):
+        if not _sign_in(org_id, import_id, part, time_left, pace):
             return 0
     record, parts = imports.load(table, org_id, import_id)
     if record is None:
@@ -174,10 +174,8 @@ def _take(
         limit, count = int(counter[plans.USER_LIMIT]), int(counter[plans.USER_COUNT])
         if count >= limit:
             message = str(errors.QuotaExceeded("users", limit, count, org["plan"]))
-            return (
-                created,
-                refused + [refusal(row["row"], row["user_id"], "quota_exceeded", message) for row in pending],
-            )
+            refused += [refusal(row["row"], row["user_id"], "quota_exceeded", message) for row in pending]
+            return created, refused
         batch = import_rows.batch(pending, limit - count)
         rest = pending[len(batch) :]
         units = sorted({row["unit"] for row in batch} - {ROOT})
@@ -225,7 +223,7 @@ def _take(
     return created, refused
 
 
-def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Throttle) -> bool:
+def _sign_in(org_id: str, import_id: str, part: Item, time_left: Callable[[], float], pace: Throttle) -> bool:
     """Create the sign-ins of the part's new users, then try its failed ones again (each failure
     counted, with why); False if time ran short first. Progress is written every few sign-ins."""
     directory = config.directory()
@@ -243,7 +241,7 @@ def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Thro
         if time_left() < STEP_SECONDS:
             break
         pace.wait()
-        reason = _create_sign_in(directory, org_id, rows[user_id])
+        reason = _create_sign_in(directory, org_id, import_id, rows[user_id])
         if reason is None:
             failures.pop(user_id, None)
         else:
@@ -257,21 +255,23 @@ def _sign_in(org_id: str, part: Item, time_left: Callable[[], float], pace: Thro
     return tried == len(new) + len(retried)
 
 
-def _create_sign_in(directory: Directory, org_id: str, row: Item) -> str | None:
+def _create_sign_in(directory: Directory, org_id: str, import_id: str, row: Item) -> str | None:
     """None once the user's sign-in exists and their item keeps its subject (the authorizer allows
     no token until it does), as a single create does; else why not."""
     user_id = row["user_id"]
     try:
-        subject, replaced = _new_sign_in(directory, org_id, row)
+        subject, replaced = _new_sign_in(directory, org_id, import_id, row)
     except ServiceUnavailable as busy:
         return busy.message
+    except ConditionFailed:  # the user went, and one of that id is being created: theirs, not a left-over
+        return None
     except SignInRefused as refused:  # Cognito's refusal (a bad address, the e-mail quota...): the row's outcome
         logger.warning("Sign-in not created", org_id=org_id, user_id=row["user_id"], error=str(refused))
         return str(refused)[:MESSAGE_CHARS]
     try:
-        # A replacement's subject goes over whatever the item holds: another delivery may have stored
-        # the subject of the sign-in just replaced, which no longer exists
-        api_table().mark(keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject, overwrite=replaced)
+        # this import's user only; a replacement over whatever they hold (another delivery's, now gone)
+        ours = (Expect("import_id", import_id),)
+        api_table().mark(keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject, ours, overwrite=replaced)
     except ConditionFailed:  # the user was deleted meanwhile: their sign-in goes too (not a successor's)
         signins.remove_if_made(directory, org_id, user_id, subject)
         return None
@@ -279,18 +279,20 @@ def _create_sign_in(directory: Directory, org_id: str, row: Item) -> str | None:
     return None
 
 
-def _new_sign_in(directory: Directory, org_id: str, row: Item) -> tuple[str, bool]:
+def _new_sign_in(directory: Directory, org_id: str, import_id: str, row: Item) -> tuple[str, bool]:
     """The user's sign-in, its subject, and whether it replaced one. One of that name already there
-    is this job's own from before a crash if the item keeps its subject; otherwise no token of it
-    passes the authorizer (no item holds its subject) and it is replaced, as a single create replaces
-    a left-over. It may also be another delivery's, made just now and not yet stored: then the item
-    may take that subject after this read, and this replacement's must overwrite it."""
+    is a new user's of that id if the item is not this import's (``ConditionFailed``: it stays); this
+    job's own from before a crash if the item keeps its subject; otherwise no token of it passes the
+    authorizer and it is replaced, as a single create replaces a left-over. It may also be another
+    delivery's, not yet stored: the item may take it after this read, and this one must overwrite it."""
     user_id = row["user_id"]
     try:
         return directory.create_or_refusal(org_id, user_id, row["email"], row["role"]), False
     except AlreadyExists:
         subject = directory.subject(org_id, user_id)
-        stored = api_table().get(keys.user_key(org_id, user_id)) or {}
+        stored = api_table().get(keys.user_key(org_id, user_id), consistent=True) or {}
+        if stored.get("import_id") != import_id:
+            raise ConditionFailed(stored or None, 0) from None
         if stored.get(stamps.SIGN_IN_SUBJECT) == subject:
             return subject, False
         logger.warning("Replacing a left-over sign-in", org_id=org_id, user_id=user_id)
