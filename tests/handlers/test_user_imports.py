@@ -674,3 +674,25 @@ def test_a_second_delivery_giving_back_a_user_gone_already_leaves_no_sweep_marke
     assert markers == []
     queued = boto3.client("sqs").receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", [])
     assert queued == []
+
+
+def test_another_admins_get_that_runs_a_stopped_import_on_creates_its_users_as_the_importer(table):
+    # Given no queue, and an admin's import stopped in line by a move under way
+    create_org("acme", plan="pro")
+    assert create_unit("eng").status == 201
+    eng = keys.unit_key("acme", "eng")
+    api_table().mark(eng, tree.MOVING, "a-move")
+    started = _import([_row("ann", unit="eng")], caller=admin())
+    assert (started.status, started.body["status"]) == (202, "running"), started.body
+    tree.rewrite(api_table(), eng, {tree.MOVING: "a-move"}, {}, removed=(tree.MOVING,))
+
+    # When another admin of the org reads it (the route is the admins'), which runs the job on
+    done = call("GET", f"/orgs/acme/user-imports/{started.body['import_id']}", caller=admin(user_id="bob"))
+    assert done.status == 200, done.body
+    assert (done.body["status"], done.body["created"]) == ("done", 1), done.body
+
+    # Then the user is the importer's creation, not the reader's
+    [record] = [item for item in _import_items() if item["entity"] != dal_imports.PART]
+    user = api_table().get(keys.user_key("acme", "ann"), consistent=True)
+    assert user[stamps.CREATED_BY] == user[stamps.UPDATED_BY] == record[stamps.CREATED_BY]
+    assert record[stamps.CREATED_BY] == admin()["sub"] != admin(user_id="bob")["sub"]
