@@ -368,6 +368,34 @@ def test_rows_across_units_go_in_transactions_of_at_most_100_actions_with_one_ch
     assert len(ids(call("GET", "/orgs/acme/units/a/users", query={"limit": "100"}))) == 33
 
 
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # moto takes minutes over 97-user transactions
+def test_a_part_of_98_rows_stored_by_the_code_before_the_parts_check_is_done_in_two_transactions(table, monkeypatch):
+    # Given an import stored as the code before the part's check stored it (parts of 98), whose
+    # job runs with the part's check (a deploy during the import)
+    create_org("acme", plan="enterprise")
+    parts = logic_imports._parts
+
+    def parts_of_98(*args):
+        with monkeypatch.context() as before:
+            before.setattr(dal_imports, "PART_ROWS", 98)
+            return parts(*args)
+
+    monkeypatch.setattr(logic_imports, "_parts", parts_of_98)
+    transactions: list[int] = []
+    config.dynamodb().meta.events.register(
+        "provide-client-params.dynamodb.TransactWriteItems",
+        lambda params, **_: transactions.append(len(params["TransactItems"])),
+    )
+
+    body = _import([_row(f"user-{i:02d}") for i in range(98)]).body
+
+    # Then every row is created: 97 users with the org, the counter and the part's check (100
+    # actions), then the last one
+    assert (body["status"], body["created"], body["refused"]) == ("done", 98, []), body
+    assert transactions == [2, 97 + 3, 1 + 3]
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 98}
+
+
 def _succeeds(reply) -> None:
     assert 200 <= reply.status < 300, reply.body
 
