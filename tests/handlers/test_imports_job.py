@@ -462,3 +462,18 @@ def test_a_new_users_sign_in_not_stored_yet_is_not_replaced_by_the_job_as_a_left
     assert next(a["Value"] for a in attributes["UserAttributes"] if a["Name"] == "email") == "new@example.com"
     sub = next(a["Value"] for a in attributes["UserAttributes"] if a["Name"] == "sub")
     assert api_table().get(keys.user_key("acme", "user-000"), consistent=True)[stamps.SIGN_IN_SUBJECT] == sub
+
+
+def test_a_get_of_a_running_import_in_the_cloud_runs_no_job_the_queue_does(cloud):
+    # Given an import whose job is queued, not delivered yet
+    started = _import(_rows(2))
+
+    # When it is read
+    reply = call("GET", f"/orgs/acme/user-imports/{started['import_id']}")
+
+    # Then the read runs nothing: the import is as the request left it, no user, no sign-in
+    assert reply.status == 200
+    assert (reply.body["status"], reply.body["created"], reply.body["pending"]) == ("running", 0, 2)
+    found, _ = api_table().query(keys.org_partition("acme"), prefix=keys.USER_PREFIX, limit=10, consistent=True)
+    assert found == [] and _sign_ins(cloud) == []
+    assert len(_queued()) == 1
