@@ -254,6 +254,36 @@ def test_a_failed_create_leaves_a_same_name_successor_its_sign_in_and_its_item(p
     assert call("GET", "/orgs/acme").body["usage"]["users"] == 1
 
 
+def test_a_create_cognito_refuses_answers_so_even_when_its_user_was_created_again_meanwhile(pool, monkeypatch):
+    # Given alice's create, taken in the table; while Cognito refuses her address, alice is deleted
+    # and created again (with an address Cognito takes)
+    client = config.directory().client
+    real, successor = client.admin_create_user, []
+
+    def refused_after_a_successor(**request):
+        if successor:
+            return real(**request)
+        successor.append(True)
+        users.delete_user("acme", "alice")
+        users.create_user(
+            "acme", UserCreate(user_id="alice", name="Alice", email="alice@new.example"), SUCCESSORS_CREATOR
+        )
+        raise ClientError({"Error": {"Code": "InvalidParameterException", "Message": "injected"}}, "AdminCreateUser")
+
+    monkeypatch.setattr(client, "admin_create_user", refused_after_a_successor)
+
+    # When the first create meets Cognito's refusal
+    reply = create_user("acme", "alice")
+    monkeypatch.undo()
+
+    # Then it answers with Cognito's refusal (not that alice is missing: she is there), and the new
+    # alice keeps her item, her sign-in and her seat
+    assert reply.status == 422 and reply.body["error"]["code"] == "validation_error", reply.body
+    assert call("GET", "/orgs/acme/users/alice").body["email"] == "alice@new.example"
+    assert _stored_subject("alice") == _sign_in(pool, "acme.alice")["sub"]
+    assert call("GET", "/orgs/acme").body["usage"]["users"] == 1
+
+
 def test_a_create_overtaken_before_it_stores_its_subject_leaves_the_successor_its_own(pool, monkeypatch):
     # Given alice's create, which has made her sign-in; before it stores the sign-in's subject, alice
     # is deleted and created again, and that new create's item takes its subject only after the

@@ -1,6 +1,7 @@
 """Users: the people of an organization, kept in step with their Cognito sign-in."""
 
 import time
+from contextlib import suppress
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -91,7 +92,7 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
         try:
             subject = _new_sign_in(directory, org_id, body)
         except Exception:
-            _remove(org_id, body.user_id, made)
+            _remove_made(org_id, body.user_id, made)
             raise
         try:
             # on this create's item only: a successor's (deleted and created again meanwhile) has a
@@ -105,12 +106,20 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
             # The user first: a sign-in left over (Cognito failing again) lets no one in, since no
             # item holds its subject, and the next create of that name replaces it.
             try:
-                _remove(org_id, body.user_id, made)
+                _remove_made(org_id, body.user_id, made)
             finally:
                 signins.remove_if_made(directory, org_id, body.user_id, subject)
             raise
     metrics.add_metric(name="UserCreated", unit=MetricUnit.Count, value=1)
     return User.model_validate(item)
+
+
+def _remove_made(org_id: str, user_id: str, made: tuple[refusals.Rule, ...]) -> None:
+    """A failed create's clean-up: its item, if still there (``made``). One gone, or a successor's,
+    is not this create's to remove, and the create's own error stands, not a 404 for a user who may
+    well be there (deleted and created again meanwhile)."""
+    with suppress(errors.NotFound):
+        _remove(org_id, user_id, made)
 
 
 def _made_here(org_id: str, item: Item) -> tuple[refusals.Rule, ...]:
