@@ -54,6 +54,17 @@ def _sign_ins(pool_id: str) -> list[str]:
             return sorted(found)
 
 
+def _attribute(pool_id: str, user_id: str, name: str) -> str:
+    """An attribute of acme's user's sign-in, as Cognito holds it (``sub``: its subject)."""
+    attributes = boto3.client("cognito-idp").admin_get_user(UserPoolId=pool_id, Username=f"acme.{user_id}")
+    return next(a["Value"] for a in attributes["UserAttributes"] if a["Name"] == name)
+
+
+def _stored_subject(user_id: str) -> str:
+    """The sign-in subject acme's user's item holds, which the authorizer checks tokens against."""
+    return api_table().get(keys.user_key("acme", user_id), consistent=True)[stamps.SIGN_IN_SUBJECT]
+
+
 def _rows(count: int) -> list[dict]:
     return [{"user_id": f"user-{i:03d}", "name": "U", "email": f"u{i}@example.com"} for i in range(count)]
 
@@ -83,11 +94,8 @@ def test_the_request_only_stores_the_rows_and_queues_the_job_which_creates_users
     assert done["sign_ins"] == {"done": 3, "pending": 0, "failed": []}
     assert _sign_ins(cloud) == ["acme.user-000", "acme.user-001", "acme.user-002"]
     # each user's item keeps their sign-in's subject, which the authorizer checks tokens against
-    cognito = boto3.client("cognito-idp")
     for user_id in ("user-000", "user-001", "user-002"):
-        attributes = cognito.admin_get_user(UserPoolId=cloud, Username=f"acme.{user_id}")["UserAttributes"]
-        sub = next(a["Value"] for a in attributes if a["Name"] == "sub")
-        assert api_table().get(keys.user_key("acme", user_id))[stamps.SIGN_IN_SUBJECT] == sub
+        assert _stored_subject(user_id) == _attribute(cloud, user_id, "sub")
 
 
 def test_an_import_whose_job_cannot_be_queued_is_503_and_leaves_no_import_running_without_a_job(cloud, monkeypatch):
@@ -257,10 +265,9 @@ def test_a_left_over_sign_in_of_an_imported_users_name_is_replaced_and_its_token
 
     # Then the left-over is replaced, and the item keeps the new sign-in's subject
     assert _get(started["import_id"])["sign_ins"] == {"done": 1, "pending": 0, "failed": []}
-    attributes = cognito.admin_get_user(UserPoolId=cloud, Username="acme.user-000")["UserAttributes"]
-    sub = next(a["Value"] for a in attributes if a["Name"] == "sub")
+    sub = _attribute(cloud, "user-000", "sub")
     assert sub != left_sub
-    assert api_table().get(keys.user_key("acme", "user-000"))[stamps.SIGN_IN_SUBJECT] == sub
+    assert _stored_subject("user-000") == sub
 
 
 def test_a_sign_in_replaced_while_another_delivery_stores_the_old_ones_subject_is_the_one_the_item_keeps(
@@ -286,10 +293,9 @@ def test_a_sign_in_replaced_while_another_delivery_stores_the_old_ones_subject_i
     assert deliver([message]) == {"batchItemFailures": []}
 
     # Then the item keeps the subject of the sign-in that exists: the user can sign in
-    attributes = boto3.client("cognito-idp").admin_get_user(UserPoolId=cloud, Username="acme.user-000")
-    live = next(a["Value"] for a in attributes["UserAttributes"] if a["Name"] == "sub")
+    live = _attribute(cloud, "user-000", "sub")
     assert live != other
-    assert api_table().get(keys.user_key("acme", "user-000"), consistent=True)[stamps.SIGN_IN_SUBJECT] == live
+    assert _stored_subject("user-000") == live
 
 
 def test_a_job_whose_unit_is_being_moved_stops_for_the_queue_and_a_later_delivery_places_its_users(cloud):
@@ -369,9 +375,7 @@ def test_a_sign_in_whose_user_went_meanwhile_goes_only_while_it_is_still_the_one
 
     # Then the new user keeps the sign-in their create made, whose subject their item holds
     assert _sign_ins(cloud) == ["acme.user-000"]
-    attributes = boto3.client("cognito-idp").admin_get_user(UserPoolId=cloud, Username="acme.user-000")
-    sub = next(a["Value"] for a in attributes["UserAttributes"] if a["Name"] == "sub")
-    assert api_table().get(keys.user_key("acme", "user-000"), consistent=True)[stamps.SIGN_IN_SUBJECT] == sub
+    assert _stored_subject("user-000") == _attribute(cloud, "user-000", "sub")
 
 
 def test_a_sign_in_whose_user_is_created_again_before_the_job_stores_its_subject_is_not_the_new_users(
@@ -413,9 +417,7 @@ def test_a_sign_in_whose_user_is_created_again_before_the_job_stores_its_subject
     # Then the new user's item holds the subject of the sign-in their create made (the authorizer
     # lets them in), the only sign-in of that name
     assert _sign_ins(cloud) == ["acme.user-000"]
-    attributes = boto3.client("cognito-idp").admin_get_user(UserPoolId=cloud, Username="acme.user-000")
-    sub = next(a["Value"] for a in attributes["UserAttributes"] if a["Name"] == "sub")
-    assert api_table().get(keys.user_key("acme", "user-000"), consistent=True)[stamps.SIGN_IN_SUBJECT] == sub
+    assert _stored_subject("user-000") == _attribute(cloud, "user-000", "sub")
 
 
 def test_a_new_users_sign_in_not_stored_yet_is_not_replaced_by_the_job_as_a_left_over(cloud, monkeypatch):
@@ -458,10 +460,8 @@ def test_a_new_users_sign_in_not_stored_yet_is_not_replaced_by_the_job_as_a_left
     # Then the new user keeps the sign-in their create made (their e-mail, not the row's), whose
     # subject their item holds
     assert _sign_ins(cloud) == ["acme.user-000"]
-    attributes = boto3.client("cognito-idp").admin_get_user(UserPoolId=cloud, Username="acme.user-000")
-    assert next(a["Value"] for a in attributes["UserAttributes"] if a["Name"] == "email") == "new@example.com"
-    sub = next(a["Value"] for a in attributes["UserAttributes"] if a["Name"] == "sub")
-    assert api_table().get(keys.user_key("acme", "user-000"), consistent=True)[stamps.SIGN_IN_SUBJECT] == sub
+    assert _attribute(cloud, "user-000", "email") == "new@example.com"
+    assert _stored_subject("user-000") == _attribute(cloud, "user-000", "sub")
 
 
 def test_a_get_of_a_running_import_in_the_cloud_runs_no_job_the_queue_does(cloud):
