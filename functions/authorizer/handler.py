@@ -22,6 +22,15 @@ input. One decision then serves every route for ``authorizer_ttl_seconds``.
   routes, whose records (``controlplane.http.routes``) stay the only fine-grained rules.
 - Fail closed: a JWKS or DynamoDB outage raises, which API Gateway answers with its
   AUTHORIZER_FAILURE gateway response (503 service_unavailable), never an Allow.
+- Bounded: one invocation has ``DECISION_SECONDS``. The JWKS fetch waits at most
+  ``JWKS_TIMEOUT_SECONDS`` per socket operation (connect, read). A BatchGetItem request (one botocore
+  attempt) is started only if a whole one, ``REQUEST_SECONDS`` (its connect and read timeouts), ends
+  by the deadline, and ``READS`` at most are sent. When time or requests run out it raises, as an
+  outage does. Why so: AWS documents a limit on a Lambda authorizer's response for HTTP APIs only,
+  "Timeout for Lambda authorizer response: 10000 ms"
+  (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html). Its REST API
+  quotas (.../api-gateway-execution-service-limits-table.html) name none, nor what the client gets
+  when an authorizer takes too long: the budget stays well inside the one figure AWS gives.
 
 - The Allow names the caller's usage plan key (``usageIdentifierKey``, controlplane.dal.tenant_keys).
 
@@ -42,6 +51,7 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
 from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import RSAKey
@@ -56,7 +66,11 @@ SUSPENDED = "suspended"
 ROLES = ("admin", "member")  # controlplane.http.auth.ADMIN, MEMBER; not imported, for the cold start
 USERNAME_SEPARATOR = "."  # controlplane.dal.directory.username: <org_id>.<user_id>; operators have none
 JWKS_REFETCH_SECONDS = 30.0  # the least time between two fetches for unknown kids: a flood of bogus kids fetches once
-JWKS_TIMEOUT_SECONDS = 2.0
+DECISION_SECONDS = 5.0  # one invocation's budget: half the 10 s AWS documents for HTTP APIs (see above)
+JWKS_TIMEOUT_SECONDS = 1.5  # per socket operation; HTTP APIs' own JWT authorizers give a JWKS endpoint 1500 ms
+CONNECT_SECONDS, READ_SECONDS = 1.0, 1.0  # a BatchGetItem of two small items answers in milliseconds
+REQUEST_SECONDS = CONNECT_SECONDS + READ_SECONDS  # the longest one BatchGetItem request waits
+READS = 3  # BatchGetItem requests per decision at most: the first, then again after an error or unprocessed keys
 _LOCAL_HOSTS = ("http://127.0.0.1:", "http://localhost:", "http://host.docker.internal:")  # sam local: the host
 ALGORITHM = "RS256"  # Cognito's; ``none`` and HS256 (signed with the public key as a secret) never pass
 
@@ -76,6 +90,7 @@ class _Jwks:
 
 _jwks: _Jwks | None = None
 _dynamodb: Any = None
+_clock = time.monotonic  # tests replace it, to count the budget without waiting
 
 
 def reset() -> None:
@@ -85,12 +100,13 @@ def reset() -> None:
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    deadline = _clock() + DECISION_SECONDS
     try:
         claims = verify(event.get("authorizationToken") or "")
     except Unauthorized as refused:
         logger.info("Unauthorized: %s", refused)
         raise Exception("Unauthorized") from None  # the exact message API Gateway turns into a 401
-    return decide(claims, event["methodArn"])
+    return decide(claims, event["methodArn"], deadline)
 
 
 def verify(authorization: str) -> dict[str, Any]:
@@ -125,7 +141,7 @@ def _key_for(header: dict[str, Any]) -> RSAKey:
     """The JWKS key the token names: a new ``kid`` (key rotation) fetches the JWKS again, rate-bounded."""
     global _jwks
     kid = header["kid"]
-    now = time.monotonic()
+    now = _clock()
     if _jwks is None or (kid not in _jwks.keys and now - _jwks.fetched_at >= JWKS_REFETCH_SECONDS):
         _jwks = _Jwks(_fetch_jwks(), now)
     try:
@@ -164,7 +180,10 @@ def audiences() -> list[str]:
     return [audience.strip() for audience in os.environ["TOKEN_AUDIENCES"].split(",") if audience.strip()]
 
 
-def decide(claims: dict[str, Any], method_arn: str) -> dict[str, Any]:
+def decide(claims: dict[str, Any], method_arn: str, deadline: float | None = None) -> dict[str, Any]:
+    """The policy for verified ``claims``; its reads end by ``deadline`` (``_clock()``'s time; by
+    default ``DECISION_SECONDS`` from now)."""
+    deadline = _clock() + DECISION_SECONDS if deadline is None else deadline
     groups = claims.get("cognito:groups") or []
     groups = groups.split(",") if isinstance(groups, str) else [str(group) for group in groups]
     operator = OPERATORS_GROUP in groups
@@ -175,7 +194,7 @@ def decide(claims: dict[str, Any], method_arn: str) -> dict[str, Any]:
         context["groups"] = ",".join(groups)
         if USERNAME_SEPARATOR in str(claims.get("cognito:username") or ""):
             return _policy("Deny", context, method_arn, "forbidden", "An operator's username may not contain a dot")
-    elif refusal := _membership(context, org_id, user_id):
+    elif refusal := _membership(context, org_id, user_id, deadline):
         return _policy("Deny", context, method_arn, *refusal)
     policy = _policy("Allow", context, method_arn)
     # The caller's usage plan key (API key source AUTHORIZER): the org's, or the operators'.
@@ -184,12 +203,12 @@ def decide(claims: dict[str, Any], method_arn: str) -> dict[str, Any]:
     return policy
 
 
-def _membership(context: dict[str, str], org_id: str, user_id: str) -> tuple[str, str] | None:
+def _membership(context: dict[str, str], org_id: str, user_id: str, deadline: float) -> tuple[str, str] | None:
     """Why a tenant caller is refused (error code, message), or None: then ``context`` has the role and
     plan the table holds now."""
     if not (org_id and user_id):
         return "forbidden", "Your sign-in names no organization and user"
-    org, user = read_org_and_user(org_id, user_id)
+    org, user = read_org_and_user(org_id, user_id, deadline)
     if org is None or stamps.DELETING in org:
         return "forbidden", f"Organization {org_id} does not exist"
     subject = (user or {}).get(stamps.SIGN_IN_SUBJECT, {}).get("S")
@@ -208,11 +227,13 @@ _PROJECTION = {"#sk": SORT_KEY, "#status": "status", "#plan": "plan", "#deleting
 _PROJECTION |= {"#role": "role", "#sub": stamps.SIGN_IN_SUBJECT}
 
 
-def read_org_and_user(org_id: str, user_id: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def read_org_and_user(
+    org_id: str, user_id: str, deadline: float
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """The org item and the user item, projected: ONE BatchGetItem, strongly consistent, so a decision
-    made right after a cache flush sees the write that caused the flush. Keys DynamoDB leaves
-    unprocessed (throttling) are asked once more; still unprocessed, or any error, raises (fail closed:
-    503)."""
+    made right after a cache flush sees the write that caused the flush. After an error, or with keys
+    DynamoDB left unprocessed (throttling), it is sent again: ``READS`` requests at most, each started
+    only if it can end by ``deadline``. Then it raises (fail closed: 503)."""
     table = os.environ["TABLE_NAME"]
     org_wanted, user_wanted = org_key(org_id), user_key(org_id, user_id)
     wanted = [{name: {"S": value} for name, value in key.items()} for key in (org_wanted, user_wanted)]
@@ -225,25 +246,36 @@ def read_org_and_user(org_id: str, user_id: str) -> tuple[dict[str, Any] | None,
         }
     }
     found: list[dict[str, Any]] = []
-    for _ in range(2):
-        response = dynamodb().batch_get_item(RequestItems=request)
+    failure: Exception | None = None
+    for _ in range(READS):
+        if _clock() + REQUEST_SECONDS > deadline:
+            raise RuntimeError(f"The authorizer's {DECISION_SECONDS:g} s ran out before DynamoDB answered") from failure
+        try:
+            response = dynamodb().batch_get_item(RequestItems=request)
+        except (BotoCoreError, ClientError) as error:  # throttled, failing, unreachable or too slow
+            failure = error
+            continue
         found += response.get("Responses", {}).get(table, [])
         request = response.get("UnprocessedKeys") or {}
         if not request:
-            break
-    else:
-        raise RuntimeError("DynamoDB left the authorizer's keys unprocessed")
-    by_sort_key = {item[SORT_KEY]["S"]: item for item in found}
-    return by_sort_key.get(org_wanted[SORT_KEY]), by_sort_key.get(user_wanted[SORT_KEY])
+            by_sort_key = {item[SORT_KEY]["S"]: item for item in found}
+            return by_sort_key.get(org_wanted[SORT_KEY]), by_sort_key.get(user_wanted[SORT_KEY])
+        failure = RuntimeError("DynamoDB left the authorizer's keys unprocessed")
+    raise failure or RuntimeError("DynamoDB was not asked")  # READS >= 1: never
 
 
 def dynamodb() -> Any:
     """The authorizer's client, made on first use (tests reset it with ``reset()``)."""
     global _dynamodb
     if _dynamodb is None:
-        # Two quick attempts: API Gateway waits at most 10 s for a decision, and a caller retries a 503.
-        # total_max_attempts counts the first attempt too (max_attempts would count only the retries).
-        config = Config(retries={"mode": "standard", "total_max_attempts": 2}, connect_timeout=1, read_timeout=2)
+        # One attempt per call (total_max_attempts counts the first): read_org_and_user sends again,
+        # within the decision's budget, which botocore's backoff (a retry-after header can add 5 s)
+        # would not keep.
+        config = Config(
+            retries={"mode": "standard", "total_max_attempts": 1},
+            connect_timeout=CONNECT_SECONDS,
+            read_timeout=READ_SECONDS,
+        )
         _dynamodb = boto3.client("dynamodb", config=config)
     return _dynamodb
 

@@ -33,20 +33,40 @@ ROTATED = RSAKey.generate_key(2048, private=True, parameters={"kid": "key-2"})
 FORGER = RSAKey.generate_key(2048, private=True, parameters={"kid": "key-1"})  # same kid, another key
 
 
-class Jwks:
-    """A JWKS endpoint: the keys it serves, whether it is up, and how often it was asked."""
+class Clock:
+    """The authorizer's clock (``handler._clock``): time passes only when a test's endpoint says."""
 
     def __init__(self) -> None:
-        self.keys, self.up, self.fetches = [KEY], True, 0
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Jwks:
+    """A JWKS endpoint: the keys it serves, whether it is up, how often it was asked, and how long
+    (on the authorizer's clock) it takes to answer."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.keys, self.up, self.fetches, self.seconds = [KEY], True, 0, 0.0
+        self.clock = clock
 
 
 @pytest.fixture
-def jwks(monkeypatch, table):
-    state = Jwks()
+def clock(monkeypatch):
+    fake = Clock()
+    monkeypatch.setattr(handler, "_clock", fake)
+    return fake
+
+
+@pytest.fixture
+def jwks(monkeypatch, table, clock):
+    state = Jwks(clock)
 
     class Endpoint(BaseHTTPRequestHandler):
         def do_GET(self):
             state.fetches += 1
+            state.clock.now += state.seconds
             body = json.dumps({"keys": [key.as_dict(private=False) for key in state.keys]}).encode()
             self.send_response(200 if state.up else 503)
             self.send_header("Content-Length", str(len(body)))
@@ -195,15 +215,16 @@ def test_the_console_clients_tokens_are_accepted_too(jwks):
     assert _statement(authorize(token(sub=subject, aud=CONSOLE_AUDIENCE)))["Effect"] == "Allow"
 
 
-def test_keys_left_unprocessed_twice_fail_the_decision(jwks):
+def test_keys_left_unprocessed_in_every_read_fail_the_decision(jwks):
     subject = signed_up()
     table = os.environ["TABLE_NAME"]
     unprocessed = {"Responses": {table: []}, "UnprocessedKeys": {table: {"Keys": [{"PK": {"S": "ORG#acme"}}]}}}
     with Stubber(handler.dynamodb()) as stub:
-        stub.add_response("batch_get_item", unprocessed)
-        stub.add_response("batch_get_item", unprocessed)
-        with pytest.raises(RuntimeError):
+        for _ in range(handler.READS):
+            stub.add_response("batch_get_item", unprocessed)
+        with pytest.raises(RuntimeError, match="unprocessed"):
             authorize(token(sub=subject))
+        stub.assert_no_pending_responses()
 
 
 class _Body:
@@ -216,21 +237,112 @@ class _Body:
         yield self.content
 
 
-def test_a_failing_dynamodb_is_tried_twice_in_all_then_the_decision_fails(jwks):
-    # API Gateway waits at most 10 s for a decision: two attempts of at most 3 s each, not three
-    # (botocore's max_attempts counts retries; total_max_attempts counts every attempt)
+def _answer(sent: list[str], clock: Clock, answers: list[tuple[int, dict]], seconds: float = 0.0):
+    """A before-send hook: each BatchGetItem request takes ``seconds`` on the authorizer's clock and
+    gets the next of ``answers`` (status, body), the last one again when they run out."""
+
+    def answer(request, **_):
+        sent.append(request.url)
+        clock.now += seconds
+        status, body = answers[min(len(sent), len(answers)) - 1]
+        return AWSResponse(request.url, status, {}, _Body(json.dumps(body).encode()))
+
+    return answer
+
+
+FAILING = (500, {"__type": "InternalServerError"})
+THROTTLED = (400, {"__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException"})
+
+
+def _unprocessed() -> tuple[int, dict]:
+    table = os.environ["TABLE_NAME"]
+    return 200, {"Responses": {table: []}, "UnprocessedKeys": {table: {"Keys": [{"PK": {"S": "ORG#acme"}}]}}}
+
+
+def test_a_failing_dynamodb_is_tried_reads_times_in_all_then_the_decision_fails(jwks, clock):
     subject = signed_up()
     sent: list[str] = []
+    handler.dynamodb().meta.events.register("before-send.dynamodb.BatchGetItem", _answer(sent, clock, [FAILING]))
 
-    def answer_500(request, **_):
-        sent.append(request.url)
-        return AWSResponse(request.url, 500, {}, _Body(b'{"__type": "InternalServerError"}'))
-
-    handler.dynamodb().meta.events.register("before-send.dynamodb.BatchGetItem", answer_500)
     with pytest.raises(ClientError):
         authorize(token(sub=subject))
 
-    assert len(sent) == 2
+    assert len(sent) == handler.READS  # botocore's own attempts are one per request: none added
+
+
+# The budget: one invocation ends within DECISION_SECONDS, well inside the 10 s AWS documents for an
+# authorizer's response (HTTP APIs: http-api-quotas.html; REST APIs' quotas name no figure)
+
+DOCUMENTED_LIMIT_SECONDS = 10.0
+
+
+def test_a_slow_throttled_dynamodb_that_leaves_keys_unprocessed_fails_the_decision_within_the_budget(jwks, clock):
+    # Given a DynamoDB whose every request takes the longest the client waits (its connect and read
+    # timeouts), throttled or leaving the keys unprocessed, in turns
+    subject = signed_up()
+    config = handler.dynamodb().meta.config
+    longest = config.connect_timeout + config.read_timeout
+    sent: list[str] = []
+    answers = [THROTTLED, _unprocessed(), THROTTLED, THROTTLED, _unprocessed(), THROTTLED]
+    handler.dynamodb().meta.events.register("before-send.dynamodb.BatchGetItem", _answer(sent, clock, answers, longest))
+    started = clock.now
+
+    # When a decision is asked
+    with pytest.raises(Exception) as raised:
+        authorize(token(sub=subject))
+
+    # Then it fails closed (an outage's error, not a 401 nor a policy) before the budget runs out,
+    # having sent only the requests that could end within it
+    assert str(raised.value) != "Unauthorized"
+    assert clock.now - started < DOCUMENTED_LIMIT_SECONDS
+    assert clock.now - started <= handler.DECISION_SECONDS
+    assert len(sent) == min(handler.READS, int(handler.DECISION_SECONDS // longest))
+
+
+def _slow_reads(clock: Clock) -> float:
+    """Each request of the authorizer's client takes the longest it waits (its connect and read
+    timeouts) on the authorizer's clock, then goes on to the table; that longest."""
+    config = handler.dynamodb().meta.config
+    longest = config.connect_timeout + config.read_timeout
+
+    def take_long(**_):
+        clock.now += longest
+
+    handler.dynamodb().meta.events.register("before-send.dynamodb", take_long)
+    return longest
+
+
+def test_a_jwks_fetch_that_leaves_time_for_a_read_still_allows(jwks, clock, reads):
+    # Given the first decision of a container, whose JWKS answers with time left for one slow read
+    subject = signed_up()
+    reads.clear()
+    longest = _slow_reads(clock)
+    jwks.seconds = handler.DECISION_SECONDS - longest - 0.5
+    started = clock.now
+
+    # When a decision is asked
+    policy = authorize(token(sub=subject))
+
+    # Then the read is sent and the caller allowed, within the budget
+    assert _statement(policy)["Effect"] == "Allow"
+    assert (jwks.fetches, len(reads)) == (1, 1)
+    assert clock.now - started <= handler.DECISION_SECONDS
+
+
+def test_a_jwks_fetch_that_leaves_no_time_for_a_read_fails_the_decision_without_one(jwks, clock, reads):
+    # Given the first decision of a container, whose JWKS answers too late for one slow read to end
+    # within the budget
+    subject = signed_up()
+    reads.clear()
+    longest = _slow_reads(clock)
+    jwks.seconds = handler.DECISION_SECONDS - longest + 0.5
+    started = clock.now
+
+    # When a decision is asked, then it fails closed (an outage's error) without starting the read
+    with pytest.raises(RuntimeError, match="ran out"):
+        authorize(token(sub=subject))
+    assert (jwks.fetches, reads) == (1, [])
+    assert clock.now - started <= handler.DECISION_SECONDS
 
 
 def test_an_operator_is_allowed_without_any_read(jwks, reads):

@@ -1,14 +1,16 @@
 """The figures the docs state that a constant of the code decides: the plans' seats and request limits
 (docs/API.md, docs/LIMITS.md, from models/plans.py), the page size (docs/API.md, from
 http/params.py), each error code's status (docs/API.md, from http/errors.py), how often a call is
-tried (docs/API.md, docs/EVENTS.md), the fields' lengths and the limits of units, imports and bodies
-(docs/API.md). A change of the constant that forgets the docs fails here."""
+tried (docs/API.md, docs/EVENTS.md), the authorizer's time (docs/SECURITY.md), the fields' lengths
+and the limits of units, imports and bodies (docs/API.md). A change of the constant that forgets the
+docs fails here."""
 
 import re
 from typing import Any
 
 import boto3
 
+from authorizer import handler as authorizer
 from controlplane import config
 from controlplane.dal import imports as import_items
 from controlplane.dal import transactions
@@ -109,6 +111,17 @@ def test_the_retries_the_docs_state_are_the_codes():
     assert f"({retries + 1} attempts: the first and {retries} retries," in api
     assert f"(`TransactionConflict`), {transactions._CONFLICT_ATTEMPTS} attempts in all" in api
     assert f"up to {publisher.PUT_ATTEMPTS - 1} times ({publisher.PUT_ATTEMPTS} calls in all)" in events
+
+
+def test_the_authorizers_time_the_docs_state_is_the_codes():
+    security = " ".join((ROOT / "docs" / "SECURITY.md").read_text().split())
+
+    assert f"**A decision has {authorizer.DECISION_SECONDS:g} s**" in security
+    assert f"{authorizer.READS} requests at most" in security
+    request = f"{authorizer.CONNECT_SECONDS:g} s to connect, {authorizer.READ_SECONDS:g} s to read"
+    assert f"one botocore attempt of at most {authorizer.REQUEST_SECONDS:g} s ({request})" in security
+    assert f"waits at most {authorizer.JWKS_TIMEOUT_SECONDS:g} s per socket operation" in security
+    assert f"can end within the {authorizer.DECISION_SECONDS:g} s" in security
 
 
 def _span(schema: dict[str, Any]) -> str:
