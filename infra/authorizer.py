@@ -24,6 +24,7 @@ from infra.constants import (
     ARCHITECTURE,
     AUTHORIZER_FUNCTION,
     AUTHORIZER_REQUIREMENTS,
+    AUTHORIZER_TIMEOUT,
     LAMBDA_PLATFORM,
     LOG_LEVEL,
     RUNTIME,
@@ -113,6 +114,7 @@ class ApiAuthorizer(Construct):
             },
             removal_policy=removal_policy,
             snap_start=snap_start,
+            timeout=AUTHORIZER_TIMEOUT,
         )
         # On the request path at every cache miss: with SnapStart, API Gateway invokes the alias.
         self.function, self.target = authorizer.function, authorizer.target

@@ -7,6 +7,7 @@ from aws_cdk import (
     CfnDynamicReference,
     CfnDynamicReferenceService,
     CfnParameter,
+    Duration,
     IgnoreMode,
     RemovalPolicy,
     Stack,
@@ -79,6 +80,7 @@ class ControlPlaneFunction(Construct):
         environment: dict[str, str],
         removal_policy: RemovalPolicy,
         snap_start: bool = False,
+        timeout: Duration = TIMEOUT,
     ) -> None:
         super().__init__(scope, construct_id)
         log_group = logs.LogGroup(self, "Logs", retention=LOG_RETENTION, removal_policy=removal_policy)
@@ -90,7 +92,7 @@ class ControlPlaneFunction(Construct):
             handler=f"{name}.handler.lambda_handler",
             code=function_code(name),
             memory_size=MEMORY_MB[name],
-            timeout=TIMEOUT,
+            timeout=timeout,
             tracing=lambda_.Tracing.ACTIVE,
             layers=layers,
             environment=environment,

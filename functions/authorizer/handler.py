@@ -23,11 +23,12 @@ input. One decision then serves every route for ``authorizer_ttl_seconds``.
 - Fail closed: a JWKS or DynamoDB outage raises, which API Gateway answers with its
   AUTHORIZER_FAILURE gateway response (503 service_unavailable), never an Allow.
 - Bounded: one invocation has ``DECISION_SECONDS``. The JWKS fetch waits at most
-  ``JWKS_TIMEOUT_SECONDS`` per socket operation (connect, read). A BatchGetItem request (one botocore
-  attempt) is started only if a whole one, ``REQUEST_SECONDS`` (its connect and read timeouts), ends
-  by the deadline, and ``READS`` at most are sent. When time or requests run out it raises, as an
-  outage does. Why so: AWS documents a limit on a Lambda authorizer's response for HTTP APIs only,
-  "Timeout for Lambda authorizer response: 10000 ms"
+  ``JWKS_TIMEOUT_SECONDS`` per socket operation (connect, read). A BatchGetItem request (one
+  botocore attempt) is started only if a whole one, ``REQUEST_SECONDS`` (its connect and read
+  timeouts), ends by the deadline, and ``READS`` at most are sent. When time or requests run out it
+  raises, as an outage does. A little past the budget, Lambda's timeout (infra AUTHORIZER_TIMEOUT)
+  ends the invocation, whatever it waits on. Why so: AWS documents a limit on a Lambda authorizer's
+  response for HTTP APIs only, "Timeout for Lambda authorizer response: 10000 ms"
   (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html). Its REST API
   quotas (.../api-gateway-execution-service-limits-table.html) name none, nor what the client gets
   when an authorizer takes too long: the budget stays well inside the one figure AWS gives.

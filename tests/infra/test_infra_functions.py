@@ -5,7 +5,15 @@ from importlib.metadata import version
 import pytest
 
 from controlplane.http.routes import FUNCTIONS, ORGANIZATIONS, TICKETS, USERS
-from infra.constants import COGNITO_ACTIONS, DYNAMODB_ACTIONS, LAMBDA_FULL_VCPU_MB, MEMORY_MB, POWERTOOLS_VERSION
+from infra.constants import (
+    AUTHORIZER_FUNCTION,
+    COGNITO_ACTIONS,
+    DYNAMODB_ACTIONS,
+    LAMBDA_FULL_VCPU_MB,
+    MEMORY_MB,
+    POWERTOOLS_VERSION,
+)
+from local import ROOT
 
 
 def _function(template: dict, logical_id: str) -> dict:
@@ -62,6 +70,23 @@ def test_function_runs_its_handler_on_python313_arm64_traced_within_api_gateways
     assert properties["MemorySize"] == MEMORY_MB[name]
     assert 256 <= properties["MemorySize"] < LAMBDA_FULL_VCPU_MB  # below one vCPU, CPU time costs alike
     assert "LogGroup" in properties["LoggingConfig"]
+
+
+def test_lambda_ends_an_authorizer_invocation_after_its_budget_and_before_the_10_s_aws_documents(dev):
+    # The decision ends itself within DECISION_SECONDS; Lambda's timeout is the backstop for what the
+    # authorizer's own timeouts bound per socket operation only (a JWKS fetch that trickles). 10 s:
+    # "Timeout for Lambda authorizer response" in AWS's HTTP API quotas (its REST API quotas name none).
+    from authorizer import handler
+
+    [timeout] = [
+        resource["Properties"]["Timeout"]
+        for resource in dev["Resources"].values()
+        if resource["Type"] == "AWS::Lambda::Function"
+        and resource["Properties"].get("Handler") == f"{AUTHORIZER_FUNCTION}.handler.lambda_handler"
+    ]
+
+    assert handler.DECISION_SECONDS < timeout < 10
+    assert f"Lambda ends an invocation at {timeout} s" in " ".join((ROOT / "docs" / "SECURITY.md").read_text().split())
 
 
 def test_functions_use_the_official_powertools_layer_of_the_pinned_version(dev, functions):
