@@ -62,13 +62,20 @@ def expected_suspended(route: tuple[str, str], caller: str) -> int:
 # The time column: a token used (and its decision cached) just before a change is refused within
 # REVOCATION_SECONDS after it, on every route, before any function runs: the change's lifecycle event
 # flushes the authorizer's cache (functions/revocations; the local gateway's own), and the next decision
-# reads the caller's item. Case -> (whose token, the route it calls, status and error code after).
+# reads the caller's item. Case -> (whose token, the route it calls, status and error code after): a
+# token whose user or org is gone has its session ended (session_ended, on every route); a demoted
+# admin is refused the routes of admins only (forbidden), from the item's new role.
 REVOCATION_SECONDS = 5.0
 REVOCATIONS = {
-    "user deleted": ("member", ("GET", "/orgs/{org_id}/users"), 403, "forbidden"),
+    "user deleted": ("member", ("GET", "/orgs/{org_id}/users"), 403, "session_ended"),
     "admin demoted": ("admin", ("GET", "/orgs/{org_id}/activity"), 403, "forbidden"),
-    "user id deleted and re-created": ("member", ("GET", "/orgs/{org_id}/users/{user_id}/tickets"), 403, "forbidden"),
-    "org id deleted and re-created": ("admin", ("GET", "/orgs/{org_id}/users"), 403, "forbidden"),
+    "user id deleted and re-created": (
+        "member",
+        ("GET", "/orgs/{org_id}/users/{user_id}/tickets"),
+        403,
+        "session_ended",
+    ),
+    "org id deleted and re-created": ("admin", ("GET", "/orgs/{org_id}/users"), 403, "session_ended"),
     "org suspended": ("member", ("GET", "/orgs/{org_id}"), 403, "org_suspended"),
 }
 # And back: a reactivated org's tokens are served again within the same bound.

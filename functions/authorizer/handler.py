@@ -10,11 +10,12 @@ input. One decision then serves every route for ``authorizer_ttl_seconds``.
   ``exp``. Anything else is ``Unauthorized`` (401).
 - A caller in an org: ONE BatchGetItem, strongly consistent and projected, of the org item and the
   caller's own user item. The caller's access is what the table says now, not what the token said
-  when it was issued: a Deny (403, cached like an Allow) when the org is missing or being deleted,
-  when the user item is missing, when its stored sign-in subject (``stamps.SIGN_IN_SUBJECT``) is not
-  the token's ``sub`` (a deleted and re-created user id, or org id, has a new sign-in, so a new
-  ``sub``; an item without a subject is refused too), and when the org is suspended
-  (``org_suspended``). The role handed to the functions is the item's, never the token's.
+  when it was issued: a Deny (403, cached like an Allow) that ends the session (``session_ended``,
+  one message) when the org is missing or being deleted, when the user item is missing, when its
+  stored sign-in subject (``stamps.SIGN_IN_SUBJECT``) is not the token's ``sub`` (a deleted and
+  re-created user id, or org id, has a new sign-in, so a new ``sub``; an item without a subject is
+  refused too); and a Deny ``org_suspended`` when the org is suspended (its users get back in once it
+  is reactivated). The role handed to the functions is the item's, never the token's.
 - Operators (the ``operators`` group) read nothing; an operator username with a dot, which could
   pass for a tenant's ``<org_id>.<user_id>``, is refused. A token in no group without an org and a
   user is refused.
@@ -36,8 +37,9 @@ input. One decision then serves every route for ``authorizer_ttl_seconds``.
 - The Allow names the caller's usage plan key (``usageIdentifierKey``, controlplane.dal.tenant_keys).
 
 Imports on purpose: boto3 (the runtime's), joserfc (bundled with ``cryptography``), the standard
-library, ``controlplane.dal.keys`` and ``controlplane.dal.tenant_keys``: no pydantic, no
-Powertools, for a short cold start.
+library, ``controlplane.dal.keys`` and ``controlplane.dal.tenant_keys``, and the domain errors
+(``controlplane.models.errors``, which import nothing): no pydantic, no Powertools, for a short cold
+start.
 """
 
 import base64
@@ -61,6 +63,7 @@ from joserfc.jwt import JWTClaimsRegistry
 from controlplane.dal import stamps, tenant_keys
 from controlplane.dal.keys import org_key, user_key
 from controlplane.dal.schema import SORT_KEY
+from controlplane.models.errors import session_ended
 
 OPERATORS_GROUP = "operators"  # controlplane.http.auth.OPERATORS_GROUP; not imported, for the cold start
 SUSPENDED = "suspended"
@@ -210,12 +213,12 @@ def _membership(context: dict[str, str], org_id: str, user_id: str, deadline: fl
     if not (org_id and user_id):
         return "forbidden", "Your sign-in names no organization and user"
     org, user = read_org_and_user(org_id, user_id, deadline)
-    if org is None or stamps.DELETING in org:
-        return "forbidden", f"Organization {org_id} does not exist"
     subject = (user or {}).get(stamps.SIGN_IN_SUBJECT, {}).get("S")
     role = (user or {}).get("role", {}).get("S")
-    if not subject or subject != context["sub"] or role not in ROLES:
-        return "forbidden", f"Your sign-in is no longer a user of organization {org_id}"
+    if org is None or stamps.DELETING in org or not subject or subject != context["sub"] or role not in ROLES:
+        # The org or the user is gone: whichever, one answer (an org id made again since is another tenant's)
+        ended = session_ended(org_id)
+        return ended.code, ended.message
     if org.get("status", {}).get("S") == SUSPENDED:
         return "org_suspended", f"Organization {org_id} is suspended"
     context["role"], context["plan"] = str(role), org.get("plan", {}).get("S", "")

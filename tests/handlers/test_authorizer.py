@@ -368,10 +368,12 @@ def test_an_operator_whose_username_has_a_dot_is_denied(jwks, reads):
     assert reads == []
 
 
-# Membership: the caller's own item decides, and every gap is a Deny
+# Membership: the caller's own item decides, and every gap is a Deny that ends the session
+
+ENDED = "Your sign-in is no longer a user of organization acme"
 
 
-def _denied(policy: dict, code: str = "forbidden") -> str:
+def _denied(policy: dict, code: str = "session_ended") -> str:
     assert _statement(policy) == {"Action": "execute-api:Invoke", "Effect": "Deny", "Resource": EVERY_METHOD}
     assert policy["context"]["error_code"] == code
     assert "usageIdentifierKey" not in policy
@@ -382,7 +384,7 @@ def test_a_deleted_users_token_is_denied(jwks):
     subject = signed_up()
     assert call("DELETE", "/orgs/acme/users/alice").status == 204
 
-    assert _denied(authorize(token(sub=subject))) == "Your sign-in is no longer a user of organization acme"
+    assert _denied(authorize(token(sub=subject))) == ENDED
 
 
 def test_a_re_created_user_ids_old_token_is_denied_and_the_new_one_allowed(jwks):
@@ -424,7 +426,7 @@ def test_a_user_item_with_a_role_no_rule_knows_is_denied(jwks, table):
         ExpressionAttributeValues={":r": {"S": "owner"}},
     )
 
-    assert _denied(authorize(token(sub=subject))) == "Your sign-in is no longer a user of organization acme"
+    assert _denied(authorize(token(sub=subject))) == ENDED
 
 
 @pytest.mark.parametrize("moved", ["the user", "their unit"])
@@ -448,7 +450,7 @@ def test_a_token_in_no_group_without_an_org_or_a_user_is_denied_without_a_read(j
     claims = jwt.decode(token(), KEY).claims
     del claims[missing]
 
-    assert _denied(authorize(jwt.encode({"alg": "RS256", "kid": KEY.kid}, claims, KEY))) == (
+    assert _denied(authorize(jwt.encode({"alg": "RS256", "kid": KEY.kid}, claims, KEY)), "forbidden") == (
         "Your sign-in names no organization and user"
     )
     assert reads == []
@@ -464,7 +466,7 @@ def test_an_org_being_deleted_is_denied(jwks, table):
         ExpressionAttributeValues={":t": {"S": "x"}},
     )
 
-    assert _denied(authorize(token(sub=subject))) == "Organization acme does not exist"
+    assert _denied(authorize(token(sub=subject))) == ENDED
 
 
 # Suspension and missing orgs
@@ -489,7 +491,23 @@ def test_a_suspended_orgs_member_is_denied_with_org_suspended_and_no_reason(jwks
 def test_a_token_of_a_missing_org_is_denied(jwks):
     policy = authorize(f"Bearer {token(org_id='gone')}")
 
-    assert _denied(policy) == "Organization gone does not exist"
+    assert _denied(policy) == "Your sign-in is no longer a user of organization gone"
+
+
+def test_an_old_token_says_the_same_whether_its_org_id_is_free_or_another_tenants_now(jwks):
+    # Given alice's token of acme, and acme deleted
+    old = signed_up()
+    assert call("DELETE", "/orgs/acme").status in (202, 204)
+    assert call("GET", "/orgs/acme").status == 404
+    while_gone = authorize(token(sub=old))
+
+    # When an operator creates acme again, for another tenant, with a user of the same id
+    signed_up()
+
+    # Then the old token's refusal is word for word the same: it tells nothing of the new acme
+    again = authorize(token(sub=old))
+    assert _denied(again) == _denied(while_gone) == ENDED
+    assert again["context"] == while_gone["context"]
 
 
 # What it refuses: 401

@@ -137,4 +137,23 @@ def test_a_user_token_minted_for_no_stored_sign_in_is_denied(acme, gateway):
     """A token with the right claims but a subject no item holds (what ``issue`` mints) is refused."""
     status, _, body = fetch(f"{gateway}/orgs/acme", headers={"Authorization": tokens.issue("admin", "acme", "root")})
 
-    assert (status, body["error"]["code"]) == (403, "forbidden")
+    assert (status, body["error"]["code"]) == (403, "session_ended")
+
+
+@pytest.mark.parametrize("gone", ["user", "org"])
+def test_a_token_whose_user_or_org_was_deleted_ends_its_session_on_every_route(acme, gateway, monkeypatch, gone):
+    # Given root's token, and root (or all of acme) deleted since it was issued
+    monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "0")
+    assert call("DELETE", "/orgs/acme/users/root" if gone == "user" else "/orgs/acme").status in (202, 204)
+
+    # When the token calls a route of its org, and one of no org
+    answers = [fetch(f"{gateway}{path}", headers=acme) for path in ("/orgs/acme/users", "/plans")]
+
+    # Then each is the gateway's 403 session_ended, in the error contract, in one set of words
+    for status, _, body in answers:
+        assert status == 403
+        assert set(body["error"]) == {"code", "message", "request_id"}
+        assert (body["error"]["code"], body["error"]["message"]) == (
+            "session_ended",
+            "Your sign-in is no longer a user of organization acme",
+        )

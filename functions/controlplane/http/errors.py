@@ -23,6 +23,7 @@ STATUS = {
     "invalid_json": 400,
     "unauthorized": 401,
     "forbidden": 403,
+    "session_ended": 403,
     "not_found": 404,
     "method_not_allowed": 405,
     "already_exists": 409,

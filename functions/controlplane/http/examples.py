@@ -56,6 +56,11 @@ _COMMON: dict[int, dict[str, Example]] = {
         "The caller may not call this route, or not in this organization",
         "forbidden",
         raised(lambda: authorize(_ACME_ADMIN, frozenset({ADMIN}), {"org_id": "globex"})),
+    )
+    | _example(
+        "The caller's user or organization was deleted: the session has ended",
+        "session_ended",
+        errors.session_ended("acme").message,
     ),
     404: _example("The organization, user or ticket does not exist", "not_found", errors.org_missing("acme").message),
     412: _example(

@@ -165,6 +165,21 @@ class Forbidden(ApiError):
     code = "forbidden"
 
 
+class SessionEnded(ApiError):
+    """The caller's sign-in no longer admits them: their user or their organization was deleted (a
+    user id or org id created again has new sign-ins). Only the authorizer refuses with it, on every
+    route (403 through API Gateway's ACCESS_DENIED): a client ends its session, where ``forbidden``
+    is one route that the caller's role may not call."""
+
+    code = "session_ended"
+
+
+def session_ended(org_id: str) -> SessionEnded:
+    """One message whether the user or the org is gone: it says only what the caller's own token is
+    no longer, never whether an org of that id exists now (another tenant's, made since)."""
+    return SessionEnded(f"Your sign-in is no longer a user of organization {org_id}")
+
+
 class Conflict(ApiError):
     code = "conflict"
 
