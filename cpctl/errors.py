@@ -38,7 +38,11 @@ class Unauthorized(ApiError):
 
 
 class Forbidden(ApiError):
-    pass
+    """The caller's role may not call this route (or not in this org); other routes may still answer."""
+
+
+class SessionEnded(ApiError):
+    """The token's user or organization was deleted: no route answers it again. Log in as someone else."""
 
 
 class NotFound(ApiError):
@@ -124,6 +128,7 @@ ERRORS: dict[str, type[ApiError]] = {
     "bad_request": BadRequest,
     "unauthorized": Unauthorized,
     "forbidden": Forbidden,
+    "session_ended": SessionEnded,
     "not_found": NotFound,
     "method_not_allowed": MethodNotAllowed,
     "already_exists": AlreadyExists,

@@ -242,14 +242,25 @@ def show_api_error(output: Output, error: ApiError) -> None:
 def show_unauthorized(url: str, token: str, error: ApiError) -> None:
     """A 401, said as what to do: whether the token expired or is not valid, and how to get another."""
     state = "expired" if token_expired(token) else "is not valid"
+    typer.echo(f"Error: unauthorized: the token {state}. Get a new one: {_login_again(url)}", err=True)
+    typer.echo(f"  (status {error.status}, request {error.request_id})", err=True)
+
+
+def show_session_ended(url: str, error: ApiError) -> None:
+    """A 403 session_ended, said as what it means: the token's user or org was deleted, so this token
+    will never work again, whatever the command; sign in as a user who exists."""
+    typer.echo(f"Error: session_ended: {error.message}. Its user or organization was deleted.", err=True)
+    typer.echo(f"  Sign in as a user who exists: {_login_again(url)}", err=True)
+    typer.echo(f"  (status {error.status}, request {error.request_id})", err=True)
+
+
+def _login_again(url: str) -> str:
     local = urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
-    again = (
+    return (
         "cpctl login --local (an operator; --role admin|member --org ORG --user USER for others)"
         if local
         else "cpctl login --username USERNAME --client-id CLIENT_ID (Cognito sign-in)"
     )
-    typer.echo(f"Error: unauthorized: the token {state}. Get a new one: {again}", err=True)
-    typer.echo(f"  (status {error.status}, request {error.request_id})", err=True)
 
 
 def token_expired(token: str) -> bool:

@@ -18,7 +18,7 @@ import typer
 from controlplane.models.resources import Page, Plan, Priority, Role, Status
 from cpctl import credentials, output
 from cpctl.client import Client
-from cpctl.errors import ApiError, Throttled, Unauthorized, UnexpectedAnswer
+from cpctl.errors import ApiError, SessionEnded, Throttled, Unauthorized, UnexpectedAnswer
 
 USAGE_ERROR = 2
 
@@ -55,6 +55,12 @@ def api(ctx: typer.Context) -> Iterator[Client]:
             output.show_api_error(settings.output, error)
         else:
             output.show_unauthorized(settings.url, token, error)
+        raise typer.Exit(1) from None
+    except SessionEnded as error:  # the token's user or org is gone: say so, and how to sign in again
+        if settings.output is Output.json:
+            output.show_api_error(settings.output, error)
+        else:
+            output.show_session_ended(settings.url, error)
         raise typer.Exit(1) from None
     except Throttled as error:  # the client waited out every Retry-After it was given: say which limit
         if settings.output is Output.json:

@@ -65,12 +65,37 @@ def test_table_output_shows_the_fields(table, cpctl):
 
 
 def test_the_api_refusing_is_exit_1_with_the_error_code_on_stderr(table, cpctl):
+    cpctl("orgs", "create", "acme", "--name", "Acme")
+    create_user("acme", "alice", role="member")
     missing = cpctl("orgs", "get", "nowhere")
-    refused = cpctl("orgs", "list", token=tokens.issue("member", "acme", "alice"))
+    refused = cpctl("orgs", "list", token=tokens.for_user("acme", "alice"))  # operators only
 
     assert (missing.exit_code, missing.stdout) == (1, "")
     assert "not_found" in missing.stderr
     assert refused.exit_code == 1 and "forbidden" in refused.stderr
+
+
+@pytest.mark.parametrize("gone", ["user", "org"])
+def test_a_token_whose_user_or_org_was_deleted_says_so_and_how_to_sign_in_again(table, cpctl, gone):
+    # Given alice's token, and alice (or all of acme) deleted since
+    cpctl("orgs", "create", "acme", "--name", "Acme")
+    create_user("acme", "alice", role="admin")
+    token = tokens.for_user("acme", "alice")
+    deleted = (
+        cpctl("users", "delete", "acme", "alice", "--yes")
+        if gone == "user"
+        else cpctl("orgs", "delete", "acme", "--yes")
+    )
+    assert deleted.exit_code == 0, deleted.output
+
+    # When she runs any command
+    result = cpctl("users", "get", "acme", "alice", token=token)
+
+    # Then cpctl says the session ended because of a deletion, and how to sign in again
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert "Error: session_ended: Your sign-in is no longer a user of organization acme." in result.stderr
+    assert "Its user or organization was deleted" in result.stderr
+    assert "cpctl login --local" in result.stderr
 
 
 def test_in_json_mode_the_refusal_is_the_apis_error_body_on_stderr(table, cpctl):
