@@ -15,7 +15,10 @@ export class ApiError extends Error {
   }
 }
 
-// 401 from the API: the token expired or was revoked. app.js listens and returns to sign-in.
+// The session is over: a 401 (the token expired or is not valid) or the gateway's 403 session_ended
+// (the caller's user or organization was deleted), never a plain 403 forbidden (one route the
+// caller's role may not call). app.js listens and returns to sign-in, once per token: the event
+// names the token the refused call sent.
 // 403 org_suspended from the gateway: the caller's org is suspended. app.js shows that page.
 export const signedOut = new EventTarget();
 export const suspended = new EventTarget();
@@ -49,7 +52,9 @@ async function call(method, path, { query, body, version } = {}) {
   const data = await answer.json().catch(() => ({}));
   if (!answer.ok) {
     const error = new ApiError(answer.status, data.error || { code: "http", message: `The API answered ${answer.status}` });
-    if (answer.status === 401) signedOut.dispatchEvent(new CustomEvent("expired", { detail: error.message }));
+    if (answer.status === 401 || (answer.status === 403 && error.code === "session_ended")) {
+      signedOut.dispatchEvent(new CustomEvent("ended", { detail: { token: who ? who.token : null, error } }));
+    }
     if (answer.status === 403 && error.code === "org_suspended") {
       suspended.dispatchEvent(new CustomEvent("suspended", { detail: error.message }));
     }

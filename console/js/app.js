@@ -121,9 +121,19 @@ async function render() {
   }
 }
 
-signedOut.addEventListener("expired", () => {
+// The session is over. Every panel of a screen calls the API with the same token, so several refusals
+// arrive: the first forgets the token and shows the sign-in page; the others, and a refusal of an
+// earlier token answered after someone signed in again, find another token (or none) and change nothing.
+signedOut.addEventListener("ended", (event) => {
+  const { token, error } = event.detail;
+  const who = auth.caller();
+  if (!who || who.token !== token) return;
   auth.forget();
-  showSignIn("Your session has expired or is no longer valid. Sign in again.");
+  showSignIn(
+    error.code === "session_ended"
+      ? `Your session has ended. ${error.message}: your user or your organization has been deleted.`
+      : "Your session has expired or is no longer valid. Sign in again.",
+  );
 });
 
 // The gateway refuses a suspended org's admins and members (403 org_suspended): one clear page with
