@@ -25,23 +25,18 @@ _DENIED_CODE, _DENIED_MESSAGE = "$context.authorizer.error_code", "$context.auth
 # Gateway's own, Retry-After or None). An unknown path or method is MISSING_AUTHENTICATION_TOKEN,
 # whatever the token. The authorizer (functions/authorizer) raises for a missing, invalid or expired
 # token (one static message: the gateway response cannot tell why): UNAUTHORIZED. Its Deny (a
-# suspended org, a user who is no longer one) is ACCESS_DENIED, with the code and message it puts
-# in its context ($context.authorizer.<key>). When it cannot decide (JWKS or DynamoDB down) it fails:
-# AUTHORIZER_FAILURE, a 503 to retry, never an Allow. THROTTLED is a tenant's usage plan (or the stage) out of requests
-# per second; QUOTA_EXCEEDED its daily quota (a static Retry-After: the template cannot count the
-# hours to midnight UTC). INVALID_API_KEY is the seconds after an org's creation or plan change,
-# before the tenant-keys consumer has put its key in its usage plan: a retry, not a refusal.
+# suspended org: org_suspended; a user or org deleted: session_ended) is ACCESS_DENIED, with the code
+# and message it puts in its context ($context.authorizer.<key>). When it cannot decide (JWKS or
+# DynamoDB down) it fails: AUTHORIZER_FAILURE, a 503 to retry, never an Allow. THROTTLED is a
+# tenant's usage plan (or the stage) out of requests per second; QUOTA_EXCEEDED its daily quota (a
+# static Retry-After: the template cannot count the hours to midnight UTC). INVALID_API_KEY is the
+# seconds after an org's creation or plan change, before the tenant-keys consumer has put its key in
+# its usage plan: a retry, not a refusal.
 _GATEWAY_ERRORS = (
     (apigw.ResponseType.DEFAULT_4_XX, None, "bad_request", None, None),
     (apigw.ResponseType.DEFAULT_5_XX, None, "internal_error", None, None),
     (apigw.ResponseType.UNAUTHORIZED, "401", "unauthorized", UNAUTHORIZED_MESSAGE, None),
-    (
-        apigw.ResponseType.ACCESS_DENIED,
-        "403",
-        "$context.authorizer.error_code",
-        "$context.authorizer.error_message",
-        None,
-    ),
+    (apigw.ResponseType.ACCESS_DENIED, "403", _DENIED_CODE, _DENIED_MESSAGE, None),
     (apigw.ResponseType.AUTHORIZER_FAILURE, "503", "service_unavailable", AUTHORIZER_FAILURE_MESSAGE, "1"),
     (apigw.ResponseType.RESOURCE_NOT_FOUND, "404", "not_found", "No route for this method and path", None),
     (apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, "404", "not_found", "No route for this method and path", None),
