@@ -27,7 +27,9 @@ _DENIED_CODE, _DENIED_MESSAGE = "$context.authorizer.error_code", "$context.auth
 # token (one static message: the gateway response cannot tell why): UNAUTHORIZED. Its Deny (a
 # suspended org: org_suspended; a user or org deleted: session_ended) is ACCESS_DENIED, with the code
 # and message it puts in its context ($context.authorizer.<key>). When it cannot decide (JWKS or
-# DynamoDB down) it fails: AUTHORIZER_FAILURE, a 503 to retry, never an Allow. THROTTLED is a
+# DynamoDB down) it raises: a 503 to retry, never an Allow, as AUTHORIZER_FAILURE and as
+# AUTHORIZER_CONFIGURATION_ERROR both (AWS does not say which a raised error or a timed-out authorizer
+# gives; users report the latter's 500 "AuthorizerConfigurationException", else an internal_error). THROTTLED is a
 # tenant's usage plan (or the stage) out of requests per second; QUOTA_EXCEEDED its daily quota (a
 # static Retry-After: the template cannot count the hours to midnight UTC). INVALID_API_KEY is the
 # seconds after an org's creation or plan change, before the tenant-keys consumer has put its key in
@@ -38,6 +40,7 @@ _GATEWAY_ERRORS = (
     (apigw.ResponseType.UNAUTHORIZED, "401", "unauthorized", UNAUTHORIZED_MESSAGE, None),
     (apigw.ResponseType.ACCESS_DENIED, "403", _DENIED_CODE, _DENIED_MESSAGE, None),
     (apigw.ResponseType.AUTHORIZER_FAILURE, "503", "service_unavailable", AUTHORIZER_FAILURE_MESSAGE, "1"),
+    (apigw.ResponseType.AUTHORIZER_CONFIGURATION_ERROR, "503", "service_unavailable", AUTHORIZER_FAILURE_MESSAGE, "1"),
     (apigw.ResponseType.RESOURCE_NOT_FOUND, "404", "not_found", "No route for this method and path", None),
     (apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, "404", "not_found", "No route for this method and path", None),
     (apigw.ResponseType.THROTTLED, "429", "throttled", plans.THROTTLED_MESSAGE, "1"),

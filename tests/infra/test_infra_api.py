@@ -179,6 +179,7 @@ def test_api_gateway_errors_answer_with_the_api_error_contract(dev):
         "UNAUTHORIZED": ("401", "unauthorized"),
         "ACCESS_DENIED": ("403", "org_suspended"),  # the code and message of the authorizer's Deny
         "AUTHORIZER_FAILURE": ("503", "service_unavailable"),  # JWKS or DynamoDB down: retry
+        "AUTHORIZER_CONFIGURATION_ERROR": ("503", "service_unavailable"),  # the same: AWS does not say which
         "RESOURCE_NOT_FOUND": ("404", "not_found"),
         "MISSING_AUTHENTICATION_TOKEN": ("404", "not_found"),
         "THROTTLED": ("429", "throttled"),
@@ -197,6 +198,7 @@ def test_api_gateway_errors_answer_with_the_api_error_contract(dev):
         "QUOTA_EXCEEDED": "'3600'",
         "INVALID_API_KEY": "'5'",
         "AUTHORIZER_FAILURE": "'1'",  # the authorizer could not decide: retry
+        "AUTHORIZER_CONFIGURATION_ERROR": "'1'",
     }
     assert bodies["DEFAULT_4XX"]["error"]["message"] == "Oops"  # API Gateway's own message, kept
     # One static message for every 401: the gateway response cannot tell why the token was refused
