@@ -1,6 +1,6 @@
 """``cpctl``: the control-plane API from a terminal or a CI job.
 
-    cpctl [--url URL] [--token TOKEN] [--output table|json] COMMAND ...
+    cpctl [--url URL] [--token TOKEN] [--output table|json] [--timeout SECONDS] COMMAND ...
 
 Exit codes: 0 done, 1 the API refused (its error code on stderr) or could not be reached,
 2 usage error (including a body the API's models reject before it is sent).
@@ -15,7 +15,7 @@ import click
 import typer
 from typer.core import TyperOption
 
-from cpctl import endpoints
+from cpctl import endpoints, retries
 from cpctl.commands import login, orgs, tickets, units, users
 from cpctl.commands.common import Settings
 from cpctl.output import Output
@@ -60,8 +60,17 @@ def main(
         typer.Option(envvar="CONTROLPLANE_TOKEN", help="An ID token; default: the one `cpctl login` stored."),
     ] = None,
     output: Annotated[Output, typer.Option("--output", "-o", help="json: the API's JSON, as sent.")] = Output.table,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            envvar="CONTROLPLANE_TIMEOUT",
+            min=1,
+            metavar="SECONDS",
+            help="The most one request may take, its retries included; then cpctl gives up (exit 1).",
+        ),
+    ] = retries.TOTAL_SECONDS,
 ) -> None:
-    ctx.obj = Settings(url=endpoints.api_url(url), token=token, output=output)
+    ctx.obj = Settings(url=endpoints.api_url(url), token=token, output=output, timeout=timeout)
 
 
 def run() -> None:

@@ -273,9 +273,25 @@ def token_expired(token: str) -> bool:
         return False
 
 
-def show_unreachable(url: str, error: httpx.TransportError) -> None:
-    reason = "nothing answers there (connection refused)" if refused(error) else str(error)
-    typer.echo(f"Error: cannot reach {url}: {reason}. Is the API running (make run)?", err=True)
+def show_unreachable(url: str, error: httpx.TransportError, timeout: float) -> None:
+    """No answer: nothing listens, or the connection failed; or the request was sent and no answer
+    came in time, when whether a change was made is unknown (a create can be sent again with its key)."""
+    if not isinstance(error, httpx.TimeoutException) or isinstance(error, httpx.ConnectTimeout):
+        reason = "nothing answers there (connection refused)" if refused(error) else str(error) or type(error).__name__
+        typer.echo(f"Error: cannot reach {url}: {reason}. Is the API running (make run)?", err=True)
+        return
+    request = error.request
+    typer.echo(
+        f"Error: no answer from {url} to {request.method} {request.url.path} in time: cpctl gives a request "
+        f"at most {timeout:g} s (--timeout), its retries included.",
+        err=True,
+    )
+    if request.method != "GET":
+        key = request.headers.get("Idempotency-Key")
+        again = "look before sending it again"
+        if key:
+            again = f"send it again with --idempotency-key {key}: the API makes it once"
+        typer.echo(f"  It may or may not have been made: {again}.", err=True)
 
 
 def show_unexpected(url: str, error: UnexpectedAnswer) -> None:

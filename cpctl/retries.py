@@ -5,6 +5,11 @@ A ``429`` or ``503`` is retried after ``Retry-After`` seconds (bounded). A creat
 key is still running) or a lost connection; a ``409 move_in_progress`` changed nothing, so any request
 is sent again after its ``Retry-After``: the API creates once however often it is sent. Other
 requests are sent again only when they are GETs.
+
+Each attempt has a bound (``attempt_timeout``), and the whole request another (``TOTAL_SECONDS``, the
+client's ``timeout``, ``cpctl --timeout``): a wait that would end past it is not made, and the last
+error is raised instead. A server that takes the request and never answers is given up on after
+``WRITE_SECONDS`` for a change, which is not sent again unless it carries an ``Idempotency-Key``.
 """
 
 import time
@@ -18,6 +23,19 @@ from cpctl.errors import ApiError, Conflict, MoveInProgress
 MAX_ATTEMPTS = 5
 MAX_WAIT_SECONDS = 30.0
 RETRY_STATUSES = (429, 503)
+TOTAL_SECONDS = 30.0  # one request: its attempts and the waits between them
+CONNECT_SECONDS = 5.0  # a host that has not taken the connection by then is not going to
+READ_SECONDS = 10.0  # the API answers a GET in well under a second; one that has not is sent again
+# Just over API Gateway's 29 s integration timeout: by then the API has answered, if only with a 504.
+# A change is given that long because cutting it short leaves unknown whether it was made.
+WRITE_SECONDS = 30.0
+
+
+def attempt_timeout(method: str, left: float) -> httpx.Timeout:
+    """One attempt's bounds, none past the ``left`` seconds of the request's own."""
+    answer = READ_SECONDS if method == "GET" else WRITE_SECONDS
+    left = max(left, 0.001)
+    return httpx.Timeout(min(answer, left), connect=min(CONNECT_SECONDS, left))
 
 
 def backoff(attempt: int) -> float:

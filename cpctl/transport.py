@@ -46,7 +46,9 @@ def _segment(value: str) -> str:
 
 
 class Transport:
-    """One API endpoint and one ID token. ``on_response(route, response)`` sees every answer
+    """One API endpoint and one ID token. ``timeout``: the most seconds one request may take, its
+    attempts and the waits between them included (each attempt has its own, shorter bound:
+    ``cpctl.retries.attempt_timeout``). ``on_response(route, response)`` sees every answer
     (``route`` is ``(method, path template)``), e.g. for logging."""
 
     def __init__(
@@ -54,17 +56,20 @@ class Transport:
         url: str = DEFAULT_URL,
         token: str | None = None,
         *,
-        timeout: float = 30.0,
+        timeout: float = retries.TOTAL_SECONDS,
         max_attempts: int = retries.MAX_ATTEMPTS,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
         on_response: Callable[[tuple[str, str], httpx.Response], None] | None = None,
     ):
         # The authorizer takes the raw ID token, as Cognito's did, or "Bearer <token>".
         headers = {"Authorization": token} if token else {}
-        self.http = httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=timeout, transport=transport)
+        self.http = httpx.Client(base_url=url.rstrip("/"), headers=headers, transport=transport)
+        self.timeout = timeout
         self.max_attempts = max_attempts
         self.sleep = sleep
+        self.clock = clock
         self.on_response = on_response
         self.last_response: httpx.Response | None = None
 
@@ -90,7 +95,8 @@ class Transport:
         **path: str,
     ) -> httpx.Response:
         """Send ``route`` with ``path`` filled in; the successful response, else an ApiError.
-        Sent again as ``cpctl.retries`` says, always with the same Idempotency-Key."""
+        Sent again as ``cpctl.retries`` says, always with the same Idempotency-Key, while the
+        request's ``timeout`` lasts."""
         method, template = route
         headers = dict(headers or {})
         if idempotency_key is not None:
@@ -101,14 +107,19 @@ class Transport:
         query = {name: value for name, value in (params or {}).items() if value is not None}
         url = template.format(**{name: _segment(value) for name, value in path.items()})
         resendable = retries.resendable(method, idempotency_key)
+        deadline = self.clock() + self.timeout
         for attempt in range(self.max_attempts):
             last = attempt == self.max_attempts - 1
+            bounds = retries.attempt_timeout(method, deadline - self.clock())
             try:
-                response = self.http.request(method, url, params=query, content=content, headers=headers)
+                response = self.http.request(
+                    method, url, params=query, content=content, headers=headers, timeout=bounds
+                )
             except httpx.TransportError as error:
-                if not resendable or last or retries.refused(error):
+                wait = retries.backoff(attempt)
+                if not resendable or last or retries.refused(error) or self.clock() + wait >= deadline:
                     raise
-                self.sleep(retries.backoff(attempt))
+                self.sleep(wait)
                 continue
             self.last_response = response
             if self.on_response:
@@ -116,9 +127,10 @@ class Transport:
             if response.is_success:
                 return response
             error = error_for(response)
-            if not retries.retryable(error, idempotency_key) or last:
+            wait = retries.retry_after(response, attempt)
+            if not retries.retryable(error, idempotency_key) or last or self.clock() + wait >= deadline:
                 raise error
-            self.sleep(retries.retry_after(response, attempt))
+            self.sleep(wait)
         raise AssertionError("unreachable")
 
     def _model(self, model: type[M], response: httpx.Response) -> M:

@@ -25,11 +25,12 @@ USAGE_ERROR = 2
 
 @dataclass
 class Settings:
-    """The global options (``cpctl --url ... --token ... --output ...``), in ``ctx.obj``."""
+    """The global options (``cpctl --url ... --token ... --output ... --timeout ...``), in ``ctx.obj``."""
 
     url: str
     token: str | None
     output: output.Output
+    timeout: float
 
 
 Output = output.Output
@@ -47,7 +48,7 @@ def api(ctx: typer.Context) -> Iterator[Client]:
     token = settings.token or credentials.load_token()
     if not token:
         raise usage_error("No token: pass --token, set CONTROLPLANE_TOKEN, or run `cpctl login`.")
-    client = Client(_checked_url(settings.url), token)
+    client = Client(_checked_url(settings.url), token, timeout=settings.timeout)
     try:
         yield client
     except Unauthorized as error:
@@ -77,7 +78,7 @@ def api(ctx: typer.Context) -> Iterator[Client]:
     except pydantic.ValidationError as error:
         raise usage_error(f"the request is not valid:\n{output.invalid_body(error)}") from None
     except httpx.TransportError as error:
-        output.show_unreachable(settings.url, error)
+        output.show_unreachable(settings.url, error, settings.timeout)
         raise typer.Exit(1) from None
     finally:
         client.close()

@@ -55,8 +55,10 @@ class Scripted:
         self.requests.append(request)
         return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
 
-    def client(self) -> Client:
-        return Client("http://api.test", "t0ken", transport=httpx.MockTransport(self), sleep=self.waits.append)
+    def client(self, timeout: float = MAX_ATTEMPTS * MAX_WAIT_SECONDS) -> Client:
+        """``timeout``: the request's (its waits take no time here; test_client_timeouts tests it)."""
+        transport = httpx.MockTransport(self)
+        return Client("http://api.test", "t0ken", transport=transport, sleep=self.waits.append, timeout=timeout)
 
     def keys(self) -> list[str | None]:
         return [request.headers.get("Idempotency-Key") for request in self.requests]

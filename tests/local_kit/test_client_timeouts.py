@@ -1,0 +1,178 @@
+"""How long the client waits: each attempt's own bound, the whole request's (``timeout``, ``cpctl
+--timeout``), and what is sent again when no answer comes. Against a server that takes connections
+and never answers, and against scripted answers on a fake clock."""
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from cpctl import retries
+from cpctl.cli import app
+from cpctl.client import Client
+from cpctl.errors import ServiceUnavailable
+
+ORG = {
+    "org_id": "acme",
+    "name": "Acme",
+    "plan": "free",
+    "created_at": "2026-11-22T00:00:00.000Z",
+    "updated_at": "2026-11-22T00:00:00.000Z",
+    "version": 1,
+    "usage": {"users": 0},
+    "limits": {"users": 5},
+}
+
+
+class Hung:
+    """A server that accepts every connection, reads the request and never answers."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(0.05)
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        self.connections: list[socket.socket] = []
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                connection, _ = self.server.accept()
+            except TimeoutError:
+                continue
+            self.connections.append(connection)
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.thread.join()
+        for connection in self.connections:
+            connection.close()
+        self.server.close()
+
+
+@pytest.fixture
+def hung() -> Iterator[Hung]:
+    server = Hung()
+    yield server
+    server.close()
+
+
+def test_a_read_from_a_hung_server_gives_up_within_the_requests_timeout(hung):
+    # Given a server that never answers, and a client that allows a request 1 s
+    client = Client(hung.url, "t0ken", timeout=1.0)
+
+    # When it reads
+    started = time.monotonic()
+    with pytest.raises(httpx.ReadTimeout):
+        client.get_org("acme")
+    took = time.monotonic() - started
+
+    # Then it gives up after about that second, not after 5 attempts of it and the backoff between them
+    assert took < 2.0, f"gave up after {took:.1f} s"
+
+
+@pytest.mark.parametrize("change", ["update", "import"])
+def test_a_change_the_hung_server_took_is_sent_once(hung, change):
+    # Given a server that takes the request and never answers
+    client = Client(hung.url, "t0ken", timeout=1.0)
+
+    # When a change without an Idempotency-Key gets no answer
+    with pytest.raises(httpx.ReadTimeout):
+        if change == "update":
+            client.update_org("acme", name="Acme Inc")
+        else:
+            client.import_users("acme", [{"user_id": "alice", "name": "Alice", "email": "alice@example.com"}])
+
+    # Then it is not sent again: the first may have been made
+    assert len(hung.connections) == 1
+
+
+class Silent:
+    """A transport on a fake clock: each attempt takes its whole read bound and gets no answer."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.bounds: list[float] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        read = request.extensions["timeout"]["read"]
+        self.bounds.append(read)
+        self.now += read
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    def client(self) -> Client:
+        transport = httpx.MockTransport(self)
+        return Client("http://api.test", "t0ken", transport=transport, sleep=self.wait, clock=self.clock)
+
+    def wait(self, seconds: float) -> None:
+        self.now += seconds
+
+    def clock(self) -> float:
+        return self.now
+
+
+def test_a_read_has_a_shorter_bound_than_a_change_and_no_attempt_outlasts_the_request():
+    reads, changes = Silent(), Silent()
+
+    with pytest.raises(httpx.ReadTimeout):
+        reads.client().get_org("acme")
+    with pytest.raises(httpx.ReadTimeout):
+        changes.client().update_org("acme", name="X")
+
+    # A GET is sent again, each attempt bounded by READ_SECONDS, until the request's time is up
+    assert reads.bounds[0] == retries.READ_SECONDS
+    assert len(reads.bounds) == 3 and reads.now == pytest.approx(retries.TOTAL_SECONDS)
+    # A change waits as long as API Gateway may take to answer, once
+    assert changes.bounds == [retries.WRITE_SECONDS]
+
+
+class Busy(Silent):
+    """Answers 503 with ``Retry-After: 20`` at once."""
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.bounds.append(request.extensions["timeout"]["read"])
+        body = {"error": {"code": "service_unavailable", "message": "seats are being counted", "request_id": "r"}}
+        return httpx.Response(503, json=body, headers={"Retry-After": "20"})
+
+
+def test_a_wait_that_would_end_past_the_requests_timeout_is_not_made():
+    api = Busy()
+
+    with pytest.raises(ServiceUnavailable):
+        api.client().get_org("acme")
+
+    # One wait of 20 s fits in the 30 s; a second would end past it, so the 503 is raised instead
+    assert len(api.bounds) == 2 and api.now == 20.0
+
+
+@pytest.fixture
+def cpctl(hung, tmp_path, monkeypatch):
+    monkeypatch.setenv("CPCTL_CONFIG_DIR", str(tmp_path / "cpctl"))
+    runner = CliRunner()
+    return lambda *args: runner.invoke(app, ["--url", hung.url, "--token", "t0ken", "--timeout", "1", *args])
+
+
+def test_cpctl_timeout_bounds_a_request_and_says_so(hung, cpctl):
+    started = time.monotonic()
+    shown = cpctl("orgs", "list")
+    took = time.monotonic() - started
+
+    assert shown.exit_code == 1, shown.output
+    assert took < 3.0
+    assert f"no answer from {hung.url} to GET /orgs in time" in shown.stderr
+    assert "at most 1 s (--timeout)" in shown.stderr
+
+
+def test_a_create_that_got_no_answer_says_the_key_that_makes_sending_it_again_safe(cpctl):
+    shown = cpctl("orgs", "create", "acme", "--name", "Acme", "--idempotency-key", "k-123")
+    changed = cpctl("orgs", "update", "acme", "--name", "Acme Inc")
+
+    assert shown.exit_code == 1, shown.output
+    assert "send it again with --idempotency-key k-123" in shown.stderr
+    assert changed.exit_code == 1 and "It may or may not have been made: look before" in changed.stderr
