@@ -3,7 +3,8 @@
     cpctl [--url URL] [--token TOKEN] [--output table|json] [--timeout SECONDS] COMMAND ...
 
 Exit codes: 0 done, 1 the API refused (its error code on stderr) or could not be reached,
-2 usage error (including a body the API's models reject before it is sent).
+2 usage error (including a body the API's models reject before it is sent), 3 an import still
+running when its --wait is over (``cpctl.commands.imports``).
 
 A command group is a module of ``cpctl.commands`` with its own ``app``, added here; what the
 commands print is ``cpctl.output``.

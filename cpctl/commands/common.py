@@ -21,6 +21,7 @@ from cpctl.client import Client
 from cpctl.errors import ApiError, SessionEnded, Throttled, Unauthorized, UnexpectedAnswer
 
 USAGE_ERROR = 2
+STILL_RUNNING = 3  # a job cpctl followed (an import) outlasted its --wait, and goes on without it
 
 
 @dataclass

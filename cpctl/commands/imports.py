@@ -1,5 +1,9 @@
 """``cpctl users import``: send a CSV or JSON file of users as one import, follow the job with a
-progress bar, then print a summary and every refused row (and every failed sign-in)."""
+progress bar, then print a summary and every refused row (and every failed sign-in).
+``cpctl users import-status`` shows an import again, or follows it on.
+
+An import whose job outlasts ``--wait`` goes on without cpctl: it says so, with the command that
+shows it later, and exits ``STILL_RUNNING`` (3), as it does when interrupted (130)."""
 
 import csv
 import io
@@ -15,10 +19,13 @@ from rich.table import Table
 
 from controlplane.models.imports import UserImport
 from cpctl.client import Client
-from cpctl.commands.common import OrgArgument, api, usage_error
+from cpctl.commands.common import STILL_RUNNING, OrgArgument, api, usage_error
 from cpctl.output import Output
 
 POLL_SECONDS = 1.0
+# A 10,000-row import makes its sign-ins at 10 a second (about 17 minutes), and retries a failed one
+# a minute later, 3 times: half an hour holds it.
+WAIT_SECONDS = 1800
 FileArgument = Annotated[
     Path,
     typer.Argument(
@@ -82,41 +89,99 @@ def _csv_rows(path: Path, lines: TextIO) -> list[dict[str, Any]]:
     return rows
 
 
-def users_import(ctx: typer.Context, org_id: OrgArgument, file: FileArgument) -> None:
+ImportWait = Annotated[
+    float,
+    typer.Option(
+        min=0,
+        metavar="SECONDS",
+        help="Follow the import at most this long (half an hour); then it goes on without cpctl (exit 3).",
+    ),
+]
+StatusWait = Annotated[
+    float,
+    typer.Option(
+        min=0,
+        metavar="SECONDS",
+        help="Follow the import at most this long (0: show it as it is); exit 3 if it still runs.",
+    ),
+]
+
+
+def users_import(ctx: typer.Context, org_id: OrgArgument, file: FileArgument, wait: ImportWait = WAIT_SECONDS) -> None:
     """Import up to 10,000 users from a CSV or JSON file, as seats allow; print every refused row."""
     rows = read_rows(file)
     with api(ctx) as client:
-        started = client.import_users(org_id, rows)
-        done = follow(client, started)
-        if ctx.obj.output is Output.json:
-            typer.echo(done.model_dump_json())
-        else:
-            summarize(done)
-        if done.refused or done.sign_ins.failed:  # in either output: a script's `&&` must not take it as whole
-            raise typer.Exit(1)
+        report(ctx, follow(client, client.import_users(org_id, rows), wait))
 
 
-def follow(client: Client, started: UserImport) -> UserImport:
-    """Poll the import until it is done, with a progress bar on stderr (on a terminal)."""
+def import_status(
+    ctx: typer.Context,
+    org_id: OrgArgument,
+    import_id: Annotated[str, typer.Argument(metavar="IMPORT", help="The import's id, as `users import` said.")],
+    wait: StatusWait = 0,
+) -> None:
+    """Show an import (how far it got, or its refused rows), or follow it on with --wait."""
+    with api(ctx) as client:
+        report(ctx, follow(client, client.get_user_import(org_id, import_id), wait))
+
+
+def report(ctx: typer.Context, found: UserImport) -> None:
+    """The import as it stands; exit 1 if a row was refused or a sign-in failed, 3 if it still runs."""
+    if ctx.obj.output is Output.json:
+        typer.echo(found.model_dump_json())
+    else:
+        summarize(found)
+    if found.status == "running":
+        still_running(found)
+        raise typer.Exit(STILL_RUNNING)
+    if found.refused or found.sign_ins.failed:  # in either output: a script's `&&` must not take it as whole
+        raise typer.Exit(1)
+
+
+def still_running(found: UserImport) -> None:
+    typer.echo(
+        f"Import {found.import_id} is still running; it goes on without cpctl. See it later with: "
+        f"cpctl users import-status {found.org_id} {found.import_id} (--wait SECONDS to follow it)",
+        err=True,
+    )
+
+
+def follow(client: Client, started: UserImport, wait: float) -> UserImport:
+    """Poll the import until it is done or ``wait`` seconds have passed, with a progress bar on
+    stderr (on a terminal). Interrupted, it says the import goes on, and how to see it."""
     found = started
+    deadline = time.monotonic() + wait
     progress = Progress(
         TextColumn("importing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
         console=Console(stderr=True), transient=True,
     )  # fmt: skip
-    with progress:
-        task = progress.add_task("", total=found.total)
-        while True:
-            decided = found.total - found.pending
-            signing = f"sign-ins {found.sign_ins.done} done, {found.sign_ins.pending} to go"
-            progress.update(task, completed=decided, description=signing)
-            if found.status != "running":
-                return found
-            time.sleep(POLL_SECONDS)
-            found = client.get_user_import(found.org_id, found.import_id)
+    try:
+        with progress:
+            task = progress.add_task("", total=found.total)
+            while True:
+                decided = found.total - found.pending
+                signing = f"sign-ins {found.sign_ins.done} done, {found.sign_ins.pending} to go"
+                progress.update(task, completed=decided, description=signing)
+                left = deadline - time.monotonic()
+                if found.status != "running" or left <= 0:
+                    return found
+                time.sleep(min(POLL_SECONDS, left))
+                found = client.get_user_import(found.org_id, found.import_id)
+    except KeyboardInterrupt:
+        still_running(found)
+        raise typer.Exit(130) from None
 
 
-def summarize(done: UserImport) -> None:
+def summarize(found: UserImport) -> None:
     console = Console(markup=False)  # the rows are the file's text: "[x]" in one is not a style
+    if found.status == "running":
+        console.print(
+            f"Import {found.import_id}: running, {found.total - found.pending} of {found.total} rows decided "
+            f"({found.created} users created, {len(found.refused)} rows refused so far); "
+            f"sign-ins: {found.sign_ins.done} created, {found.sign_ins.pending} to go."
+        )
+        return
+    done = found
     console.print(
         f"Import {done.import_id}: {done.created} of {done.total} users created, {len(done.refused)} rows refused; "
         f"sign-ins: {done.sign_ins.done} created, {len(done.sign_ins.failed)} failed."

@@ -24,6 +24,7 @@ from cpctl.output import TICKET_COLUMNS, USER_COLUMNS, Output, next_page, show, 
 
 app = typer.Typer(no_args_is_help=True, help="The users of an organization.")
 app.command("import")(imports.users_import)
+app.command("import-status")(imports.import_status)
 
 
 @app.command("list")

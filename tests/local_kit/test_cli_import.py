@@ -2,12 +2,16 @@
 Local, the job run to its end, a summary and every refused row printed."""
 
 import json
+import time
 
 import pytest
 from typer.testing import CliRunner
 
+from controlplane.models.imports import UserImport
 from cpctl.cli import app
+from cpctl.client import Client
 from cpctl.commands import imports
+from cpctl.commands.common import STILL_RUNNING
 from local import tokens
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
@@ -127,3 +131,94 @@ def test_a_file_saved_with_a_byte_order_mark_and_crlf_lines_imports(cpctl, tmp_p
     assert shown.exit_code == 0, shown.output
     assert "1 of 1 users created" in shown.stdout
     assert "alice@example.com" in cpctl("users", "get", "acme", "alice").stdout
+
+
+RUNNING = {
+    "import_id": "01JD3Q0Z6V7S3M8E2K9XWQY4PB",
+    "org_id": "acme",
+    "status": "running",
+    "total": 10000,
+    "created": 1200,
+    "pending": 8800,
+    "refused": [],
+    "sign_ins": {"done": 1000, "pending": 200, "failed": []},
+    "created_at": "2026-11-27T07:00:00.000Z",
+    "updated_at": "2026-11-27T07:00:05.000Z",
+}
+
+
+@pytest.fixture
+def stuck(monkeypatch):
+    """An import whose job never finishes: each GET of it answers ``running``; counts the GETs."""
+    polls = []
+
+    def get_user_import(self, org_id, import_id):
+        polls.append(import_id)
+        return UserImport.model_validate(RUNNING)
+
+    monkeypatch.setattr(Client, "import_users", lambda self, org_id, rows: UserImport.model_validate(RUNNING))
+    monkeypatch.setattr(Client, "get_user_import", get_user_import)
+    return polls
+
+
+@pytest.mark.parametrize("output", ["table", "json"])
+def test_an_import_that_outlasts_its_wait_says_it_still_runs_how_to_see_it_and_exits_3(cpctl, tmp_path, stuck, output):
+    # Given an import whose job runs on past the wait
+    file = tmp_path / "people.csv"
+    file.write_text(CSV)
+
+    # When cpctl follows it for a fifth of a second
+    started = time.monotonic()
+    shown = cpctl("-o", output, "users", "import", "acme", str(file), "--wait", "0.2")
+
+    # Then it stops following it then, says the import goes on and how to see it, and exits 3
+    assert time.monotonic() - started < 5
+    assert shown.exit_code == STILL_RUNNING == 3, shown.output
+    import_id = RUNNING["import_id"]
+    assert f"Import {import_id} is still running; it goes on without cpctl" in shown.stderr
+    assert f"cpctl users import-status acme {import_id}" in shown.stderr
+    if output == "json":
+        assert json.loads(shown.stdout)["status"] == "running"
+    else:
+        assert f"Import {import_id}: running, 1200 of 10000 rows decided" in shown.stdout
+    assert stuck  # it did follow it
+
+
+def test_import_status_without_wait_shows_a_running_import_at_once_and_exits_3(cpctl, stuck):
+    shown = cpctl("users", "import-status", "acme", RUNNING["import_id"])
+
+    assert shown.exit_code == 3, shown.output
+    assert len(stuck) == 1
+    assert "sign-ins: 1000 created, 200 to go" in shown.stdout
+
+
+def test_an_interrupted_import_says_it_goes_on_and_how_to_see_it(cpctl, tmp_path, stuck, monkeypatch):
+    file = tmp_path / "people.csv"
+    file.write_text(CSV)
+
+    def interrupt(seconds):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(imports.time, "sleep", interrupt)
+
+    shown = cpctl("users", "import", "acme", str(file))
+
+    assert shown.exit_code == 130, shown.output
+    assert f"cpctl users import-status acme {RUNNING['import_id']}" in shown.stderr
+
+
+def test_import_status_shows_a_finished_import_again_with_its_exit_code(cpctl, tmp_path):
+    # Given a finished import with refused rows
+    cpctl("orgs", "create", "acme", "--name", "Acme", "--plan", "free")
+    file = tmp_path / "people.csv"
+    file.write_text(CSV)
+    import_id = json.loads(cpctl("-o", "json", "users", "import", "acme", str(file)).stdout)["import_id"]
+
+    # When it is shown again
+    shown = cpctl("users", "import-status", "acme", import_id, "--wait", "5")
+    as_json = cpctl("-o", "json", "users", "import-status", "acme", import_id)
+
+    # Then as users import printed it: the summary, the refused rows, exit 1
+    assert shown.exit_code == 1, shown.output
+    assert "3 of 5 users created, 2 rows refused" in shown.stdout and "duplicate" in shown.stdout
+    assert as_json.exit_code == 1 and json.loads(as_json.stdout)["status"] == "done"
