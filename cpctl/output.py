@@ -1,27 +1,20 @@
 """What ``cpctl`` prints: on stdout the answer (the API's JSON as sent, or a table), on stderr the
-rest (paging hints, the progress of ``--all``, errors), so that stdout stays the data."""
+rest (paging hints, the progress of ``--all``; errors: ``cpctl.failures``), so that stdout stays
+the data."""
 
-import base64
-import json
 import sys
-import time
 from collections.abc import Iterator
 from enum import StrEnum
 from typing import Any
-from urllib.parse import urlsplit
 
-import httpx
 import pydantic
 import typer
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn
 from rich.table import Table
 
-from controlplane.models.problems import field, plain
 from controlplane.models.resources import Page
 from cpctl.client import Client
-from cpctl.errors import ApiError, UnexpectedAnswer
-from cpctl.retries import refused
 
 # The columns of each resource's list table. ``users``: an org's seats used, of its limit (the
 # listing has no seats used: "max <limit>").
@@ -216,93 +209,3 @@ def _cell(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{name} {_cell(item)}" for name, item in value.items() if item is not None)
     return str(value)
-
-
-# Errors, on stderr.
-
-
-def show_throttled(error: ApiError) -> None:
-    wait = error.headers.get("Retry-After", "a few")
-    typer.echo(f"Error: throttled: {error.message}. Still refused after retrying; try again in {wait} s.", err=True)
-
-
-def show_api_error(output: Output, error: ApiError) -> None:
-    """The API's refusal: its error JSON as sent (json), or a line with its code and request id, and
-    a line per field that failed validation, as the API's ``details`` name them."""
-    if output is Output.json and error.body:
-        typer.echo(error.body, err=True)
-        return
-    typer.echo(f"Error: {error.code}: {error.message} (status {error.status}, request {error.request_id})", err=True)
-    if isinstance(error.details, list):
-        for problem in error.details:
-            if isinstance(problem, dict):
-                typer.echo(f"  {field(problem.get('loc') or [])}: {problem.get('message')}", err=True)
-
-
-def show_unauthorized(url: str, token: str, error: ApiError) -> None:
-    """A 401, said as what to do: whether the token expired or is not valid, and how to get another."""
-    state = "expired" if token_expired(token) else "is not valid"
-    typer.echo(f"Error: unauthorized: the token {state}. Get a new one: {_login_again(url)}", err=True)
-    typer.echo(f"  (status {error.status}, request {error.request_id})", err=True)
-
-
-def show_session_ended(url: str, error: ApiError) -> None:
-    """A 403 session_ended, said as what it means: the token's user or org was deleted, so this token
-    will never work again, whatever the command; sign in as a user who exists."""
-    typer.echo(f"Error: session_ended: {error.message}. Its user or organization was deleted.", err=True)
-    typer.echo(f"  Sign in as a user who exists: {_login_again(url)}", err=True)
-    typer.echo(f"  (status {error.status}, request {error.request_id})", err=True)
-
-
-def _login_again(url: str) -> str:
-    local = urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
-    return (
-        "cpctl login --local (an operator; --role admin|member --org ORG --user USER for others)"
-        if local
-        else "cpctl login --username USERNAME --client-id CLIENT_ID (Cognito sign-in)"
-    )
-
-
-def token_expired(token: str) -> bool:
-    """Whether the token's ``exp`` has passed: read, not verified (the API verifies it)."""
-    try:
-        payload = token.split(".")[1]
-        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-        return float(claims["exp"]) < time.time()
-    except (IndexError, ValueError, KeyError, TypeError):
-        return False
-
-
-def show_unreachable(url: str, error: httpx.TransportError, timeout: float) -> None:
-    """No answer: nothing listens, or the connection failed; or the request was sent and no answer
-    came in time, when whether a change was made is unknown (a create can be sent again with its key)."""
-    if not isinstance(error, httpx.TimeoutException) or isinstance(error, httpx.ConnectTimeout):
-        reason = "nothing answers there (connection refused)" if refused(error) else str(error) or type(error).__name__
-        typer.echo(f"Error: cannot reach {url}: {reason}. Is the API running (make run)?", err=True)
-        return
-    request = error.request
-    typer.echo(
-        f"Error: no answer from {url} to {request.method} {request.url.path} in time: cpctl gives a request "
-        f"at most {timeout:g} s (--timeout), its retries included.",
-        err=True,
-    )
-    if request.method != "GET":
-        key = request.headers.get("Idempotency-Key")
-        again = "look before sending it again"
-        if key:
-            again = f"send it again with --idempotency-key {key}: the API makes it once"
-        typer.echo(f"  It may or may not have been made: {again}.", err=True)
-
-
-def show_unexpected(url: str, error: UnexpectedAnswer) -> None:
-    typer.echo(f"Error: {error}. Is {url} the control-plane API?", err=True)
-
-
-def show_usage_error(message: str) -> None:
-    typer.echo(f"Usage error: {message}", err=True)
-
-
-def invalid_body(error: pydantic.ValidationError) -> str:
-    """The problems the API's models found in a body (it is never sent): a line per field, in the
-    API's own words."""
-    return "\n".join(f"  {field(problem['loc'])}: {plain(dict(problem))}" for problem in error.errors())

@@ -16,7 +16,7 @@ import pydantic
 import typer
 
 from controlplane.models.resources import Page, Plan, Priority, Role, Status
-from cpctl import credentials, output
+from cpctl import credentials, failures, output
 from cpctl.client import Client
 from cpctl.errors import ApiError, SessionEnded, Throttled, Unauthorized, UnexpectedAnswer
 
@@ -39,7 +39,7 @@ Output = output.Output
 
 def usage_error(message: str) -> typer.Exit:
     """Exit code 2, as for a wrong option: the request was never sent."""
-    output.show_usage_error(message)
+    failures.show_usage_error(message)
     return typer.Exit(USAGE_ERROR)
 
 
@@ -54,32 +54,32 @@ def api(ctx: typer.Context) -> Iterator[Client]:
         yield client
     except Unauthorized as error:
         if settings.output is Output.json:
-            output.show_api_error(settings.output, error)
+            failures.show_api_error(settings.output, error)
         else:
-            output.show_unauthorized(settings.url, token, error)
+            failures.show_unauthorized(settings.url, token, error)
         raise typer.Exit(1) from None
     except SessionEnded as error:  # the token's user or org is gone: say so, and how to sign in again
         if settings.output is Output.json:
-            output.show_api_error(settings.output, error)
+            failures.show_api_error(settings.output, error)
         else:
-            output.show_session_ended(settings.url, error)
+            failures.show_session_ended(settings.url, error)
         raise typer.Exit(1) from None
     except Throttled as error:  # the client waited out every Retry-After it was given: say which limit
         if settings.output is Output.json:
-            output.show_api_error(settings.output, error)
+            failures.show_api_error(settings.output, error)
         else:
-            output.show_throttled(error)
+            failures.show_throttled(error)
         raise typer.Exit(1) from None
     except ApiError as error:
-        output.show_api_error(settings.output, error)
+        failures.show_api_error(settings.output, error)
         raise typer.Exit(1) from None
     except UnexpectedAnswer as error:
-        output.show_unexpected(settings.url, error)
+        failures.show_unexpected(settings.url, error)
         raise typer.Exit(1) from None
     except pydantic.ValidationError as error:
-        raise usage_error(f"the request is not valid:\n{output.invalid_body(error)}") from None
+        raise usage_error(f"the request is not valid:\n{failures.invalid_body(error)}") from None
     except httpx.TransportError as error:
-        output.show_unreachable(settings.url, error, settings.timeout)
+        failures.show_unreachable(settings.url, error, settings.timeout)
         raise typer.Exit(1) from None
     finally:
         client.close()
