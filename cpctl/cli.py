@@ -10,13 +10,13 @@ A command group is a module of ``cpctl.commands`` with its own ``app``, added he
 commands print is ``cpctl.output``.
 """
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import click
 import typer
-from typer.core import TyperOption
+from typer.core import TyperGroup, TyperOption
 
-from cpctl import endpoints, retries
+from cpctl import endpoints, output, retries
 from cpctl.commands import login, orgs, tickets, units, users
 from cpctl.commands.common import Settings
 from cpctl.output import Output
@@ -31,7 +31,20 @@ def _no_type_on_flags(option: TyperOption, ctx: click.Context) -> str | None:
 
 TyperOption.display_type_rich = _no_type_on_flags  # type: ignore[method-assign]
 
+
+class _Cpctl(TyperGroup):
+    def invoke(self, ctx: click.Context) -> Any:
+        """A reader that stops early (``cpctl ... | head -1``) ends cpctl quietly, with exit code 0,
+        as ``head`` ending a pipe is no failure: no traceback, no message (click's own is exit 1)."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            output.reader_gone()
+            raise typer.Exit(0) from None
+
+
 app = typer.Typer(
+    cls=_Cpctl,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,  # locals hold the token

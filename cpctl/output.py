@@ -2,8 +2,11 @@
 rest (paging hints, the progress of ``--all``; errors: ``cpctl.failures``), so that stdout stays
 the data."""
 
+import errno
+import os
 import sys
 from collections.abc import Iterator
+from contextlib import suppress
 from enum import StrEnum
 from typing import Any
 
@@ -37,6 +40,26 @@ class Output(StrEnum):
     json = "json"
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader went away (``| head -1``): the same BrokenPipeError cpctl's root command
+        ends quietly on (``cpctl.cli``), not rich's own exit code 1."""
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
+def new_console(**options: Any) -> Console:
+    """The console every table, tree and progress bar of cpctl is printed through."""
+    return _Console(**options)
+
+
+def reader_gone() -> None:
+    """Whatever is still to be written goes nowhere: stdout's descriptor onto /dev/null, so that
+    what Python holds for it is flushed there at exit, not reported as another broken pipe."""
+    with suppress(OSError, ValueError):  # a stdout without a descriptor (a test runner's) has nothing held
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def show(ctx: typer.Context, client: Client, item: pydantic.BaseModel | None, done: str = "") -> None:
     """Print the answer: the API's body as sent (json), or a table; ``done`` for an empty answer."""
     if ctx.obj.output is Output.json:
@@ -51,7 +74,7 @@ def show(ctx: typer.Context, client: Client, item: pydantic.BaseModel | None, do
     table.add_column(overflow="fold")
     for name, value in detail_rows(item.model_dump(mode="json")):
         table.add_row(name, value)
-    Console(markup=False).print(table)
+    new_console(markup=False).print(table)
 
 
 def detail_rows(values: dict[str, Any]) -> list[tuple[str, str]]:
@@ -108,7 +131,7 @@ def show_pages(
     progress = Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
-        console=Console(stderr=True),
+        console=new_console(stderr=True),
         transient=True,
         disable=not (every and sys.stderr.isatty()),
     )
@@ -132,7 +155,7 @@ def show_rows(rows: list[pydantic.BaseModel], columns: tuple[str, ...], more: st
     The other columns wrap instead; where that would leave them too narrow, each row is shown as a
     record, a field a line."""
     found = [_readable(row.model_dump(mode="json")) for row in rows]
-    console = Console(markup=False)  # the values are anyone's text: "[core]" in a name is not a style
+    console = new_console(markup=False)  # the values are anyone's text: "[core]" in a name is not a style
     widest = {column: max([len(column), *(len(_cell(values[column])) for values in found)]) for column in columns}
     needed = sum(widest[c] if _whole(c) else min(widest[c], MIN_WRAPPED) for c in columns) + _spacing(len(columns))
     if needed > console.width:
@@ -165,7 +188,7 @@ def _spacing(columns: int) -> int:
     for _ in range(columns):
         probe.add_column(no_wrap=True)
     probe.add_row(*("x" * columns))
-    return Console(width=1000).measure(probe).maximum - columns
+    return new_console(width=1000).measure(probe).maximum - columns
 
 
 def _whole(column: str) -> bool:

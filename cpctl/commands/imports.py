@@ -13,14 +13,13 @@ from pathlib import Path
 from typing import Annotated, Any, TextIO
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from controlplane.models.imports import UserImport
 from cpctl.client import Client
 from cpctl.commands.common import STILL_RUNNING, OrgArgument, api, usage_error
-from cpctl.output import Output
+from cpctl.output import Output, new_console
 
 POLL_SECONDS = 1.0
 # A 10,000-row import makes its sign-ins at 10 a second (about 17 minutes), and retries a failed one
@@ -153,7 +152,7 @@ def follow(client: Client, started: UserImport, wait: float) -> UserImport:
     deadline = time.monotonic() + wait
     progress = Progress(
         TextColumn("importing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-        console=Console(stderr=True), transient=True,
+        console=new_console(stderr=True), transient=True,
     )  # fmt: skip
     try:
         with progress:
@@ -173,7 +172,7 @@ def follow(client: Client, started: UserImport, wait: float) -> UserImport:
 
 
 def summarize(found: UserImport) -> None:
-    console = Console(markup=False)  # the rows are the file's text: "[x]" in one is not a style
+    console = new_console(markup=False)  # the rows are the file's text: "[x]" in one is not a style
     if found.status == "running":
         console.print(
             f"Import {found.import_id}: running, {found.total - found.pending} of {found.total} rows decided "

@@ -3,7 +3,6 @@
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.tree import Tree
 
@@ -22,7 +21,7 @@ from cpctl.commands.common import (
     confirm,
     pages,
 )
-from cpctl.output import UNIT_COLUMNS, USER_COLUMNS, Output, show, show_pages
+from cpctl.output import UNIT_COLUMNS, USER_COLUMNS, Output, new_console, show, show_pages
 
 app = typer.Typer(no_args_is_help=True, help="An organization's tree of units (teams), and their people.")
 
@@ -41,7 +40,7 @@ def units_tree(ctx: typer.Context, org_id: OrgArgument, under: Under = None) -> 
         tree, width = tree_of(_top(org_id, under, found), found)
         # Ids are never cut (the next command takes them), however deep: a line that cannot hold its
         # indent, its id and a little of its name at the terminal's width (80 in a pipe) gets wider.
-        Console(width=max(Console().width, width)).print(tree)
+        new_console(width=max(new_console().width, width)).print(tree)
 
 
 def _top(org_id: str, under: str | None, units: list[Unit]) -> str:
