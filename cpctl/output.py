@@ -26,6 +26,14 @@ ACTIVITY_COLUMNS = ("occurred_at", "type", "actor", "resource", "changes")
 USER_COLUMNS = ("user_id", "name", "email", "role", "unit", "version")
 UNIT_COLUMNS = ("unit_id", "name", "path", "version")
 TICKET_COLUMNS = ("ticket_id", "user_id", "status", "priority", "subject", "tags")
+# What a list of each is called when it is empty: "No users."
+NAMES = {
+    ORG_COLUMNS: "organizations",
+    ACTIVITY_COLUMNS: "activity",
+    USER_COLUMNS: "users",
+    UNIT_COLUMNS: "units",
+    TICKET_COLUMNS: "tickets",
+}
 
 
 IDS = ("org_id", "user_id", "ticket_id", "unit_id")  # never cut: the next command takes them
@@ -153,7 +161,11 @@ def show_rows(rows: list[pydantic.BaseModel], columns: tuple[str, ...], more: st
     """A table of ``rows``; ``more``: the command that shows the next page, if there is one.
     Identifiers and timestamps are never cut, at any width: the ids are what the next command takes.
     The other columns wrap instead; where that would leave them too narrow, each row is shown as a
-    record, a field a line."""
+    record, a field a line. No rows: nothing on stdout (no header: there is no data), and on
+    stderr a line that says so, as ``none(name)``."""
+    if not rows:
+        none(NAMES[columns], more)
+        return
     found = [_readable(row.model_dump(mode="json")) for row in rows]
     console = new_console(markup=False)  # the values are anyone's text: "[core]" in a name is not a style
     widest = {column: max([len(column), *(len(_cell(values[column])) for values in found)]) for column in columns}
@@ -173,6 +185,14 @@ def show_rows(rows: list[pydantic.BaseModel], columns: tuple[str, ...], more: st
         for values in found:
             table.add_row(*(_cell(values[column]) for column in columns))
         console.print(table)
+    if more:
+        typer.echo(f"More: {more}", err=True)
+
+
+def none(name: str, more: str | None = None) -> None:
+    """An empty list, said on stderr (stdout stays the data: none): "No users.", or, on a page
+    with a next one (``more``), "No users on this page." and the command that shows the next."""
+    typer.echo(f"No {name}{' on this page' if more else ''}.", err=True)
     if more:
         typer.echo(f"More: {more}", err=True)
 

@@ -21,7 +21,7 @@ from cpctl.commands.common import (
     confirm,
     pages,
 )
-from cpctl.output import UNIT_COLUMNS, USER_COLUMNS, Output, new_console, show, show_pages
+from cpctl.output import UNIT_COLUMNS, USER_COLUMNS, Output, new_console, none, show, show_pages
 
 app = typer.Typer(no_args_is_help=True, help="An organization's tree of units (teams), and their people.")
 
@@ -34,8 +34,12 @@ def units_tree(ctx: typer.Context, org_id: OrgArgument, under: Under = None) -> 
     """Show the units as a tree (every page)."""
     with api(ctx) as client:
         found = list(client.iter_units(org_id, under))
-        if ctx.obj.output is Output.json:
-            typer.echo("\n".join(unit.model_dump_json() for unit in found))
+        if ctx.obj.output is Output.json:  # a unit a line: none, no line
+            for unit in found:
+                typer.echo(unit.model_dump_json())
+            return
+        if not found:
+            none("units")
             return
         tree, width = tree_of(_top(org_id, under, found), found)
         # Ids are never cut (the next command takes them), however deep: a line that cannot hold its

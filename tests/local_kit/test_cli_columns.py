@@ -179,3 +179,12 @@ def test_an_entrys_changes_read_old_to_new_as_the_console_shows_them(capsys):
     # Then each field reads "name: old → new", an empty side as "none"
     printed = " ".join(capsys.readouterr().out.split())
     assert "plan: free → pro, suspension_reason: none → unpaid" in printed
+
+
+def test_an_empty_page_with_a_next_one_says_so_and_how_to_get_it(capsys):
+    # (The API may answer a page of none with a cursor: a listing that filters as it reads.)
+    output.show_rows([], output.USER_COLUMNS, "cpctl users list acme --cursor abc")
+
+    shown = capsys.readouterr()
+    assert shown.out == ""
+    assert shown.err == "No users on this page.\nMore: cpctl users list acme --cursor abc\n"
