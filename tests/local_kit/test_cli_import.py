@@ -196,10 +196,10 @@ def test_an_interrupted_import_says_it_goes_on_and_how_to_see_it(cpctl, tmp_path
     file = tmp_path / "people.csv"
     file.write_text(CSV)
 
-    def interrupt(seconds):
+    def interrupt(self, org_id, import_id):  # Ctrl-C while cpctl asks how far it got
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(imports.time, "sleep", interrupt)
+    monkeypatch.setattr(Client, "get_user_import", interrupt)
 
     shown = cpctl("users", "import", "acme", str(file))
 
