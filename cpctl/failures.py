@@ -8,45 +8,44 @@ from urllib.parse import urlsplit
 
 import httpx
 import pydantic
-import typer
 
 from controlplane.models.problems import field, plain
 from cpctl.errors import ApiError, UnexpectedAnswer
-from cpctl.output import Output
+from cpctl.output import Output, complain
 from cpctl.retries import refused
 
 
 def show_throttled(error: ApiError) -> None:
     wait = error.headers.get("Retry-After", "a few")
-    typer.echo(f"Error: throttled: {error.message}. Still refused after retrying; try again in {wait} s.", err=True)
+    complain(f"Error: throttled: {error.message}. Still refused after retrying; try again in {wait} s.")
 
 
 def show_api_error(output: Output, error: ApiError) -> None:
     """The API's refusal: its error JSON as sent (json), or a line with its code and request id, and
     a line per field that failed validation, as the API's ``details`` name them."""
     if output is Output.json and error.body:
-        typer.echo(error.body, err=True)
+        complain(error.body)
         return
-    typer.echo(f"Error: {error.code}: {error.message} (status {error.status}, request {error.request_id})", err=True)
+    complain(f"Error: {error.code}: {error.message} (status {error.status}, request {error.request_id})")
     if isinstance(error.details, list):
         for problem in error.details:
             if isinstance(problem, dict):
-                typer.echo(f"  {field(problem.get('loc') or [])}: {problem.get('message')}", err=True)
+                complain(f"  {field(problem.get('loc') or [])}: {problem.get('message')}")
 
 
 def show_unauthorized(url: str, token: str, error: ApiError) -> None:
     """A 401, said as what to do: whether the token expired or is not valid, and how to get another."""
     state = "expired" if token_expired(token) else "is not valid"
-    typer.echo(f"Error: unauthorized: the token {state}. Get a new one: {_login_again(url)}", err=True)
-    typer.echo(f"  (status {error.status}, request {error.request_id})", err=True)
+    complain(f"Error: unauthorized: the token {state}. Get a new one: {_login_again(url)}")
+    complain(f"  (status {error.status}, request {error.request_id})")
 
 
 def show_session_ended(url: str, error: ApiError) -> None:
     """A 403 session_ended, said as what it means: the token's user or org was deleted, so this token
     will never work again, whatever the command; sign in as a user who exists."""
-    typer.echo(f"Error: session_ended: {error.message}. Its user or organization was deleted.", err=True)
-    typer.echo(f"  Sign in as a user who exists: {_login_again(url)}", err=True)
-    typer.echo(f"  (status {error.status}, request {error.request_id})", err=True)
+    complain(f"Error: session_ended: {error.message}. Its user or organization was deleted.")
+    complain(f"  Sign in as a user who exists: {_login_again(url)}")
+    complain(f"  (status {error.status}, request {error.request_id})")
 
 
 def _login_again(url: str) -> str:
@@ -73,28 +72,27 @@ def show_unreachable(url: str, error: httpx.TransportError, timeout: float) -> N
     came in time, when whether a change was made is unknown (a create can be sent again with its key)."""
     if not isinstance(error, httpx.TimeoutException) or isinstance(error, httpx.ConnectTimeout):
         reason = "nothing answers there (connection refused)" if refused(error) else str(error) or type(error).__name__
-        typer.echo(f"Error: cannot reach {url}: {reason}. Is the API running (make run)?", err=True)
+        complain(f"Error: cannot reach {url}: {reason}. Is the API running (make run)?")
         return
     request = error.request
-    typer.echo(
+    complain(
         f"Error: no answer from {url} to {request.method} {request.url.path} in time: cpctl gives a request "
-        f"at most {timeout:g} s (--timeout), its retries included.",
-        err=True,
+        f"at most {timeout:g} s (--timeout), its retries included."
     )
     if request.method != "GET":
         key = request.headers.get("Idempotency-Key")
         again = "look before sending it again"
         if key:
             again = f"send it again with --idempotency-key {key}: the API makes it once"
-        typer.echo(f"  It may or may not have been made: {again}.", err=True)
+        complain(f"  It may or may not have been made: {again}.")
 
 
 def show_unexpected(url: str, error: UnexpectedAnswer) -> None:
-    typer.echo(f"Error: {error}. Is {url} the control-plane API?", err=True)
+    complain(f"Error: {error}. Is {url} the control-plane API?")
 
 
 def show_usage_error(message: str) -> None:
-    typer.echo(f"Usage error: {message}", err=True)
+    complain(f"Usage error: {message}")
 
 
 def invalid_body(error: pydantic.ValidationError) -> str:

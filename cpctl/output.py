@@ -62,10 +62,21 @@ def new_console(**options: Any) -> Console:
 
 
 def reader_gone() -> None:
-    """Whatever is still to be written goes nowhere: stdout's descriptor onto /dev/null, so that
-    what Python holds for it is flushed there at exit, not reported as another broken pipe."""
-    with suppress(OSError, ValueError):  # a stdout without a descriptor (a test runner's) has nothing held
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    """Whatever is still to be written goes nowhere: stdout's and stderr's descriptors onto
+    /dev/null, so that what Python holds for them is flushed there at exit, not reported as another
+    broken pipe (and exit code 120). cpctl says nothing more once its reader is gone."""
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):  # a stream without a descriptor (a test runner's) holds nothing
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+
+
+def complain(line: str) -> None:
+    """A line on stderr of a command about to fail: a reader gone from stderr (``2>&1 | head``)
+    leaves the command's exit code as it is, where any other broken pipe ends cpctl with 0."""
+    try:
+        typer.echo(line, err=True)
+    except BrokenPipeError:
+        reader_gone()
 
 
 def show(ctx: typer.Context, client: Client, item: pydantic.BaseModel | None, done: str = "") -> None:

@@ -148,7 +148,7 @@ def confirm(yes: bool, question: str, done: str = "deleted") -> None:
     if not terminal():
         raise usage_error(f"nothing {done}: there is no terminal to ask on, so pass --yes to confirm")
     if not typer.confirm(question, default=False):
-        typer.echo(f"Nothing {done}.", err=True)
+        output.complain(f"Nothing {done}.")
         raise typer.Exit(1)
 
 

@@ -19,7 +19,7 @@ from rich.table import Table
 from controlplane.models.imports import UserImport
 from cpctl.client import Client
 from cpctl.commands.common import STILL_RUNNING, OrgArgument, api, usage_error
-from cpctl.output import Output, new_console
+from cpctl.output import Output, complain, new_console
 
 POLL_SECONDS = 1.0
 # A 10,000-row import makes its sign-ins at 10 a second (about 17 minutes), and retries a failed one
@@ -138,10 +138,9 @@ def report(ctx: typer.Context, found: UserImport) -> None:
 
 
 def still_running(found: UserImport) -> None:
-    typer.echo(
+    complain(
         f"Import {found.import_id} is still running; it goes on without cpctl. See it later with: "
-        f"cpctl users import-status {found.org_id} {found.import_id} (--wait SECONDS to follow it)",
-        err=True,
+        f"cpctl users import-status {found.org_id} {found.import_id} (--wait SECONDS to follow it)"
     )
 
 

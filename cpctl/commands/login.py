@@ -7,6 +7,7 @@ import typer
 
 from cpctl import credentials
 from cpctl.commands.common import usage_error
+from cpctl.output import complain
 
 LocalRole = StrEnum("LocalRole", {name: name for name in ("operator", "admin", "member")})
 
@@ -40,7 +41,7 @@ def login(
         try:
             token = credentials.local_token(role.value, org, user, ctx.obj.url)
         except LookupError as error:
-            typer.echo(f"Error: {error}", err=True)
+            complain(f"Error: {error}")
             raise typer.Exit(1) from None
         # A user's role is the one their item holds, whatever --role asked for.
         who = f"{credentials.role_of(token) or role} {user} of {org}" if org and user else "an operator"
@@ -51,7 +52,7 @@ def login(
         try:
             token = credentials.cognito_token(username, password, client_id, user_pool_id, region, new_password)
         except credentials.SignInError as error:
-            typer.echo(f"Error: sign-in failed: {error}", err=True)
+            complain(f"Error: sign-in failed: {error}")
             raise typer.Exit(1) from None
         who = username
     path = credentials.save_token(token)

@@ -27,15 +27,17 @@ def tickets(table):
         assert create_ticket("acme", "bob", subject=subject).status == 201
 
 
-def read_then_close(gateway: str, tmp_path, lines: int, *args: str) -> tuple[int, int, bytes]:
-    """Run ``cpctl --url <gateway> ARGS`` into a pipe, read ``lines`` lines of it, close the pipe (as
-    ``head -1`` does, or ``true`` with 0), and return the bytes read, cpctl's exit code and its stderr."""
+def read_then_close(gateway: str, tmp_path, lines: int, *args: str, both: bool = False) -> tuple[int, int, bytes]:
+    """Run ``cpctl --url <gateway> ARGS`` into a pipe (``both``: its stderr too, as ``2>&1``), read
+    ``lines`` lines of it, close the pipe (as ``head -1`` does, or ``true`` with 0), and return the
+    bytes read, cpctl's exit code and its stderr."""
     environment = {name: value for name, value in os.environ.items() if not name.startswith("CONTROLPLANE_")}
     environment["CPCTL_CONFIG_DIR"] = str(tmp_path / "cpctl")
     read_end, write_end = os.pipe()
     fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
     command = [sys.executable, "-m", "cpctl", "--url", gateway, "--token", tokens.issue(tokens.OPERATOR), *args]
-    with subprocess.Popen(command, cwd=ROOT, env=environment, stdout=write_end, stderr=subprocess.PIPE) as cpctl:
+    stderr = write_end if both else subprocess.PIPE
+    with subprocess.Popen(command, cwd=ROOT, env=environment, stdout=write_end, stderr=stderr) as cpctl:
         os.close(write_end)
         read = b""
         while read.count(b"\n") < lines:
@@ -43,8 +45,8 @@ def read_then_close(gateway: str, tmp_path, lines: int, *args: str) -> tuple[int
             assert byte, "cpctl wrote fewer lines"
             read += byte
         os.close(read_end)  # the reader is gone; cpctl has more to write than the pipe holds
-        stderr = cpctl.stderr.read()
-        return len(read), cpctl.wait(timeout=60), stderr
+        said = cpctl.stderr.read() if cpctl.stderr else b""
+        return len(read), cpctl.wait(timeout=60), said
 
 
 JSON_PAGES = ("-o", "json", "tickets", "list", "acme", "bob", "--all", "--limit", "5")  # a page a line
@@ -65,3 +67,11 @@ def test_a_reader_that_stops_early_ends_cpctl_quietly_with_exit_0(table, gateway
     assert read or not lines
     assert stderr.decode() == ""
     assert exit_code == 0
+
+
+def test_a_failure_whose_reader_is_gone_still_exits_1(table, gateway, tmp_path):
+    # When a command fails (404) while its stdout and stderr go to a reader that is already gone
+    _, exit_code, _ = read_then_close(gateway, tmp_path, 0, "orgs", "get", "nowhere", both=True)
+
+    # Then its exit code is the failure's, not the 0 of a reader that stopped reading data
+    assert exit_code == 1
