@@ -63,7 +63,7 @@ from joserfc.jwt import JWTClaimsRegistry
 from controlplane.dal import stamps, tenant_keys
 from controlplane.dal.keys import org_key, user_key
 from controlplane.dal.schema import SORT_KEY
-from controlplane.models.errors import session_ended
+from controlplane.models.errors import ApiError, Forbidden, session_ended, suspended_session
 
 OPERATORS_GROUP = "operators"  # controlplane.http.auth.OPERATORS_GROUP; not imported, for the cold start
 SUSPENDED = "suspended"
@@ -199,7 +199,7 @@ def decide(claims: dict[str, Any], method_arn: str, deadline: float | None = Non
         if USERNAME_SEPARATOR in str(claims.get("cognito:username") or ""):
             return _policy("Deny", context, method_arn, "forbidden", "An operator's username may not contain a dot")
     elif refusal := _membership(context, org_id, user_id, deadline):
-        return _policy("Deny", context, method_arn, *refusal)
+        return _policy("Deny", context, method_arn, refusal.code, refusal.message)
     policy = _policy("Allow", context, method_arn)
     # The caller's usage plan key (API key source AUTHORIZER): the org's, or the operators'.
     if key := tenant_keys.usage_identifier_key(org_id or None, operator):
@@ -207,20 +207,19 @@ def decide(claims: dict[str, Any], method_arn: str, deadline: float | None = Non
     return policy
 
 
-def _membership(context: dict[str, str], org_id: str, user_id: str, deadline: float) -> tuple[str, str] | None:
-    """Why a tenant caller is refused (error code, message), or None: then ``context`` has the role and
+def _membership(context: dict[str, str], org_id: str, user_id: str, deadline: float) -> ApiError | None:
+    """Why a tenant caller is refused, or None: then ``context`` has the role and
     plan the table holds now."""
     if not (org_id and user_id):
-        return "forbidden", "Your sign-in names no organization and user"
+        return Forbidden("Your sign-in names no organization and user")
     org, user = read_org_and_user(org_id, user_id, deadline)
     subject = (user or {}).get(stamps.SIGN_IN_SUBJECT, {}).get("S")
     role = (user or {}).get("role", {}).get("S")
     if org is None or stamps.DELETING in org or not subject or subject != context["sub"] or role not in ROLES:
         # The org or the user is gone: whichever, one answer (an org id made again since is another tenant's)
-        ended = session_ended(org_id)
-        return ended.code, ended.message
+        return session_ended(org_id)
     if org.get("status", {}).get("S") == SUSPENDED:
-        return "org_suspended", f"Organization {org_id} is suspended"
+        return suspended_session(org_id)
     context["role"], context["plan"] = str(role), org.get("plan", {}).get("S", "")
     return None
 

@@ -4,7 +4,7 @@ belongs to that status, and the route's own 409 codes and conflicts."""
 import pytest
 
 from controlplane.http import routes
-from controlplane.http.errors import STATUS
+from controlplane.http.errors import DENIED_AT_THE_GATEWAY, STATUS
 from controlplane.http.examples import CONFLICTS
 from local import openapi
 
@@ -28,7 +28,8 @@ def test_every_error_status_has_examples_whose_code_belongs_to_that_status(name,
         assert examples, f"{name} {status}"
         for key, example in examples.items():
             error = example["value"]["error"]
-            assert codes[error["code"]] == status, f"{name} {status}: {key} has code {error['code']}"
+            denied = status == 403 and error["code"] in DENIED_AT_THE_GATEWAY  # the authorizer's, on every route
+            assert codes[error["code"]] == status or denied, f"{name} {status}: {key} has code {error['code']}"
             assert key == error["code"] or key in CONFLICTS  # a code's example, or one of a route's conflicts
             assert set(error) >= {"code", "message", "request_id"}
 
@@ -59,3 +60,11 @@ def test_a_422_example_has_details_and_a_503_says_when_to_retry():
     ]["details"]
     assert problem["loc"] == ["body", "email"] and problem["message"]
     assert operation["responses"]["503"]["headers"]["Retry-After"]["required"] is True
+
+
+@pytest.mark.parametrize(("name", "operation"), OPERATIONS, ids=[name for name, _ in OPERATIONS])
+def test_every_403_shows_each_refusal_of_the_authorizer(name, operation):
+    # A suspended org's user is refused on every route before it runs (403 org_suspended), as is a
+    # deleted one (session_ended); only a route the caller's role may not call is forbidden
+    examples = _error_responses(operation)[403]["content"]["application/json"]["examples"]
+    assert set(examples) == DENIED_AT_THE_GATEWAY, name

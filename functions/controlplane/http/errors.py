@@ -41,6 +41,9 @@ STATUS = {
     "internal_error": 500,
     "service_unavailable": 503,
 }
+# The codes the authorizer's Deny carries, answered 403 through API Gateway's ACCESS_DENIED on every
+# route, whatever their status when a route answers them (org_suspended: a change refused, 409).
+DENIED_AT_THE_GATEWAY = frozenset({"forbidden", "session_ended", "org_suspended"})
 
 # What the http layer answers itself, in words (the OpenAPI examples show these very messages).
 INVALID_JSON = "The request body is not valid JSON"

@@ -61,7 +61,8 @@ _COMMON: dict[int, dict[str, Example]] = {
         "The caller's user or organization was deleted: the session has ended",
         "session_ended",
         errors.session_ended("acme").message,
-    ),
+    )
+    | _example("The caller's organization is suspended", "org_suspended", errors.suspended_session("acme").message),
     404: _example("The organization, user or ticket does not exist", "not_found", errors.org_missing("acme").message),
     412: _example(
         "If-Match names a version that is not the current one",

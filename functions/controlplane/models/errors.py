@@ -206,6 +206,12 @@ class OrgSuspended(ApiError):
     code = "org_suspended"
 
 
+def suspended_session(org_id: str) -> OrgSuspended:
+    """The authorizer's refusal of a suspended org's users, on every route (403 through API Gateway's
+    ACCESS_DENIED, where the API's own ``org_suspended`` refusals of a change are 409)."""
+    return OrgSuspended(f"Organization {org_id} is suspended")
+
+
 class QuotaExceeded(ApiError):
     """The org's plan allows fewer than the request needs; ``details`` says which quota and by how much."""
 
