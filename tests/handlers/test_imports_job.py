@@ -477,3 +477,68 @@ def test_a_get_of_a_running_import_in_the_cloud_runs_no_job_the_queue_does(cloud
     found, _ = api_table().query(keys.org_partition("acme"), prefix=keys.USER_PREFIX, limit=10, consistent=True)
     assert found == [] and _sign_ins(cloud) == []
     assert len(_queued()) == 1
+
+
+def test_a_sign_in_cognito_throttles_is_a_failure_to_retry_not_a_sign_in_made(cloud, monkeypatch):
+    # Given an import of two whose job meets Cognito's rate limit for one of them (botocore's retries spent)
+    monkeypatch.setattr(import_job, "RETRY_SECONDS", 0)
+    started = _import(_rows(2))
+    [message] = _queued()
+    boto3.client("sqs").delete_message(
+        QueueUrl=config.settings().deletions_queue_url, ReceiptHandle=message["ReceiptHandle"]
+    )
+    client = config.directory().client
+    create_user = client.admin_create_user
+
+    def throttle_user_001(**request):
+        if request["Username"] == "acme.user-001":
+            raise ClientError({"Error": {"Code": "TooManyRequestsException", "Message": "Rate exceeded"}}, "Create")
+        return create_user(**request)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(client, "admin_create_user", throttle_user_001)
+        assert deliver([message]) == {"batchItemFailures": []}
+
+    # Then that sign-in is listed as failed, to be tried again, and not counted as made
+    after = _get(started["import_id"])
+    assert after["status"] == "running"
+    assert after["sign_ins"]["done"] == 1
+    [failed] = after["sign_ins"]["failed"]
+    assert (failed["user_id"], failed["attempts"]) == ("user-001", 1)
+    assert "busy" in failed["reason"]
+    assert _sign_ins(cloud) == ["acme.user-000"]
+
+    # And the pass queued after it makes it
+    [retry] = _queued()
+    assert deliver([retry]) == {"batchItemFailures": []}
+    assert _get(started["import_id"])["sign_ins"] == {"done": 2, "pending": 0, "failed": []}
+    assert _stored_subject("user-001") == _attribute(cloud, "user-001", "sub")
+
+
+def test_a_sign_in_the_job_made_and_stored_before_it_died_is_kept_by_the_next_delivery(cloud, monkeypatch):
+    # Given an import whose job made a user's sign-in and stored its subject on the item, then died
+    # before it wrote the part's progress
+    from controlplane.logic import signins
+
+    started = _import(_rows(1))
+    [message] = _queued()
+    as_its_org_is = signins.as_its_org_is
+
+    def die_once(*args):
+        monkeypatch.setattr(signins, "as_its_org_is", as_its_org_is)
+        raise ConnectionError("injected: the function died here")
+
+    monkeypatch.setattr(signins, "as_its_org_is", die_once)
+    with pytest.raises(BatchProcessingError):
+        deliver([message])
+    made = _attribute(cloud, "user-000", "sub")
+    assert _stored_subject("user-000") == made
+    assert _get(started["import_id"])["sign_ins"]["pending"] == 1
+
+    # When SQS delivers the message again
+    assert deliver([message]) == {"batchItemFailures": []}
+
+    # Then the sign-in is the one made (not replaced: no second invitation, the item's subject holds)
+    assert _get(started["import_id"])["sign_ins"] == {"done": 1, "pending": 0, "failed": []}
+    assert _sign_ins(cloud) == ["acme.user-000"]
+    assert _attribute(cloud, "user-000", "sub") == made == _stored_subject("user-000")
