@@ -2,12 +2,14 @@
 interrupted or delivered twice; no listing that could repeat or miss someone; one move at a time."""
 
 import json
+import math
 
 import boto3
 import pytest
 
 from controlplane import config
-from controlplane.dal import keys, tree
+from controlplane.dal import keys, stamps, tree
+from controlplane.dal.table import api_table
 from controlplane.logic import moves, units
 from controlplane.logic.access import Caller
 from tests.api import call, create_org, create_user, deliver
@@ -749,3 +751,146 @@ def test_a_rename_at_the_version_a_queued_move_and_rename_was_accepted_at_is_412
     assert late.status == 412, late.body
     unit = call("GET", "/orgs/acme/units/platform").body
     assert (unit["name"], unit["path"]) == ("Core", "/ops/platform")
+
+
+BEFORE = {"eng": "/eng", "web": "/eng/web", "ops": "/ops", "platform": "/eng/platform", "db": "/eng/platform/db"}
+
+
+def _move_lock_held() -> bool:
+    return tree.MOVE in (api_table().get(keys.tree_key("acme"), consistent=True) or {})
+
+
+def test_a_move_whose_unit_is_moved_again_before_each_of_its_three_locks_is_409_and_moves_nothing(acme, monkeypatch):
+    # Given platform, which another move moves (and finishes) between this move's every plan and its lock
+    lock_move, others, inside = tree.lock_move, [], []
+
+    def moved_meanwhile(*args, **kwargs):
+        if not inside and len(others) < 3:  # this move's lock (not the other's): the other moves first
+            inside.append(True)
+            others.append(
+                call("PATCH", "/orgs/acme/units/platform", {"parent_id": ("web", "eng", "web")[len(others)]}).status
+            )
+            inside.clear()
+        return lock_move(*args, **kwargs)
+
+    monkeypatch.setattr(tree, "lock_move", moved_meanwhile)
+
+    # When platform is moved under ops
+    reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+
+    # Then it gives up (the client retries), holds no lock, and platform is where the last other move put it
+    assert others == [200, 200, 200]
+    assert (reply.status, reply.error_code) == (409, "move_in_progress"), reply.body
+    assert int(reply.headers["Retry-After"]) > 0
+    assert not _move_lock_held()
+    monkeypatch.undo()
+    assert_tree_is(BEFORE | {"platform": "/eng/web/platform", "db": "/eng/web/platform/db"})
+
+
+def test_a_move_of_a_unit_its_delete_has_marked_is_404_and_takes_no_lock(acme):
+    # Given web, which a delete under way has marked
+    api_table().mark(keys.unit_key("acme", "web"), stamps.DELETING, stamps.now())
+
+    # When web is moved under ops
+    reply = call("PATCH", "/orgs/acme/units/web", {"parent_id": "ops"})
+
+    # Then it is refused as the unit going, at once, and no lock is left
+    assert (reply.status, reply.error_code) == (404, "not_found"), reply.body
+    assert call("GET", "/orgs/acme/units/web").body["path"] == "/eng/web"
+    assert not _move_lock_held()
+
+
+def test_a_move_to_where_a_move_finishing_meanwhile_puts_the_unit_answers_the_unit(acme, monkeypatch):
+    # Given a move of platform under ops that has put platform there (marked) and not finished yet
+    monkeypatch.setattr(moves, "resume", _never_finishes)
+    assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 200
+    monkeypatch.undo()
+    budget = iter([60.0])
+    assert moves.resume("acme", time_left=lambda: next(budget, 0.0)) is False
+    read, finished = units.read, []
+
+    def finished_after_the_plans_reads(org_id, unit_id):
+        found = read(org_id, unit_id)
+        if unit_id == "ops" and not finished:  # the plan's second read: the move ends now
+            finished.append(moves.resume("acme"))
+        return found
+
+    monkeypatch.setattr(units, "read", finished_after_the_plans_reads)
+
+    # When platform is moved under ops again, and the move under way finishes before it looks at the lock
+    reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+
+    # Then it answers platform where it is: nothing more to move, not a 500
+    assert finished == [True]
+    assert (reply.status, reply.body["path"], reply.body["moving"]) == (200, "/ops/platform", False), reply.body
+    monkeypatch.undo()
+    assert_tree_is(MOVED)
+
+
+def test_a_run_without_the_time_to_wait_for_gsi1_stops_before_any_write_and_the_next_run_finishes(acme, monkeypatch):
+    # Given a settle time of 1 s since the org's last unit was created, and a move that holds its lock
+    monkeypatch.setenv("GSI1_SETTLE_SECONDS", "1")
+    config.reset()
+    with monkeypatch.context() as stalled:
+        stalled.setattr(moves, "resume", _never_finishes)
+        assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 200
+
+    # When a run has less time left than the wait and a step, then it stops (to be queued again) and writes nothing
+    assert moves.resume("acme", time_left=lambda: moves.STEP_SECONDS + 0.5) is False
+    assert call("GET", "/orgs/acme/units/platform").body["path"] == "/eng/platform"
+
+    # And a run with the time finishes the move
+    assert moves.resume("acme") is True
+    monkeypatch.setenv("GSI1_SETTLE_SECONDS", "0")  # the listings need not wait for the indexes either
+    config.reset()
+    assert_tree_is(MOVED)
+
+
+def test_a_run_whose_move_another_run_finished_and_a_later_move_undid_moves_no_user_back(acme, monkeypatch):
+    # Given a move of platform under ops whose run has marked its units; meanwhile another run
+    # finishes that move, and a later move puts platform back under eng
+    note_marked, meanwhile = tree.note_marked, []
+
+    def overtaken(*args, **kwargs):
+        noted = note_marked(*args, **kwargs)
+        if not meanwhile:
+            meanwhile.append("marked")
+            with monkeypatch.context() as others:
+                others.setattr(tree, "note_marked", note_marked)
+                meanwhile.append(moves.resume("acme"))
+                meanwhile.append(call("PATCH", "/orgs/acme/units/platform", {"parent_id": "eng"}).status)
+        return noted
+
+    monkeypatch.setattr(tree, "note_marked", overtaken)
+
+    # When the first run goes on to the users
+    call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+
+    # Then it stops there: every unit and user is where the last move put them
+    assert meanwhile == ["marked", True, 200]
+    monkeypatch.undo()
+    assert_tree_is(BEFORE)
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
+def test_a_queued_move_out_of_time_queues_the_rest_and_its_next_delivery_finishes_it(
+    acme, monkeypatch, deletions_queue
+):
+    # Given a move big enough for the queue
+    monkeypatch.setattr(moves, "MOVE_IN_REQUEST", 2)
+    assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 202
+    sqs = boto3.client("sqs")
+    [message] = sqs.receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=10)["Messages"]
+    sqs.delete_message(QueueUrl=deletions_queue, ReceiptHandle=message["ReceiptHandle"])
+
+    # When its delivery runs out of time at once (every step needs more than the function has left)
+    with monkeypatch.context() as short:
+        short.setattr(moves, "STEP_SECONDS", math.inf)
+        assert deliver([message]) == {"batchItemFailures": []}
+
+    # Then the rest is queued again, and that delivery finishes the move
+    [again] = sqs.receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=10)["Messages"]
+    assert json.loads(again["Body"]) == {"kind": moves.KIND, "org_id": "acme"}
+    assert call("GET", "/orgs/acme/units/platform").body["path"] == "/eng/platform"
+    assert deliver([again]) == {"batchItemFailures": []}
+    assert_tree_is(MOVED)
