@@ -410,3 +410,99 @@ def test_a_delete_run_behind_another_stops_before_the_next_user_of_its_page(tabl
     # Then the new acme's bob is untouched
     assert overtaken == ["first user", True, 201, 201]
     assert call("GET", "/orgs/acme/users/bob").status == 200
+
+
+def test_a_delete_out_of_time_for_a_sweeps_wait_stops_before_it_and_finishes_when_continued(table, monkeypatch):
+    from controlplane.dal import keys
+
+    # Given a settle time of 1 s, and acme with alice
+    monkeypatch.setenv("GSI1_SETTLE_SECONDS", "1")
+    config.reset()
+    create_org("acme")
+    create_user("acme", "alice")
+
+    # When its delete has time for every step but not for the wait before alice's sweep
+    finished = cascade.delete_org("acme", time_left=lambda: cascade.DELETE_STEP_SECONDS + 0.5)
+
+    # Then it stops there (to be queued), with alice's marker and the org left for the rest
+    assert finished is False
+    assert api_table().get(keys.sweep_key("acme", "alice"), consistent=True) is not None
+    assert call("GET", "/orgs/acme").body["deleting_since"]
+    assert cascade.continue_delete("acme", cascade.deletion_mark("acme")) is True
+    assert _items_of(table, "acme") == []
+
+
+def test_a_delete_out_of_time_inside_a_sweep_keeps_its_marker_and_the_ticket_gsi1_showed_late_goes_later(
+    table, monkeypatch
+):
+    from controlplane.dal import keys
+
+    # Given acme with alice and a ticket of hers that GSI1 does not show at first
+    create_org("acme")
+    create_user("acme", "alice")
+    create_ticket("acme", "alice")
+    hidden = _gsi1_lags_once(monkeypatch)
+
+    # When the delete runs out of time as alice's sweep goes through her tickets
+    budget = iter([60.0] * 3)  # alice, her tickets' page (the ticket hidden), the sweep's start
+    finished = cascade.delete_org("acme", time_left=lambda: next(budget, 0.0))
+
+    # Then it stops with her marker kept, which brings the ticket back to the continued delete
+    assert hidden and finished is False
+    assert api_table().get(keys.sweep_key("acme", "alice"), consistent=True) is not None
+    assert cascade.continue_delete("acme", cascade.deletion_mark("acme")) is True
+    assert _items_of(table, "acme") == []
+
+
+def _new_acme_after(monkeypatch, meanwhile) -> bool:
+    """Delete acme (alice), whose run, right after alice's tickets, is overtaken: another run of the
+    delete finishes it, acme is created again, and ``meanwhile()`` runs. What the first run returns."""
+    delete_tickets_of, overtaken = cascade.delete_tickets_of, []
+
+    def overtaken_after_the_users(*args, **kwargs):
+        done = delete_tickets_of(*args, **kwargs)
+        if not overtaken:
+            overtaken.append(True)
+            with monkeypatch.context() as other_run:
+                other_run.setattr(cascade, "delete_tickets_of", delete_tickets_of)
+                assert cascade.continue_delete("acme", cascade.deletion_mark("acme")) is True
+                assert create_org("acme").status == 201
+                meanwhile()
+        return done
+
+    create_org("acme")
+    create_user("acme", "alice")
+    monkeypatch.setattr(cascade, "delete_tickets_of", overtaken_after_the_users)
+    finished = cascade.delete_org("acme")
+    assert overtaken == [True]
+    return finished
+
+
+def test_a_delete_run_another_finished_leaves_the_sweep_of_the_org_created_again_to_it(table, monkeypatch):
+    from controlplane.dal import keys
+
+    # Given the new acme's delete of its user bob under way: his sweep marker is written
+    def bobs_delete_under_way():
+        assert create_user("acme", "bob").status == 201
+        cascade.mark_for_sweep(api_table(), "acme", "bob")
+
+    # When the old delete's run goes on to the sweeps
+    assert _new_acme_after(monkeypatch, bobs_delete_under_way) is True
+
+    # Then it stops: bob's delete's marker is the new acme's, for its own sweep
+    assert api_table().get(keys.sweep_key("acme", "bob"), consistent=True) is not None
+    assert call("GET", "/orgs/acme/users/bob").status == 200
+
+
+def test_a_delete_run_another_finished_leaves_the_units_of_the_org_created_again(table, monkeypatch):
+    from tests.handlers.test_org_units import create_unit
+
+    # Given the new acme has a unit
+    def a_unit():
+        assert create_unit("eng").status == 201
+
+    assert _new_acme_after(monkeypatch, a_unit) is True
+
+    # When the old delete's run went on to the units, it stopped: the new acme keeps its unit
+    assert call("GET", "/orgs/acme/units/eng").status == 200
+    assert call("GET", "/orgs/acme").body["deleting_since"] is None
