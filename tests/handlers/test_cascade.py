@@ -506,3 +506,75 @@ def test_a_delete_run_another_finished_leaves_the_units_of_the_org_created_again
     # When the old delete's run went on to the units, it stopped: the new acme keeps its unit
     assert call("GET", "/orgs/acme/units/eng").status == 200
     assert call("GET", "/orgs/acme").body["deleting_since"] is None
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
+def test_a_queued_delete_out_of_time_queues_its_rest_and_the_next_delivery_finishes_it(
+    acme, monkeypatch, deletions_queue
+):
+    # Given a delete too big for its request, queued
+    monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 10_000)  # no time for a step, in the request or a job
+    assert call("DELETE", "/orgs/acme").status == 202
+    mark = call("GET", "/orgs/acme").body["deleting_since"]
+
+    # When its job has no time for a step either
+    assert deliver(_receive(deletions_queue)) == {"batchItemFailures": []}
+
+    # Then the rest of that delete is queued again, which the next delivery finishes
+    [again] = _receive(deletions_queue)
+    assert json.loads(again["Body"]) == {"org_id": "acme", "deleting_since": mark}
+    monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 0)
+    assert deliver([again]) == {"batchItemFailures": []}
+    assert _items_of(acme, "acme") == []
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
+def test_a_delete_request_whose_delete_another_run_finished_as_it_stopped_queues_nothing(
+    acme, monkeypatch, deletions_queue
+):
+    # Given a delete whose request runs out of time, and another run (a job of an earlier request)
+    # that finishes it just as the request stops
+    monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 10_000)
+    deletion_mark, finished = cascade.deletion_mark, []
+
+    def finished_meanwhile(org_id):
+        if not finished:
+            with monkeypatch.context() as other_run:
+                other_run.setattr(cascade, "DELETE_STEP_SECONDS", 0)
+                finished.append(cascade.continue_delete(org_id, deletion_mark(org_id)))
+        return deletion_mark(org_id)
+
+    monkeypatch.setattr(cascade, "deletion_mark", finished_meanwhile)
+
+    # When the request stops
+    reply = call("DELETE", "/orgs/acme")
+
+    # Then it queued no job (for an org that is gone, or another's by now): the org is gone already
+    assert (reply.status, finished) == (202, [True])
+    assert boto3.client("sqs").receive_message(QueueUrl=deletions_queue).get("Messages", []) == []
+    assert _items_of(acme, "acme") == []
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
+def test_a_queued_sweep_out_of_time_queues_itself_again_and_the_next_delivery_sweeps(
+    acme, monkeypatch, deletions_queue
+):
+    from controlplane.dal import keys
+
+    # Given a user's delete whose sweep job is queued
+    hidden = _gsi1_lags_once(monkeypatch)
+    assert call("DELETE", "/orgs/acme/users/user-1").status == 204
+    job = _receive(deletions_queue)
+
+    # When the job has no time for the sweep
+    with monkeypatch.context() as short:
+        short.setattr(cascade, "DELETE_STEP_SECONDS", 10_000)
+        assert deliver(job) == {"batchItemFailures": []}
+
+    # Then it is queued again, and the marker kept: the next delivery takes the ticket GSI1 showed late
+    [again] = _receive(deletions_queue)
+    assert json.loads(again["Body"]) == {"kind": cascade.SWEEP_KIND, "org_id": "acme", "user_id": "user-1"}
+    assert api_table().get(keys.sweep_key("acme", "user-1"), consistent=True) is not None
+    assert deliver([again]) == {"batchItemFailures": []}
+    assert call("GET", f"/orgs/acme/tickets/{hidden[0]}").status == 404
+    assert api_table().get(keys.sweep_key("acme", "user-1"), consistent=True) is None
