@@ -341,3 +341,92 @@ def test_a_create_that_finds_its_org_gone_never_removes_the_sign_in_of_the_next_
     # Then the new org's alice keeps the sign-in her item names
     stored = api_table().get(keys.user_key("acme", "alice"), consistent=True)
     assert config.directory().subject("acme", "alice") == stored[stamps.SIGN_IN_SUBJECT]
+
+
+def test_without_a_queue_a_job_of_several_pages_runs_them_all_within_the_request(cognito_calls, monkeypatch):
+    # Given an org of five users, read two a page, and no queue
+    monkeypatch.setattr(signins, "PAGE", 2)
+    for user_id in ("alice", "bob", "carol", "dave", "erin"):
+        create_user("acme", user_id)
+    monkeypatch.delenv("DELETIONS_QUEUE_URL")
+    config.reset()
+
+    # When the org is suspended
+    assert call("PATCH", "/orgs/acme", SUSPEND).status == 200
+
+    # Then every page was done: no sign-in is left enabled
+    assert set(_enabled("acme").values()) == {False} and len(_enabled("acme")) == 5
+
+
+def test_a_job_out_of_time_half_way_through_its_page_queues_the_rest_after_the_last_user_done(
+    cognito_calls, monkeypatch
+):
+    # Given a suspension's job, and a delivery with time for one user only
+    for user_id in ("alice", "bob", "carol"):
+        create_user("acme", user_id)
+    call("PATCH", "/orgs/acme", SUSPEND)
+    [message] = _queued()
+    budget = iter([math.inf])
+
+    # When it runs
+    signins.resume(json.loads(message["Body"]), lambda: next(budget, 0.0))
+
+    # Then alice is done, and the rest is queued to go on after her
+    boto3.client("sqs").delete_message(
+        QueueUrl=config.settings().deletions_queue_url, ReceiptHandle=message["ReceiptHandle"]
+    )
+    [rest] = _queued()
+    assert json.loads(rest["Body"]) == {"kind": "sign-ins", "org_id": "acme", "enabled": False, "after": "alice"}
+    assert _enabled("acme") == {"acme.alice": False, "acme.bob": True, "acme.carol": True}
+    assert deliver([rest]) == {"batchItemFailures": []}
+    assert _enabled("acme") == {"acme.alice": False, "acme.bob": False, "acme.carol": False}
+
+
+def test_a_job_out_of_time_before_its_first_user_is_queued_again_not_dropped(cognito_calls, monkeypatch):
+    # Given a reactivation's job (every sign-in disabled by the suspension before it), and a delivery
+    # that starts with too little time for any user (a slow read of the org, say)
+    for user_id in ("alice", "bob"):
+        create_user("acme", user_id)
+    call("PATCH", "/orgs/acme", SUSPEND)
+    _drain()
+    call("PATCH", "/orgs/acme", {"status": "active"})
+    [message] = _queued()
+    boto3.client("sqs").delete_message(
+        QueueUrl=config.settings().deletions_queue_url, ReceiptHandle=message["ReceiptHandle"]
+    )
+
+    # When it runs out of time before its first user
+    signins.resume(json.loads(message["Body"]), lambda: 0.0)
+
+    # Then the job is queued again from the start, not dropped: the active org's users are not left locked out
+    [again] = _queued()
+    assert json.loads(again["Body"]) == {"kind": "sign-ins", "org_id": "acme", "enabled": True, "after": None}
+    assert deliver([again]) == {"batchItemFailures": []}
+    assert _enabled("acme") == {"acme.alice": True, "acme.bob": True}
+
+
+def test_a_job_whose_org_is_deleted_during_its_page_stops_without_an_error(cognito_calls, monkeypatch):
+    # Given a suspension's job, and the org's delete, which runs to its end after the job's first user
+    for user_id in ("alice", "bob"):
+        create_user("acme", user_id)
+    call("PATCH", "/orgs/acme", SUSPEND)
+    [message] = _queued()
+    boto3.client("sqs").delete_message(
+        QueueUrl=config.settings().deletions_queue_url, ReceiptHandle=message["ReceiptHandle"]
+    )
+    directory = config.directory()
+    disable, deleted = directory.disable, []
+
+    def deleted_meanwhile(org_id: str, user_id: str) -> None:
+        disable(org_id, user_id)
+        if not deleted:
+            deleted.append(call("DELETE", "/orgs/acme").status)
+
+    monkeypatch.setattr(directory, "disable", deleted_meanwhile)
+
+    # When the job goes on, then it stops there: no error for SQS to retry, no call for bob (gone)
+    cognito_calls.clear()
+    assert deliver([message]) == {"batchItemFailures": []}
+    assert deleted in ([204], [202])
+    assert "AdminDisableUser" not in cognito_calls[cognito_calls.index("AdminDeleteUser") :]
+    assert _enabled("acme") == {}

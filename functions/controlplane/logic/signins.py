@@ -74,9 +74,9 @@ def step(
     throttle: Throttle | None = None,
 ) -> str | None:
     """Enable or disable the sign-ins of the next page of the org's users after ``after``: None when
-    that was the last (or the job is superseded), else the last user done, to continue after. A page
-    (``PAGE`` users, two calls each at ``CALLS_PER_SECOND``: 20 s) fits in the function's 28 s; if
-    time runs short anyway, the page stops early and the rest follows."""
+    that was the last (or the job is superseded), else the last user done, to continue after (``""``:
+    none yet, so from the first). A page (``PAGE`` users, two calls each at ``CALLS_PER_SECOND``: 20 s)
+    fits in the function's 28 s; if time runs short anyway, the page stops early and the rest follows."""
     directory = config.directory()
     if directory is None:
         return None
@@ -92,8 +92,8 @@ def step(
         keys.org_partition(org_id), prefix=keys.USER_PREFIX, limit=PAGE, start_key=start_key, consistent=True
     )
     for user in users:
-        if time_left() < STEP_SECONDS:
-            return after
+        if time_left() < STEP_SECONDS:  # not None, which would end the job before its first user
+            return after or ""
         if not _set(directory, org_id, user["user_id"], enabled, pace):
             return None
         after = user["user_id"]
@@ -163,5 +163,5 @@ def _enqueue(org_id: str, enabled: bool, after: str | None) -> None:
     queue_url = config.settings().deletions_queue_url
     if not queue_url:  # unreachable: only a job that has a queue is queued
         raise RuntimeError("DELETIONS_QUEUE_URL is not set")
-    body = {"kind": KIND, "org_id": org_id, "enabled": enabled, "after": after}
+    body = {"kind": KIND, "org_id": org_id, "enabled": enabled, "after": after or None}
     config.sqs().send_message(QueueUrl=queue_url, MessageBody=json.dumps(body))
