@@ -107,6 +107,16 @@ def settings() -> Settings:
     return Settings.from_environment()
 
 
+def deletions_queue() -> str:
+    """The deletions queue's URL, for a job that queues itself or its rest. Every job checks that
+    there is a queue before it stops early (without one, it runs to its end in line), so none here is
+    a bug: one place refuses it, for every job."""
+    queue_url = settings().deletions_queue_url
+    if not queue_url:
+        raise RuntimeError("DELETIONS_QUEUE_URL is not set")
+    return queue_url
+
+
 @cache
 def directory() -> "Directory | None":
     """The Cognito user pool that holds the users' sign-ins, or None where there is none

@@ -88,10 +88,7 @@ def _remaining(lambda_context: LambdaContext) -> float:
 
 
 def _enqueue(org_id: str, mark: str | None) -> None:
-    queue_url = config.settings().deletions_queue_url
-    if not queue_url:  # unreachable: only a delete that has a queue stops early
-        raise RuntimeError("DELETIONS_QUEUE_URL is not set")
     if mark is None:  # another run finished the delete meanwhile
         return
     message = {"org_id": org_id, "deleting_since": mark}
-    config.sqs().send_message(QueueUrl=queue_url, MessageBody=json.dumps(message))
+    config.sqs().send_message(QueueUrl=config.deletions_queue(), MessageBody=json.dumps(message))

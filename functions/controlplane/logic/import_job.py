@@ -50,11 +50,8 @@ def refusal(row: int, user_id: str | None, code: str, message: str) -> Item:
 
 
 def enqueue(org_id: str, import_id: str, delay: int = 0) -> None:
-    queue_url = config.settings().deletions_queue_url
-    if not queue_url:  # unreachable: only a job that has a queue is queued
-        raise RuntimeError("DELETIONS_QUEUE_URL is not set")
     body = json.dumps({"kind": KIND, "org_id": org_id, "import_id": import_id})
-    config.sqs().send_message(QueueUrl=queue_url, MessageBody=body, DelaySeconds=min(delay, 900))
+    config.sqs().send_message(QueueUrl=config.deletions_queue(), MessageBody=body, DelaySeconds=min(delay, 900))
 
 
 def resume(job: dict[str, Any], time_left: Callable[[], float]) -> None:

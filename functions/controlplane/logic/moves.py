@@ -273,10 +273,8 @@ def _step(write: Callable[..., None], *args: Any, **options: Any) -> None:
 
 
 def enqueue(org_id: str) -> None:
-    queue_url = config.settings().deletions_queue_url
-    if not queue_url:  # unreachable: only a move that has a queue is queued
-        raise RuntimeError("DELETIONS_QUEUE_URL is not set")
-    config.sqs().send_message(QueueUrl=queue_url, MessageBody=json.dumps({"kind": KIND, "org_id": org_id}))
+    body = json.dumps({"kind": KIND, "org_id": org_id})
+    config.sqs().send_message(QueueUrl=config.deletions_queue(), MessageBody=body)
 
 
 def continue_job(message: dict[str, object], time_left: Callable[[], float]) -> None:

@@ -160,8 +160,5 @@ def remove_if_made(directory: Directory, org_id: str, user_id: str, subject: str
 
 
 def _enqueue(org_id: str, enabled: bool, after: str | None) -> None:
-    queue_url = config.settings().deletions_queue_url
-    if not queue_url:  # unreachable: only a job that has a queue is queued
-        raise RuntimeError("DELETIONS_QUEUE_URL is not set")
     body = {"kind": KIND, "org_id": org_id, "enabled": enabled, "after": after or None}
-    config.sqs().send_message(QueueUrl=queue_url, MessageBody=json.dumps(body))
+    config.sqs().send_message(QueueUrl=config.deletions_queue(), MessageBody=json.dumps(body))
