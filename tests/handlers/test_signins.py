@@ -430,3 +430,40 @@ def test_a_job_whose_org_is_deleted_during_its_page_stops_without_an_error(cogni
     assert deleted in ([204], [202])
     assert "AdminDisableUser" not in cognito_calls[cognito_calls.index("AdminDeleteUser") :]
     assert _enabled("acme") == {}
+
+
+def test_a_new_sign_in_whose_orgs_status_flips_at_each_change_stops_after_three_and_the_orgs_jobs_settle_it(
+    cognito_calls, monkeypatch
+):
+    # Given an operator who flips acme's status (each a PATCH, with its job queued) as soon as bob's
+    # new sign-in is made, and again after every change of it
+    directory = config.directory()
+    make, disable, enable, flips = directory.create, directory.disable, directory.enable, []
+
+    def flip() -> None:
+        flips.append(call("PATCH", "/orgs/acme", SUSPEND if len(flips) % 2 == 0 else {"status": "active"}).status)
+
+    def made_then_flipped(*args):
+        subject = make(*args)
+        flip()
+        return subject
+
+    def flipped_after(change):
+        def changed(*args):
+            change(*args)
+            flip()
+
+        return changed
+
+    # When bob is created, the create follows the status three times (not for ever) and answers
+    with monkeypatch.context() as patched:
+        patched.setattr(directory, "create", made_then_flipped)
+        patched.setattr(directory, "disable", flipped_after(disable))
+        patched.setattr(directory, "enable", flipped_after(enable))
+        assert create_user("acme", "bob").status == 201
+    assert flips == [200] * 4
+
+    # Then the org's own jobs bring the sign-in in line with its last status
+    assert _drain() == 4
+    assert call("GET", "/orgs/acme").body["status"] == "active"
+    assert _enabled("acme") == {"acme.bob": True}
