@@ -3,6 +3,7 @@ users as seats allow, in transactions of up to 97, and refuses the rest row by r
 the job runs in line, as make run runs it; the queued job and the sign-ins: test_imports_job.py)."""
 
 import contextlib
+import json
 
 import boto3
 import pytest
@@ -17,7 +18,7 @@ from controlplane.logic import imports as logic_imports
 from controlplane.models import errors, plans
 from local import tokens
 from local.seed import fetch
-from tests.api import admin, call, create_org, create_ticket, create_user, member
+from tests.api import admin, call, create_org, create_ticket, create_user, deliver, member
 from tests.handlers.test_org_units import create_unit, ids
 
 
@@ -724,3 +725,116 @@ def test_another_admins_get_that_runs_a_stopped_import_on_creates_its_users_as_t
     user = api_table().get(keys.user_key("acme", "ann"), consistent=True)
     assert user[stamps.CREATED_BY] == user[stamps.UPDATED_BY] == record[stamps.CREATED_BY]
     assert record[stamps.CREATED_BY] == admin()["sub"] != admin(user_id="bob")["sub"]
+
+
+def test_a_user_to_give_back_that_an_admin_deleted_meanwhile_ends_the_import_without_an_error(table, monkeypatch):
+    # Given the race above: u4 put by a second delivery that stopped, and the first delivery that
+    # ends the import; an admin deletes u4 between its read of him and its give back
+    create_org("acme")
+    create_user("acme", "s0")
+    give_back, deleted = seats.give_back, []
+
+    def deleted_meanwhile(*args, **kwargs):
+        if not deleted:  # the import's give back (the admin's delete gives his seat back too: not here)
+            deleted.append(0)
+            deleted[0] = call("DELETE", "/orgs/acme/users/u4").status
+        return give_back(*args, **kwargs)
+
+    def second(import_id, _):
+        _stops_after_its_put(monkeypatch, import_id)
+        monkeypatch.setattr(seats, "give_back", deleted_meanwhile)
+
+    # When the import ends (the helper asserts that its run returns None: no error for the queue)
+    meanwhile = lambda: _succeeds(call("DELETE", "/orgs/acme/users/s0"))  # noqa: E731
+    started = _a_second_delivery_runs_as_the_first_decides(
+        monkeypatch, [_row(f"u{i}") for i in range(6)], meanwhile, second
+    )
+
+    # Then u4 is gone once, and his seat was given back once
+    assert deleted == [204]
+    assert call("GET", f"/orgs/acme/user-imports/{started['import_id']}").body["status"] == "done"
+    assert _users() == ["u0", "u1", "u2", "u3"]
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 4}
+
+
+def test_a_delivery_whose_org_was_deleted_before_it_decided_its_part_stops_without_an_error(table, monkeypatch):
+    # Given an import whose delivery has put its users, and the org's delete that runs to its end
+    # before that delivery writes its decision (the delete takes the import and the users)
+    create_org("acme", plan="pro")
+    run = logic_imports.import_job.run
+    monkeypatch.setattr(logic_imports.import_job, "run", lambda *args: None)
+    started = _import([_row("ann"), _row("bob")]).body
+    monkeypatch.setattr(logic_imports.import_job, "run", run)
+    advance, deleted = dal_imports.advance, []
+
+    def deleted_first(*args, **options):
+        if not deleted:
+            deleted.append(call("DELETE", "/orgs/acme").status)
+        return advance(*args, **options)
+
+    monkeypatch.setattr(dal_imports, "advance", deleted_first)
+
+    # When the delivery goes on to decide its part, then it stops: no error for the queue to retry
+    assert run("acme", started["import_id"]) is None
+
+    # And nothing of the org is left
+    assert deleted == [204]
+    assert call("GET", "/orgs/acme").status == 404
+    assert _import_items() == [] and _users() == []
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
+def test_a_slow_second_delivery_leaves_a_user_of_that_id_created_since_alone(table, monkeypatch, request):
+    # Given the race above: u4 put by a second delivery that is only slow, given back by the import's
+    # end, and then created again by an admin
+    create_org("acme")
+    create_user("acme", "s0")
+    meanwhile = lambda: _succeeds(call("DELETE", "/orgs/acme/users/s0"))  # noqa: E731
+    started = _a_second_delivery_runs_as_the_first_decides(
+        monkeypatch,
+        [_row(f"u{i}") for i in range(6)],
+        meanwhile,
+        lambda import_id, _: _stops_after_its_put(monkeypatch, import_id),
+    )
+    queue_url = request.getfixturevalue("deletions_queue")
+    assert create_user("acme", "u4").status == 201
+
+    # When the second delivery, in the cloud, goes on to give u4 back
+    _, [part] = dal_imports.load(api_table(), "acme", started["import_id"])
+    import_rows.give_back_unrecorded("acme", started["import_id"], part, ["u4"])
+
+    # Then the new u4 is not the import's: he stays, with his seat, and no sweep is marked nor queued for him
+    assert "u4" in _users()
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": len(_users())}
+    markers, _ = api_table().query(keys.org_partition("acme"), prefix=keys.SWEEP_PREFIX, limit=10, consistent=True)
+    assert markers == []
+    assert boto3.client("sqs").receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", []) == []
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
+def test_a_user_given_back_in_the_cloud_has_his_tickets_swept_by_a_queued_job(table, monkeypatch, deletions_queue):
+    # Given the race above in the cloud: u4 put by a second delivery that stopped, with a ticket
+    # opened for him; the import's end gives him back
+    create_org("acme")
+    create_user("acme", "s0")
+    tickets = []
+
+    def second(import_id, _):
+        _stops_after_its_put(monkeypatch, import_id)
+        tickets.append(create_ticket("acme", "u4").body["ticket_id"])
+
+    meanwhile = lambda: _succeeds(call("DELETE", "/orgs/acme/users/s0"))  # noqa: E731
+    _a_second_delivery_runs_as_the_first_decides(monkeypatch, [_row(f"u{i}") for i in range(6)], meanwhile, second)
+    assert "u4" not in _users()
+
+    # Then his sweep is queued (not waited for within the job), and its marker kept for it
+    sqs = boto3.client("sqs")
+    found = sqs.receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=10)["Messages"]
+    [sweep] = [m for m in found if json.loads(m["Body"]).get("user_id") == "u4"]  # (s0's delete queued one too)
+    assert json.loads(sweep["Body"]) == {"kind": "ticket-sweep", "org_id": "acme", "user_id": "u4"}
+    assert api_table().get(keys.sweep_key("acme", "u4"), consistent=True) is not None
+
+    # And the job sweeps: no ticket nor marker of his is left
+    assert deliver([sweep]) == {"batchItemFailures": []}
+    assert api_table().get(keys.ticket_key("acme", tickets[0]), consistent=True) is None
+    assert api_table().get(keys.sweep_key("acme", "u4"), consistent=True) is None
