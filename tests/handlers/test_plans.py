@@ -275,3 +275,68 @@ def test_the_openapi_document_names_quota_exceeded_on_the_writes_that_take_seats
         example = conflict["examples"]["quota_exceeded"]["value"]["error"]
         assert example["code"] == "quota_exceeded"
         assert example["details"] == FULL
+
+
+def test_a_plan_change_of_an_org_counted_between_its_read_and_its_write_goes_on_its_counter(table, monkeypatch):
+    from controlplane.dal import seats
+    from controlplane.dal.table import api_table
+    from ops import migrate_user_counts
+
+    # Given an org not counted yet, which the migrations count (and move its count to a counter item)
+    # after the change found no counter
+    create_org("acme")
+    create_user("acme", "alice")
+    _forget_the_count(table, "acme")
+    set_uncounted, counted = seats.set_uncounted, []
+
+    def counted_meanwhile(*args, **kwargs):
+        if not counted:
+            counted.append(migrate_user_counts.migrate(api_table(), echo=lambda _: None).counted)
+            counted.append(seats.move(api_table(), "acme"))
+        return set_uncounted(*args, **kwargs)
+
+    monkeypatch.setattr(seats, "set_uncounted", counted_meanwhile)
+
+    # When its plan changes
+    reply = call("PATCH", "/orgs/acme", {"plan": "pro"})
+
+    # Then the change is made as a counted org's: the new limit is the counter's, which seats follow
+    assert counted == [{"acme": 1}, True]
+    assert reply.status == 200, reply.body
+    assert (reply.body["plan"], reply.body["limits"], reply.body["usage"]) == ("pro", {"users": 50}, {"users": 1})
+    org, counter = seats.read(api_table(), "acme", consistent=True)
+    assert counter is not None and counter[plans.USER_LIMIT] == 50 and plans.USER_LIMIT not in org
+
+
+@pytest.mark.parametrize("counted", [True, False], ids=["counted", "not-counted-yet"])
+def test_a_plan_change_of_an_org_deleted_right_after_it_is_404_not_a_500(table, monkeypatch, counted):
+    from controlplane.dal import seats
+    from controlplane.logic import cascade
+
+    # Given an org whose delete runs to its end right after its plan's change is written
+    create_org("acme")
+    if not counted:
+        _forget_the_count(table, "acme")
+    name = "resize" if counted else "set_uncounted"
+    write = getattr(seats, name)
+
+    def deleted_right_after(*args, **kwargs):
+        write(*args, **kwargs)
+        assert cascade.delete_org("acme") is True
+
+    monkeypatch.setattr(seats, name, deleted_right_after)
+
+    # When its plan changes, the answer is that the org is gone
+    reply = call("PATCH", "/orgs/acme", {"plan": "pro"})
+
+    assert (reply.status, reply.error_code) == (404, "not_found"), reply.body
+
+
+def test_a_stale_if_match_on_a_plan_change_of_an_org_not_counted_yet_is_412_and_changes_nothing(table):
+    create_org("acme")
+    _forget_the_count(table, "acme")
+
+    reply = call("PATCH", "/orgs/acme", {"plan": "pro"}, headers={"If-Match": '"7"'})
+
+    assert (reply.status, reply.error_code) == (412, "precondition_failed"), reply.body
+    assert call("GET", "/orgs/acme").body["plan"] == "free"
