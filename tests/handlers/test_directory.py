@@ -417,3 +417,29 @@ def test_a_role_change_leaves_the_address_alone(pool, cognito_unverifies_changed
 
     assert _sign_in(pool, "acme.alice")["email"] == "alice@example.com"
     assert _sign_in(pool, "acme.alice")["email_verified"] == "true"
+
+
+def test_a_role_change_that_a_rename_overtakes_after_the_claim_changed_is_412_and_puts_the_claim_back(
+    pool, monkeypatch
+):
+    # Given alice (version 1), renamed by someone else after her role change checked If-Match and
+    # changed the sign-in's claim, before the table's write
+    create_user("acme", "alice")
+    directory = config.directory()
+    set_attributes, renamed = directory.set_attributes, []
+
+    def renamed_meanwhile(*args):
+        set_attributes(*args)
+        if not renamed:
+            renamed.append(call("PATCH", "/orgs/acme/users/alice", {"name": "A2"}).status)
+
+    monkeypatch.setattr(directory, "set_attributes", renamed_meanwhile)
+
+    # When the role change's write meets the new version
+    reply = call("PATCH", "/orgs/acme/users/alice", {"role": "admin"}, headers={"If-Match": ['"1"']})
+
+    # Then it is 412, and the claim is put back: the token says what the table says
+    assert renamed == [200]
+    assert (reply.status, reply.error_code) == (412, "precondition_failed"), reply.body
+    assert call("GET", "/orgs/acme/users/alice").body["role"] == "member"
+    assert _sign_in(pool, "acme.alice")["custom:role"] == "member"

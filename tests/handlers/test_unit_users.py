@@ -130,3 +130,43 @@ def test_a_move_and_a_rename_go_together(acme):
 
     assert reply.status == 200, reply.body
     assert (reply.body["unit"], reply.body["name"], reply.body["version"]) == ("ops", "Dee Ops", 2)
+
+
+def test_a_move_of_a_user_deleted_right_after_it_is_404_not_a_500(acme, monkeypatch):
+    from controlplane.dal import transactions
+
+    # Given bea, deleted right after her move into ops is written
+    update_with_check, deleted = transactions.update_with_check, []
+
+    def deleted_right_after(*args, **kwargs):
+        update_with_check(*args, **kwargs)
+        deleted.append(call("DELETE", "/orgs/acme/users/bea").status)
+
+    monkeypatch.setattr(transactions, "update_with_check", deleted_right_after)
+
+    # When the move answers, it says she is gone
+    reply = call("PATCH", "/orgs/acme/users/bea", {"unit": "ops"})
+
+    assert deleted == [204]
+    assert (reply.status, reply.error_code) == (404, "not_found"), reply.body
+
+
+def test_a_user_moved_into_a_unit_that_moves_between_its_read_and_the_write_is_409_and_stays_put(acme, monkeypatch):
+    from controlplane.dal import transactions
+
+    # Given ops, moved under eng after bea's move read its path and before her move is written
+    update_with_check, moved = transactions.update_with_check, []
+
+    def unit_moved_first(*args, **kwargs):
+        if not moved:
+            moved.append(call("PATCH", "/orgs/acme/units/ops", {"parent_id": "eng"}).status)
+        return update_with_check(*args, **kwargs)
+
+    monkeypatch.setattr(transactions, "update_with_check", unit_moved_first)
+
+    # When bea's move is written, it is refused as a move under way (to retry), not as bea missing
+    reply = call("PATCH", "/orgs/acme/users/bea", {"unit": "ops"})
+
+    assert moved == [200]
+    assert (reply.status, reply.error_code) == (409, "move_in_progress"), reply.body
+    assert call("GET", "/orgs/acme/users/bea").body["unit"] == "eng"
