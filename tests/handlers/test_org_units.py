@@ -72,6 +72,9 @@ def test_the_root_is_the_orgs_and_cannot_be_changed(acme):
     )
     assert call("DELETE", "/orgs/acme/units/root").status == 409
     assert call("PATCH", "/orgs/acme/units/root", {"parent_id": "eng"}).status == 409
+    renamed = call("PATCH", "/orgs/acme/units/root", {"name": "Other"})
+    assert (renamed.status, renamed.error_code) == (409, "conflict"), renamed.body
+    assert call("GET", "/orgs/acme/units/root").body["name"] == "Acme"  # the org's name, still
     assert create_unit("root").status == 422
 
 
@@ -525,3 +528,18 @@ def test_a_unit_delete_an_org_delete_overtakes_leaves_nothing_of_the_org(acme, t
     left = config.dynamodb().scan(TableName=table)["Items"]
     assert [item for item in left if "acme" in item["PK"]["S"]] == []
     assert (reply.status, reply.error_code) == (404, "not_found"), reply.body
+
+
+def test_a_unit_delete_that_finds_its_org_being_deleted_is_404_and_takes_its_mark_back(acme):
+    from controlplane.dal import keys, stamps, tree
+    from controlplane.dal.table import api_table
+
+    # Given acme, whose delete has begun (it marks the org first) since the request was admitted
+    api_table().mark(keys.org_key("acme"), stamps.DELETING, stamps.now())
+
+    # When an empty unit is deleted, it is refused as the org gone, and the unit is as it was
+    reply = call("DELETE", "/orgs/acme/units/web")
+
+    assert (reply.status, reply.error_code) == (404, "not_found"), reply.body
+    assert "Organization acme" in reply.body["error"]["message"]
+    assert tree.DELETING not in api_table().get(keys.unit_key("acme", "web"), consistent=True)
