@@ -112,7 +112,7 @@ def test_changing_the_role_changes_the_claim(pool):
     assert _sign_in(pool, "acme.alice")["custom:role"] == "admin"
 
 
-def test_role_change_refused_by_the_table_puts_the_claim_back(pool):
+def test_a_role_change_with_a_stale_if_match_is_412_and_leaves_the_claim_as_it_was(pool):
     create_user("acme", "alice")
     call("PATCH", "/orgs/acme/users/alice", {"name": "A2"})
 
