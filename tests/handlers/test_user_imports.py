@@ -675,21 +675,27 @@ def test_a_ticket_opened_for_a_user_a_second_delivery_put_goes_with_him_when_he_
     assert api_table().get(keys.ticket_key("acme", tickets[0].body["ticket_id"]), consistent=True) is None
 
 
+def _u4_put_by_a_slow_second_delivery_and_given_back_by_the_imports_end(monkeypatch) -> dict:
+    """The race above, with six rows: the second delivery stops after its put of u4's part, and the
+    first one's end gives u4 back. The import as its POST answered it."""
+    create_org("acme")
+    create_user("acme", "s0")
+    meanwhile = lambda: _succeeds(call("DELETE", "/orgs/acme/users/s0"))  # noqa: E731
+    return _a_second_delivery_runs_as_the_first_decides(
+        monkeypatch,
+        [_row(f"u{i}") for i in range(6)],
+        meanwhile,
+        lambda import_id, _: _stops_after_its_put(monkeypatch, import_id),
+    )
+
+
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
 def test_a_second_delivery_giving_back_a_user_gone_already_leaves_no_sweep_marker_nor_queued_sweep(
     table, monkeypatch, request
 ):
     # Given the race above: u4 put by a second delivery that is only slow, and the import's end
     # (the first delivery) that gave u4 back first
-    create_org("acme")
-    create_user("acme", "s0")
-    meanwhile = lambda: _succeeds(call("DELETE", "/orgs/acme/users/s0"))  # noqa: E731
-    started = _a_second_delivery_runs_as_the_first_decides(
-        monkeypatch,
-        [_row(f"u{i}") for i in range(6)],
-        meanwhile,
-        lambda import_id, _: _stops_after_its_put(monkeypatch, import_id),
-    )
+    started = _u4_put_by_a_slow_second_delivery_and_given_back_by_the_imports_end(monkeypatch)
     assert "u4" not in _users()
 
     # When the second delivery, in the cloud (a deletions queue), goes on to give u4 back
@@ -787,15 +793,7 @@ def test_a_delivery_whose_org_was_deleted_before_it_decided_its_part_stops_witho
 def test_a_slow_second_delivery_leaves_a_user_of_that_id_created_since_alone(table, monkeypatch, request):
     # Given the race above: u4 put by a second delivery that is only slow, given back by the import's
     # end, and then created again by an admin
-    create_org("acme")
-    create_user("acme", "s0")
-    meanwhile = lambda: _succeeds(call("DELETE", "/orgs/acme/users/s0"))  # noqa: E731
-    started = _a_second_delivery_runs_as_the_first_decides(
-        monkeypatch,
-        [_row(f"u{i}") for i in range(6)],
-        meanwhile,
-        lambda import_id, _: _stops_after_its_put(monkeypatch, import_id),
-    )
+    started = _u4_put_by_a_slow_second_delivery_and_given_back_by_the_imports_end(monkeypatch)
     queue_url = request.getfixturevalue("deletions_queue")
     assert create_user("acme", "u4").status == 201
 

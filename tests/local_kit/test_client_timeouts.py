@@ -16,17 +16,6 @@ from cpctl.cli import app
 from cpctl.client import Client
 from cpctl.errors import ServiceUnavailable
 
-ORG = {
-    "org_id": "acme",
-    "name": "Acme",
-    "plan": "free",
-    "created_at": "2026-11-22T00:00:00.000Z",
-    "updated_at": "2026-11-22T00:00:00.000Z",
-    "version": 1,
-    "usage": {"users": 0},
-    "limits": {"users": 5},
-}
-
 
 class Hung:
     """A server that accepts every connection, reads the request and never answers."""
