@@ -19,7 +19,7 @@ from rich.table import Table
 from controlplane.models.imports import UserImport
 from cpctl.client import Client
 from cpctl.commands.common import STILL_RUNNING, OrgArgument, api, usage_error
-from cpctl.output import Output, complain, new_console
+from cpctl.output import Output, complain, new_console, reader_gone
 
 POLL_SECONDS = 1.0
 # A 10,000-row import makes its sign-ins at 10 a second (about 17 minutes), and retries a failed one
@@ -125,11 +125,15 @@ def import_status(
 
 
 def report(ctx: typer.Context, found: UserImport) -> None:
-    """The import as it stands; exit 1 if a row was refused or a sign-in failed, 3 if it still runs."""
-    if ctx.obj.output is Output.json:
-        typer.echo(found.model_dump_json())
-    else:
-        summarize(found)
+    """The import as it stands; exit 1 if a row was refused or a sign-in failed, 3 if it still runs,
+    even when the reader stops early (``| head -1``): its outcome, not the pipe's, decides."""
+    try:
+        if ctx.obj.output is Output.json:
+            typer.echo(found.model_dump_json())
+        else:
+            summarize(found)
+    except BrokenPipeError:
+        reader_gone()
     if found.status == "running":
         still_running(found)
         raise typer.Exit(STILL_RUNNING)

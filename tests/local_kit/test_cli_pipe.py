@@ -75,3 +75,17 @@ def test_a_failure_whose_reader_is_gone_still_exits_1(table, gateway, tmp_path):
 
     # Then its exit code is the failure's, not the 0 of a reader that stopped reading data
     assert exit_code == 1
+
+
+def test_an_import_whose_reader_is_gone_still_exits_1_for_its_refused_rows(table, gateway, tmp_path):
+    # Given an org, and a file with a row the import refuses
+    assert create_org("acme").status == 201
+    file = tmp_path / "people.csv"
+    file.write_text("user_id,name,email\nalice,Alice,alice@example.com\nBad Id,Someone,someone@example.com\n")
+
+    # When the import's summary goes to a reader that is already gone (`| true`)
+    _, exit_code, _ = read_then_close(gateway, tmp_path, 0, "users", "import", "acme", str(file))
+
+    # Then the exit code is still the import's (a row refused: 1), not the 0 of a reader that stopped
+    # reading: `set -o pipefail` must not take a partial import as whole
+    assert exit_code == 1
