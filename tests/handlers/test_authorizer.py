@@ -510,6 +510,23 @@ def test_an_old_token_says_the_same_whether_its_org_id_is_free_or_another_tenant
     assert again["context"] == while_gone["context"]
 
 
+@pytest.mark.parametrize("gone", ["the org", "the user"])
+def test_an_old_token_whose_org_is_suspended_now_says_its_session_ended_not_the_suspension(jwks, gone):
+    # Given alice's token of acme, and her user (or the whole org) deleted
+    old = signed_up()
+    assert call("DELETE", "/orgs/acme" if gone == "the org" else "/orgs/acme/users/alice").status in (202, 204)
+    assert call("GET", "/orgs/acme" if gone == "the org" else "/orgs/acme/users/alice").status == 404
+
+    # When acme is (made again, for another tenant, with an alice, and) suspended
+    if gone == "the org":
+        signed_up()
+    assert call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "unpaid"}).status == 200
+
+    # Then the old token's session has ended, word for word as before: the suspension is the acme of
+    # now's (another tenant's), which a token of a user who is gone is never told of
+    assert _denied(authorize(token(sub=old))) == ENDED
+
+
 # What it refuses: 401
 
 
