@@ -5,7 +5,7 @@ import pytest
 from playwright.sync_api import expect
 
 from local import tokens
-from tests.browser.kit import seed_demo, shoot, sign_in
+from tests.browser.kit import OPERATOR_TOKEN, seed_demo, shoot, sign_in
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 
@@ -68,3 +68,33 @@ def test_an_admin_deleted_mid_session_is_signed_out_once_not_once_per_refused_ca
     expect(page.get_by_role("alert")).to_have_count(1)
     expect(page.get_by_role("region", name="Activity")).to_have_count(0)
     shoot(page, "session-ended-mid-session")
+
+
+def test_a_refusal_of_an_earlier_token_answered_after_someone_signed_in_leaves_them_signed_in(
+    console, api, page, monkeypatch
+):
+    # Given alice, demo's admin, on her org's page, deleted while its activity read is on its way
+    monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "0")
+    seed_demo(api)
+    sign_in(page, console, tokens.for_user("demo", "alice"))
+    expect(page.get_by_role("region", name="Activity")).to_be_visible()
+    held = []
+    page.route("**/orgs/demo/activity?*", lambda route: held.append(route))
+    api.call("DELETE", "/orgs/demo/users/alice")
+    while not held:
+        page.wait_for_timeout(200)
+
+    # And an operator signs in in that tab (a sign-in link) before its answer arrives
+    sign_in(page, console, OPERATOR_TOKEN)
+    expect(page.get_by_role("heading", name="Organizations", level=1)).to_be_visible()
+
+    # When the read sent with alice's token is refused after all
+    with page.expect_response("**/orgs/demo/activity?*") as refused:
+        held[0].continue_()
+    assert (refused.value.status, refused.value.json()["error"]["code"]) == (403, "session_ended")
+    page.wait_for_timeout(500)  # the console reads the answer's body, then decides
+
+    # Then the operator is still signed in, on their page: alice's session ended, not theirs
+    expect(page.get_by_role("heading", name="Organizations", level=1)).to_be_visible()
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    assert page.evaluate(STORED_TOKEN) == OPERATOR_TOKEN
