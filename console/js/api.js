@@ -19,7 +19,8 @@ export class ApiError extends Error {
 // (the caller's user or organization was deleted), never a plain 403 forbidden (one route the
 // caller's role may not call). app.js listens and returns to sign-in, once per token: the event
 // names the token the refused call sent.
-// 403 org_suspended from the gateway: the caller's org is suspended. app.js shows that page.
+// 403 org_suspended from the gateway: the caller's org is suspended. app.js shows that page, for
+// the token the refused call sent only.
 export const signedOut = new EventTarget();
 export const suspended = new EventTarget();
 
@@ -56,7 +57,7 @@ async function call(method, path, { query, body, version } = {}) {
       signedOut.dispatchEvent(new CustomEvent("ended", { detail: { token: who ? who.token : null, error } }));
     }
     if (answer.status === 403 && error.code === "org_suspended") {
-      suspended.dispatchEvent(new CustomEvent("suspended", { detail: error.message }));
+      suspended.dispatchEvent(new CustomEvent("suspended", { detail: { token: who ? who.token : null, error } }));
     }
     throw error;
   }

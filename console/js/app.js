@@ -137,9 +137,13 @@ signedOut.addEventListener("ended", (event) => {
 });
 
 // The gateway refuses a suspended org's admins and members (403 org_suspended): one clear page with
-// the API's words ("Organization acme is suspended"), not a screen of failed parts.
+// the API's words ("Organization acme is suspended"), not a screen of failed parts. A refusal of an
+// earlier token answered after someone else signed in (or after signing out) changes nothing.
 suspended.addEventListener("suspended", (event) => {
-  const heading = h("h1", { tabIndex: -1 }, event.detail);
+  const { token, error } = event.detail;
+  const who = auth.caller();
+  if (!who || who.token !== token) return;
+  const heading = h("h1", { tabIndex: -1 }, error.message);
   replace(
     main,
     heading,
@@ -147,7 +151,7 @@ suspended.addEventListener("suspended", (event) => {
     h("p", {}, "Ask your operator to reactivate it, then try again."),
     h("button", { type: "button", onClick: () => render() }, "Try again"),
   );
-  document.title = `${event.detail} · Control plane console`;
+  document.title = `${error.message} · Control plane console`;
   heading.focus();
 });
 

@@ -251,3 +251,33 @@ def test_member_sees_no_activity_panel(console, api, page, activity_log):
     expect(page.get_by_role("region", name="Activity")).to_have_count(0)
     status, _, answer = api.raw("GET", "/orgs/demo/activity", token=token_of(MEMBER))
     assert status == 403, answer  # the panel would be the API's refusal
+
+
+def test_a_suspension_refusal_of_an_earlier_token_answered_after_someone_signed_in_changes_nothing(
+    console, api, page, monkeypatch
+):
+    # Given alice, demo's admin, on her org's page, whose org is suspended while its activity read
+    # is on its way (held back here)
+    monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "0")
+    seed_demo(api)
+    sign_in(page, console, token_of(ADMIN))
+    expect(page.get_by_role("region", name="Activity")).to_be_visible()
+    held = []
+    page.route("**/orgs/demo/activity?*", lambda route: held.append(route))
+    api.call("PATCH", "/orgs/demo", {"status": "suspended", "suspension_reason": REASON})
+    while not held:
+        page.wait_for_timeout(200)
+
+    # And an operator signs in in that tab (a sign-in link) before its answer arrives
+    sign_in(page, console, OPERATOR_TOKEN)
+    expect(page.get_by_role("heading", name="Organizations", level=1)).to_be_visible()
+
+    # When the read sent with alice's token is refused after all
+    with page.expect_response("**/orgs/demo/activity?*") as refused:
+        held[0].continue_()
+    assert (refused.value.status, refused.value.json()["error"]["code"]) == (403, "org_suspended")
+    page.wait_for_timeout(500)  # the console reads the answer's body, then decides
+
+    # Then the operator's page stays: the suspension refused alice's token, not theirs
+    expect(page.get_by_role("heading", name="Organizations", level=1)).to_be_visible()
+    expect(page.get_by_role("heading", name="Organization demo is suspended")).to_have_count(0)
