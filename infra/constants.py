@@ -102,7 +102,7 @@ MEMORY_MB = {
 LAMBDA_FULL_VCPU_MB = 1769  # the memory size at which a function gets one whole vCPU
 TIMEOUT = Duration.seconds(28)  # just under API Gateway's 29 s integration timeout
 # The authorizer's decision has 5 s (functions/authorizer, DECISION_SECONDS) and ends itself; Lambda
-# ends it at 7 s whatever it waits on (its JWKS fetch is bounded per socket operation only): inside
+# ends it at 7 s whatever it waits on (its JWKS fetch and reads are bounded per socket operation only): inside
 # the 10 s AWS documents for a Lambda authorizer's response (HTTP APIs; the REST API quotas name none).
 AUTHORIZER_TIMEOUT = Duration.seconds(7)
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
