@@ -150,7 +150,7 @@ def still_running(found: UserImport) -> None:
 
 def follow(client: Client, started: UserImport, wait: float) -> UserImport:
     """Poll the import until it is done or ``wait`` seconds have passed, with a progress bar on
-    stderr (on a terminal). Interrupted, it says the import goes on, and how to see it."""
+    stderr (on a terminal). Interrupted, or a poll failing, it says the import goes on, and how to see it."""
     found = started
     deadline = time.monotonic() + wait
     progress = Progress(
@@ -172,6 +172,9 @@ def follow(client: Client, started: UserImport, wait: float) -> UserImport:
     except KeyboardInterrupt:
         still_running(found)
         raise typer.Exit(130) from None
+    except Exception:  # a poll failed (the token ended, the API is down...): its error follows, and the import goes on
+        still_running(found)
+        raise
 
 
 def summarize(found: UserImport) -> None:

@@ -4,6 +4,7 @@ Local, the job run to its end, a summary and every refused row printed."""
 import json
 import time
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -12,6 +13,7 @@ from cpctl.cli import app
 from cpctl.client import Client
 from cpctl.commands import imports
 from cpctl.commands.common import STILL_RUNNING
+from cpctl.errors import ServiceUnavailable, SessionEnded
 from local import tokens
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
@@ -205,6 +207,41 @@ def test_an_interrupted_import_says_it_goes_on_and_how_to_see_it(cpctl, tmp_path
 
     assert shown.exit_code == 130, shown.output
     assert f"cpctl users import-status acme {RUNNING['import_id']}" in shown.stderr
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        lambda: SessionEnded(_answer(403, "session_ended")),
+        lambda: ServiceUnavailable(_answer(503, "service_unavailable")),
+        lambda: httpx.ConnectError("connection refused"),
+    ],
+    ids=["session_ended", "service_unavailable", "unreachable"],
+)
+def test_a_poll_that_fails_says_the_import_goes_on_and_how_to_see_it_then_the_error(
+    cpctl, tmp_path, stuck, monkeypatch, failure
+):
+    # Given an import whose follow-up GET fails (the token's user deleted meanwhile, an outage...)
+    file = tmp_path / "people.csv"
+    file.write_text(CSV)
+
+    def fail(self, org_id, import_id):
+        raise failure()
+
+    monkeypatch.setattr(Client, "get_user_import", fail)
+
+    shown = cpctl("users", "import", "acme", str(file))
+
+    # Then the import's id and how to see it come first, then the failure, with its exit code
+    assert shown.exit_code == 1, shown.output
+    assert f"Import {RUNNING['import_id']} is still running" in shown.stderr
+    assert f"cpctl users import-status acme {RUNNING['import_id']}" in shown.stderr
+    assert "Error:" in shown.stderr.split("is still running")[1]
+
+
+def _answer(status: int, code: str) -> httpx.Response:
+    body = {"error": {"code": code, "message": f"a {code}", "request_id": "req-1"}}
+    return httpx.Response(status, json=body, request=httpx.Request("GET", "http://127.0.0.1/x"))
 
 
 def test_import_status_shows_a_finished_import_again_with_its_exit_code(cpctl, tmp_path):
