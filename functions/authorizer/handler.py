@@ -1,8 +1,7 @@
 """The API's Lambda authorizer (TOKEN type): who is calling, and is their organization active?
 
-A TOKEN authorizer, not a REQUEST one: the decision depends on the Authorization header alone (the
-token, then the org it names), so API Gateway's cache key, the header, is exactly the decision's
-input. One decision then serves every route for ``authorizer_ttl_seconds``.
+A TOKEN authorizer: the decision depends on the Authorization header alone (the token, then the org
+it names), API Gateway's cache key; one decision serves every route for ``authorizer_ttl_seconds``.
 
 - The ID token is verified as Cognito's authorizer did: RS256 against the pool's JWKS (fetched once
   per container, again for an unknown ``kid`` at most every ``JWKS_REFETCH_SECONDS``), ``iss``,
@@ -21,25 +20,22 @@ input. One decision then serves every route for ``authorizer_ttl_seconds``.
   user is refused.
 - The Allow covers every method of the stage: the decision is cached per token and reused on other
   routes, whose records (``controlplane.http.routes``) stay the only fine-grained rules.
-- Fail closed: a JWKS or DynamoDB outage raises, which API Gateway answers with its
-  AUTHORIZER_FAILURE gateway response (503 service_unavailable), never an Allow.
+- Fail closed: a JWKS or DynamoDB outage raises, which the stack's gateway responses answer 503
+  service_unavailable (infra/api.py), never an Allow.
 - Bounded: one invocation has ``DECISION_SECONDS``. The JWKS fetch waits at most
   ``JWKS_TIMEOUT_SECONDS`` per socket operation (connect, read). A BatchGetItem request (one
   botocore attempt) is started only if a whole one, ``REQUEST_SECONDS`` (its connect and read
-  timeouts), ends by the deadline, and ``READS`` at most are sent. When time or requests run out it
-  raises, as an outage does. A little past the budget, Lambda's timeout (infra AUTHORIZER_TIMEOUT)
-  ends the invocation, whatever it waits on. Why so: AWS documents a limit on a Lambda authorizer's
-  response for HTTP APIs only, "Timeout for Lambda authorizer response: 10000 ms"
-  (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html). Its REST API
-  quotas (.../api-gateway-execution-service-limits-table.html) name none, nor what the client gets
-  when an authorizer takes too long: the budget stays well inside the one figure AWS gives.
-
+  timeouts), ends by the deadline, ``READS`` at most, each resend after a random pause (at most
+  ``PAUSE_SECONDS``, doubled each time: throttling). Then it raises, as an outage does; Lambda's
+  timeout (infra AUTHORIZER_TIMEOUT) ends the invocation whatever it waits on. AWS documents a limit
+  for HTTP APIs only, "Timeout for Lambda authorizer response: 10000 ms"
+  (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html); its REST API
+  quotas (.../api-gateway-execution-service-limits-table.html) name none: the budget is well inside.
 - The Allow names the caller's usage plan key (``usageIdentifierKey``, controlplane.dal.tenant_keys).
 
 Imports on purpose: boto3 (the runtime's), joserfc (bundled with ``cryptography``), the standard
-library, ``controlplane.dal.keys`` and ``controlplane.dal.tenant_keys``, and the domain errors
-(``controlplane.models.errors``, which import nothing): no pydantic, no Powertools, for a short cold
-start.
+library, ``controlplane.dal`` keys and tenant keys, and the domain errors (``controlplane.models.errors``,
+which import nothing): no pydantic, no Powertools, for a short cold start.
 """
 
 import base64
@@ -47,6 +43,7 @@ import binascii
 import json
 import logging
 import os
+import random
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -75,6 +72,7 @@ JWKS_TIMEOUT_SECONDS = 1.5  # per socket operation; HTTP APIs' own JWT authorize
 CONNECT_SECONDS, READ_SECONDS = 1.0, 1.0  # a BatchGetItem of two small items answers in milliseconds
 REQUEST_SECONDS = CONNECT_SECONDS + READ_SECONDS  # the longest one BatchGetItem request waits
 READS = 3  # BatchGetItem requests per decision at most: the first, then again after an error or unprocessed keys
+PAUSE_SECONDS = 0.05  # the longest random pause before the first resend, doubled before the next
 _LOCAL_HOSTS = ("http://127.0.0.1:", "http://localhost:", "http://host.docker.internal:")  # sam local: the host
 ALGORITHM = "RS256"  # Cognito's; ``none`` and HS256 (signed with the public key as a secret) never pass
 
@@ -94,7 +92,7 @@ class _Jwks:
 
 _jwks: _Jwks | None = None
 _dynamodb: Any = None
-_clock = time.monotonic  # tests replace it, to count the budget without waiting
+_clock, _sleep = time.monotonic, time.sleep  # tests replace them, to count the budget without waiting
 
 
 def reset() -> None:
@@ -236,7 +234,7 @@ def read_org_and_user(
     """The org item and the user item, projected: ONE BatchGetItem, strongly consistent, so a decision
     made right after a cache flush sees the write that caused the flush. After an error, or with keys
     DynamoDB left unprocessed (throttling), it is sent again: ``READS`` requests at most, each started
-    only if it can end by ``deadline``. Then it raises (fail closed: 503)."""
+    only if it can end by ``deadline``, after a random pause. Then it raises (fail closed: 503)."""
     table = os.environ["TABLE_NAME"]
     org_wanted, user_wanted = org_key(org_id), user_key(org_id, user_id)
     wanted = [{name: {"S": value} for name, value in key.items()} for key in (org_wanted, user_wanted)]
@@ -250,9 +248,12 @@ def read_org_and_user(
     }
     found: list[dict[str, Any]] = []
     failure: Exception | None = None
-    for _ in range(READS):
-        if _clock() + REQUEST_SECONDS > deadline:
+    for sent in range(READS):
+        pause = random.uniform(0, PAUSE_SECONDS * 2 ** (sent - 1)) if sent else 0.0  # "full jitter"
+        if _clock() + pause + REQUEST_SECONDS > deadline:
             raise RuntimeError(f"The authorizer's {DECISION_SECONDS:g} s ran out before DynamoDB answered") from failure
+        if pause:
+            _sleep(pause)
         try:
             response = dynamodb().batch_get_item(RequestItems=request)
         except (BotoCoreError, ClientError) as error:  # throttled, failing, unreachable or too slow

@@ -34,13 +34,19 @@ FORGER = RSAKey.generate_key(2048, private=True, parameters={"kid": "key-1"})  #
 
 
 class Clock:
-    """The authorizer's clock (``handler._clock``): time passes only when a test's endpoint says."""
+    """The authorizer's clock (``handler._clock``): time passes only when a test's endpoint says, or
+    the authorizer pauses (``handler._sleep``: each pause is kept)."""
 
     def __init__(self) -> None:
         self.now = 1000.0
+        self.pauses: list[float] = []
 
     def __call__(self) -> float:
         return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.pauses.append(seconds)
+        self.now += seconds
 
 
 class Jwks:
@@ -56,6 +62,7 @@ class Jwks:
 def clock(monkeypatch):
     fake = Clock()
     monkeypatch.setattr(handler, "_clock", fake)
+    monkeypatch.setattr(handler, "_sleep", fake.sleep)
     return fake
 
 
@@ -268,6 +275,26 @@ def test_a_failing_dynamodb_is_tried_reads_times_in_all_then_the_decision_fails(
         authorize(token(sub=subject))
 
     assert len(sent) == handler.READS  # botocore's own attempts are one per request: none added
+
+
+def test_each_resend_waits_a_random_pause_doubled_each_time_and_the_first_request_none(jwks, clock, monkeypatch):
+    # Given a DynamoDB that throttles, then fails, then answers; and pauses drawn at their longest
+    subject = signed_up()
+    sent: list[str] = []
+    refusals = _answer(sent, clock, [THROTTLED, FAILING])
+    refuse_twice = lambda request, **_: refusals(request) if len(sent) < 2 else sent.append(request.url)  # noqa: E731
+    handler.dynamodb().meta.events.register("before-send.dynamodb.BatchGetItem", refuse_twice)
+    drawn: list[tuple[float, float]] = []
+    monkeypatch.setattr(handler.random, "uniform", lambda low, high: drawn.append((low, high)) or high)
+
+    # When a decision is asked
+    policy = authorize(token(sub=subject))
+
+    # Then it is made on the third request, after a pause of up to PAUSE_SECONDS, then up to twice that
+    assert policy["policyDocument"]["Statement"][0]["Effect"] == "Allow"
+    assert len(sent) == 3
+    assert drawn == [(0, handler.PAUSE_SECONDS), (0, 2 * handler.PAUSE_SECONDS)]
+    assert clock.pauses == [handler.PAUSE_SECONDS, 2 * handler.PAUSE_SECONDS]
 
 
 # The budget: one invocation ends within DECISION_SECONDS, well inside the 10 s AWS documents for an

@@ -122,6 +122,8 @@ def test_the_authorizers_time_the_docs_state_is_the_codes():
     assert f"one botocore attempt of at most {authorizer.REQUEST_SECONDS:g} s ({request})" in security
     assert f"waits at most {authorizer.JWKS_TIMEOUT_SECONDS:g} s per socket operation" in security
     assert f"can end within the {authorizer.DECISION_SECONDS:g} s" in security
+    pauses = f"up to {authorizer.PAUSE_SECONDS:g} s, then up to {2 * authorizer.PAUSE_SECONDS:g} s"
+    assert f"waits a random pause first, {pauses}" in security
 
 
 def _span(schema: dict[str, Any]) -> str:
