@@ -1,6 +1,7 @@
 """What the browser tests share: screenshots, signing in, and arranging data through the API."""
 
 import re
+from typing import Any
 
 from local import ROOT, tokens
 from local.seed import fetch
@@ -51,3 +52,24 @@ def seed_demo(api: Api, members: int = 1) -> None:
             "/orgs/demo/users",
             {"user_id": user_id, "name": user_id.title(), "email": f"{user_id}@x.io", "role": role},
         )
+
+
+ACTIVITY_READ = "**/orgs/demo/activity?*"  # the org page's activity panel, which reads every few seconds
+
+
+def hold_activity_read(page, change) -> Any:
+    """The org page's next activity read, held back while ``change`` runs: the route to let go."""
+    held: list = []
+    page.route(ACTIVITY_READ, lambda route: held.append(route))
+    change()
+    while not held:
+        page.wait_for_timeout(200)
+    return held[0]
+
+
+def let_go(page, held, code: str) -> None:
+    """Let the held read go on, refused 403 ``code``, and give the console the time to decide."""
+    with page.expect_response(ACTIVITY_READ) as refused:
+        held.continue_()
+    assert (refused.value.status, refused.value.json()["error"]["code"]) == (403, code)
+    page.wait_for_timeout(500)  # the console reads the answer's body, then decides

@@ -5,7 +5,7 @@ import pytest
 from playwright.sync_api import expect
 
 from local import tokens
-from tests.browser.kit import OPERATOR_TOKEN, seed_demo, shoot, sign_in
+from tests.browser.kit import OPERATOR_TOKEN, hold_activity_read, let_go, seed_demo, shoot, sign_in
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 
@@ -42,11 +42,7 @@ def test_an_admin_deleted_mid_session_is_signed_out_once_not_once_per_refused_ca
     expect(page.get_by_role("region", name="Activity")).to_be_visible()
 
     # And an operator deletes her, while the panel's next read is on its way (held back here)
-    held = []
-    page.route("**/orgs/demo/activity?*", lambda route: held.append(route))
-    api.call("DELETE", "/orgs/demo/users/alice")
-    while not held:
-        page.wait_for_timeout(200)
+    held = hold_activity_read(page, lambda: api.call("DELETE", "/orgs/demo/users/alice"))
 
     # When she renames the org: the API refuses the token, and the console is back at sign-in
     rename = page.get_by_role("form", name="Rename the organization")
@@ -58,10 +54,7 @@ def test_an_admin_deleted_mid_session_is_signed_out_once_not_once_per_refused_ca
 
     # And when she has begun pasting a new token and the held read's refusal arrives after all
     page.get_by_label("ID token").fill("half a pasted token")
-    with page.expect_response("**/orgs/demo/activity?*") as refused:
-        held[0].continue_()
-    assert (refused.value.status, refused.value.json()["error"]["code"]) == (403, "session_ended")
-    page.wait_for_timeout(500)  # the console reads the answer's body, then decides
+    let_go(page, held, "session_ended")
 
     # Then the sign-in page is not drawn again: what she typed stays, under one message
     expect(page.get_by_label("ID token")).to_have_value("half a pasted token")
@@ -78,21 +71,14 @@ def test_a_refusal_of_an_earlier_token_answered_after_someone_signed_in_leaves_t
     seed_demo(api)
     sign_in(page, console, tokens.for_user("demo", "alice"))
     expect(page.get_by_role("region", name="Activity")).to_be_visible()
-    held = []
-    page.route("**/orgs/demo/activity?*", lambda route: held.append(route))
-    api.call("DELETE", "/orgs/demo/users/alice")
-    while not held:
-        page.wait_for_timeout(200)
+    held = hold_activity_read(page, lambda: api.call("DELETE", "/orgs/demo/users/alice"))
 
     # And an operator signs in in that tab (a sign-in link) before its answer arrives
     sign_in(page, console, OPERATOR_TOKEN)
     expect(page.get_by_role("heading", name="Organizations", level=1)).to_be_visible()
 
     # When the read sent with alice's token is refused after all
-    with page.expect_response("**/orgs/demo/activity?*") as refused:
-        held[0].continue_()
-    assert (refused.value.status, refused.value.json()["error"]["code"]) == (403, "session_ended")
-    page.wait_for_timeout(500)  # the console reads the answer's body, then decides
+    let_go(page, held, "session_ended")
 
     # Then the operator is still signed in, on their page: alice's session ended, not theirs
     expect(page.get_by_role("heading", name="Organizations", level=1)).to_be_visible()
