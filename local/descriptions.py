@@ -50,8 +50,9 @@ OPERATIONS = {
         'uses is `409 quota_exceeded`. `{"status": "suspended", "suspension_reason": "..."}` suspends the org: '
         "its admins and members are refused (`403 org_suspended`) and their sign-ins disabled, and nothing is "
         'deleted; `{"status": "active"}` lets them back in (docs/SECURITY.md says how soon). With `If-Match`, '
-        "only the version you read is changed.",
-        ("UpdateItem", "Query"),  # then its seat counter (a plan change: one transaction of both, then the read)
+        "only the version you read is changed. A plan change is 3 requests: a consistent Query of the org and "
+        "its seat counter, one TransactWriteItems of both, then the Query.",
+        ("UpdateItem", "Query"),
         field_rules=True,
     ),
     "deleteOrg": Operation(
