@@ -31,7 +31,7 @@ FileArgument = Annotated[
         metavar="FILE",
         exists=True,
         dir_okay=False,
-        help="A .csv with a header row (user_id,name,email[,role]), or a .json list of such objects.",
+        help="A .csv with a header row (user_id,name,email[,role][,unit]), or a .json list of such objects.",
     ),
 ]
 
@@ -73,7 +73,7 @@ def _csv_rows(path: Path, lines: TextIO) -> list[dict[str, Any]]:
     reader = csv.reader(lines)
     header = [name.strip().lower() for name in next(reader, [])]
     if "user_id" not in header:
-        raise usage_error(f"{path}: the first line names no user_id column (user_id,name,email[,role])")
+        raise usage_error(f"{path}: the first line names no user_id column (user_id,name,email[,role][,unit])")
     rows = []
     for cells in reader:
         cells = [cell.strip() for cell in cells]

@@ -63,3 +63,16 @@ def test_a_cell_under_a_header_cell_with_no_name_is_refused_not_dropped(tmp_path
 
     assert exited.value.exit_code == 2
     assert "line 3" in capsys.readouterr().err
+
+
+def test_a_unit_column_places_each_user_and_an_empty_unit_leaves_them_in_the_root(tmp_path):
+    # docs/CLI.md gives the header as user_id,name,email[,role][,unit]: a row's unit is sent as a
+    # single create's, and an empty cell is left out, so the API puts that user in the root
+    text = "user_id,name,email,role,unit\nalice,Alice,alice@example.com,,platform\nbob,Bob,bob@example.com,admin,\n"
+
+    rows = read_rows(_csv(tmp_path, text))
+
+    assert rows == [
+        {"user_id": "alice", "name": "Alice", "email": "alice@example.com", "unit": "platform"},
+        {"user_id": "bob", "name": "Bob", "email": "bob@example.com", "role": "admin"},
+    ]
