@@ -185,6 +185,27 @@ def test_an_empty_list_of_an_existing_parent_is_200(table):
     assert call("GET", "/orgs/acme/users").body["next_cursor"] is None
 
 
+def test_a_later_page_of_a_deleted_parent_is_an_empty_last_page_not_404(table):
+    # docs/API.md: only a list's first page reads the org (or user) item, in its one Query; a later
+    # page reads on after its cursor's item, so once the parent is gone it finds nothing
+    create_org("acme")
+    for user_id in ("alice", "bob"):
+        create_user("acme", user_id)
+    create_ticket("acme", "alice", subject="one")
+    create_ticket("acme", "alice", subject="two")
+    users = call("GET", "/orgs/acme/users", query={"limit": 1}).body["next_cursor"]
+    tickets = call("GET", "/orgs/acme/users/alice/tickets", query={"limit": 1}).body["next_cursor"]
+
+    assert call("DELETE", "/orgs/acme/users/alice").status == 204
+    later_tickets = call("GET", "/orgs/acme/users/alice/tickets", query={"cursor": tickets})
+    assert call("DELETE", "/orgs/acme").status == 204
+    later_users = call("GET", "/orgs/acme/users", query={"cursor": users})
+
+    assert (later_tickets.status, later_tickets.body) == (200, {"items": [], "next_cursor": None})
+    assert (later_users.status, later_users.body) == (200, {"items": [], "next_cursor": None})
+    assert call("GET", "/orgs/acme/users").status == 404
+
+
 def test_an_empty_cursor_is_the_first_page(alice_with_45_tickets):
     first = call("GET", "/orgs/acme/users/alice/tickets", query={"cursor": ""}).body
 
