@@ -137,7 +137,8 @@ OPERATIONS = {
         ("TransactWriteItems",),
     ),
     "listUsers": Operation(
-        "Lists the organization's users, a page at a time (`limit`, `cursor`); a missing org is `404`.",
+        "Lists the organization's users, a page at a time (`limit`, `cursor`); a missing org is `404` (a "
+        "later page, once it is gone, is an empty last page).",
         ("Query",),
     ),
     "getUser": Operation(
@@ -163,7 +164,8 @@ OPERATIONS = {
         ("TransactWriteItems",),
     ),
     "listTickets": Operation(
-        "Lists the user's tickets, newest first, a page at a time (`limit`, `cursor`); a missing user is `404`.",
+        "Lists the user's tickets, newest first, a page at a time (`limit`, `cursor`); a missing user is `404` "
+        "(a later page, once they are gone, is an empty last page).",
         ("Query",),
     ),
     "getTicket": Operation("Returns the ticket and its `ETag`.", ("GetItem",)),
