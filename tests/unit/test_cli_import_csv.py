@@ -2,6 +2,7 @@
 carry a BOM, CRLF line ends, quoted commas, blank and comma-only lines, headers in another case or
 with spaces after the commas; none of that is the user's data."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,13 @@ def test_a_unit_column_places_each_user_and_an_empty_unit_leaves_them_in_the_roo
         {"user_id": "alice", "name": "Alice", "email": "alice@example.com", "unit": "platform"},
         {"user_id": "bob", "name": "Bob", "email": "bob@example.com", "role": "admin"},
     ]
+
+
+def test_a_json_file_may_hold_the_apis_own_body(tmp_path):
+    # docs/CLI.md: a .json list of users, or the body POST /orgs/{org_id}/user-imports takes
+    row = {"user_id": "alice", "name": "Alice", "email": "alice@example.com"}
+    listed, body = tmp_path / "listed.json", tmp_path / "body.json"
+    listed.write_text(f"[{json.dumps(row)}]")
+    body.write_text(json.dumps({"rows": [row]}))
+
+    assert read_rows(listed) == read_rows(body) == [row]
