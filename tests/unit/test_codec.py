@@ -89,7 +89,7 @@ _PYTHON_VALUES = st.dictionaries(
     st.text(min_size=1, max_size=10),
     st.one_of(
         _TEXT,
-        st.integers(),
+        st.integers(min_value=-(10**38) + 1, max_value=10**38 - 1),  # DynamoDB's numbers: boto3 refuses more
         st.booleans(),
         st.none(),
         st.decimals(min_value=-(10**9), max_value=10**9, places=4, allow_nan=False),
