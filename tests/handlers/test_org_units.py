@@ -240,6 +240,7 @@ def test_a_cursor_over_a_unit_deleted_and_created_again_elsewhere_starts_again(a
 
     # Then the old position (/eng/web) is not a start key of the new subtree (DynamoDB Local: a 500)
     assert (reply.status, reply.error_code) == (409, "conflict")
+    assert reply.body["error"]["message"].startswith("Unit web was deleted and created again since this listing began")
 
 
 def test_a_users_cursor_over_a_unit_deleted_and_created_again_elsewhere_starts_again(acme):
@@ -256,6 +257,7 @@ def test_a_users_cursor_over_a_unit_deleted_and_created_again_elsewhere_starts_a
     reply = call("GET", "/orgs/acme/units/web/users", query={"cursor": first.body["next_cursor"]})
 
     assert (reply.status, reply.error_code) == (409, "conflict")
+    assert reply.body["error"]["message"].startswith("Unit web was deleted and created again since this listing began")
 
 
 @pytest.mark.parametrize(

@@ -141,6 +141,10 @@ _EXISTS = {
 CONFLICTS: dict[str, tuple[str, ApiError]] = {
     "move_in_progress": ("A move of units is under way where this request reads or writes", errors.unit_moving("acme")),
     "moved_since": ("The cursor is from before a move of the listed units", errors.units_moved_since()),
+    "created_again": (
+        "The cursor is of a unit deleted since (one of its id was created again)",
+        errors.unit_created_again_since("platform"),
+    ),
     "suspended": ("The organization is suspended", errors.suspended_for_users("acme")),
     "too_deep": ("The parent is at the deepest level", errors.too_deep(MAX_DEPTH, "platform", MAX_DEPTH)),
     "too_deep_move": (

@@ -65,10 +65,10 @@ def _resume(scope: str, token: str | None) -> tuple[int | None, str, list[str]]:
     return int(epoch), created_at, position
 
 
-def _same_unit(unit: Item, created_at: str, epoch: int | None) -> None:
+def _same_unit(unit_id: str, unit: Item, created_at: str, epoch: int | None) -> None:
     """A cursor continues the unit it was taken of, not an earlier unit of the same id."""
     if epoch is not None and created_at != unit["created_at"]:
-        raise errors.units_moved_since()
+        raise errors.unit_created_again_since(unit_id)
 
 
 def _within(path: tuple[str, ...], position: str, direct: bool = False) -> str:
@@ -87,7 +87,7 @@ def list_units(org_id: str, under: str, limit: int, token: str | None) -> UnitPa
     scope = keys.units_scope(org_id, under)
     epoch, created_at, position = _resume(scope, token)
     unit, tree_item = units.read(org_id, under)
-    _same_unit(unit, created_at, epoch)
+    _same_unit(under, unit, created_at, epoch)
     path = split(unit["path"])
     epoch = _guard(org_id, tree_item, path, epoch)
     start = keys.unit_keys(org_id, split(_within(path, position[0]))) if position else None
@@ -102,7 +102,7 @@ def list_unit_users(org_id: str, unit_id: str, direct: bool, limit: int, token: 
     scope = keys.unit_users_scope(org_id, unit_id, direct)
     epoch, created_at, position = _resume(scope, token)
     unit, tree_item = units.read(org_id, unit_id)
-    _same_unit(unit, created_at, epoch)
+    _same_unit(unit_id, unit, created_at, epoch)
     path = split(unit["path"])
     epoch = _guard(org_id, tree_item, path, epoch)
     start = None

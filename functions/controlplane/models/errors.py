@@ -57,6 +57,13 @@ def units_moved_since() -> "Conflict":
     return Conflict("Units were moved since this listing began; start again from the first page")
 
 
+def unit_created_again_since(unit_id: str) -> "Conflict":
+    """A listing's cursor taken of an earlier unit of the same id, deleted since."""
+    return Conflict(
+        f"Unit {unit_id} was deleted and created again since this listing began; start again from the first page"
+    )
+
+
 def unit_exists(org_id: str, unit_id: str) -> "AlreadyExists":
     return AlreadyExists(f"Unit {unit_id} already exists in organization {org_id}")
 
