@@ -50,6 +50,15 @@ def test_patch_with_stale_etag_returns_412_and_changes_nothing(acme):
         assert call("GET", path).body == before
 
 
+def test_a_version_the_resource_never_had_is_412_without_saying_it_had_it(acme):
+    for path, change in _resources(acme):
+        reply = call("PATCH", path, change, headers={"If-Match": ['"99"']})
+
+        assert reply.status == 412
+        # Not "no longer 99": version 1 is the only one there has been.
+        assert reply.body["error"]["message"] == "The resource is not at version 99: read it again for its current ETag"
+
+
 @pytest.mark.parametrize("etag", ["*", 'W/"1"'])
 def test_wildcard_and_weak_etags_of_the_current_version_apply(acme, etag):
     reply = call("PATCH", "/orgs/acme", {"name": "X"}, headers={"If-Match": [etag]})

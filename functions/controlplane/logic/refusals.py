@@ -51,4 +51,4 @@ def refused_as(missing: ApiError, rules: tuple[Rule, ...] = ()) -> Iterator[None
 
 
 def _version_changed(version: int) -> PreconditionFailed:
-    return PreconditionFailed(f"The resource changed; its version is no longer {version}")
+    return PreconditionFailed(f"The resource is not at version {version}: read it again for its current ETag")
