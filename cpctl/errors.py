@@ -111,6 +111,14 @@ class ServiceUnavailable(ApiError):
     pass
 
 
+class Interrupted(Exception):
+    """Ctrl-C while a change was sent, or waited for: it may or may not have been made."""
+
+    def __init__(self, method: str, path: str, idempotency_key: str | None):
+        self.method, self.path, self.idempotency_key = method, path, idempotency_key
+        super().__init__(f"{method} {path} interrupted")
+
+
 class UnexpectedAnswer(Exception):
     """A success answer whose body is not the API's model of it: the URL names another server (a
     proxy's or a portal's page), or an API of another version. The request was sent."""

@@ -10,7 +10,7 @@ import httpx
 import pydantic
 
 from controlplane.models.problems import field, plain
-from cpctl.errors import ApiError, UnexpectedAnswer
+from cpctl.errors import ApiError, Interrupted, UnexpectedAnswer
 from cpctl.output import Output, complain
 from cpctl.retries import refused
 
@@ -80,11 +80,20 @@ def show_unreachable(url: str, error: httpx.TransportError, timeout: float) -> N
         f"at most {timeout:g} s (--timeout), its retries included."
     )
     if request.method != "GET":
-        key = request.headers.get("Idempotency-Key")
-        again = "look before sending it again"
-        if key:
-            again = f"send it again with --idempotency-key {key}: the API makes it once"
-        complain(f"  It may or may not have been made: {again}.")
+        _made_or_not(request.headers.get("Idempotency-Key"))
+
+
+def show_interrupted(stopped: Interrupted) -> None:
+    """Ctrl-C while a change was on its way: it may have been made, so say how to send it safely."""
+    complain(f"Interrupted: {stopped.method} {stopped.path} was sent or about to be.")
+    _made_or_not(stopped.idempotency_key)
+
+
+def _made_or_not(idempotency_key: str | None) -> None:
+    again = "look before sending it again"
+    if idempotency_key:
+        again = f"send it again with --idempotency-key {idempotency_key}: the API makes it once"
+    complain(f"  It may or may not have been made: {again}.")
 
 
 def show_unexpected(url: str, error: UnexpectedAnswer) -> None:

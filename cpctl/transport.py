@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from controlplane.models.resources import Page, Resource
 from cpctl import retries
-from cpctl.errors import UnexpectedAnswer, error_for
+from cpctl.errors import Interrupted, UnexpectedAnswer, error_for
 
 DEFAULT_URL = "http://127.0.0.1:3000"
 
@@ -96,7 +96,7 @@ class Transport:
     ) -> httpx.Response:
         """Send ``route`` with ``path`` filled in; the successful response, else an ApiError.
         Sent again as ``cpctl.retries`` says, always with the same Idempotency-Key, while the
-        request's ``timeout`` lasts."""
+        request's ``timeout`` lasts. Ctrl-C during a change raises ``Interrupted``: it may have been made."""
         method, template = route
         headers = dict(headers or {})
         if idempotency_key is not None:
@@ -108,29 +108,34 @@ class Transport:
         url = template.format(**{name: _segment(value) for name, value in path.items()})
         resendable = retries.resendable(method, idempotency_key)
         deadline = self.clock() + self.timeout
-        for attempt in range(self.max_attempts):
-            last = attempt == self.max_attempts - 1
-            bounds = retries.attempt_timeout(method, deadline - self.clock())
-            try:
-                response = self.http.request(
-                    method, url, params=query, content=content, headers=headers, timeout=bounds
-                )
-            except httpx.TransportError as error:
-                wait = retries.backoff(attempt)
-                if not resendable or last or retries.refused(error) or self.clock() + wait >= deadline:
-                    raise
+        try:
+            for attempt in range(self.max_attempts):
+                last = attempt == self.max_attempts - 1
+                bounds = retries.attempt_timeout(method, deadline - self.clock())
+                try:
+                    response = self.http.request(
+                        method, url, params=query, content=content, headers=headers, timeout=bounds
+                    )
+                except httpx.TransportError as error:
+                    wait = retries.backoff(attempt)
+                    if not resendable or last or retries.refused(error) or self.clock() + wait >= deadline:
+                        raise
+                    self.sleep(wait)
+                    continue
+                self.last_response = response
+                if self.on_response:
+                    self.on_response(route, response)
+                if response.is_success:
+                    return response
+                error = error_for(response)
+                wait = retries.retry_after(response, attempt)
+                if not retries.retryable(error, idempotency_key) or last or self.clock() + wait >= deadline:
+                    raise error
                 self.sleep(wait)
-                continue
-            self.last_response = response
-            if self.on_response:
-                self.on_response(route, response)
-            if response.is_success:
-                return response
-            error = error_for(response)
-            wait = retries.retry_after(response, attempt)
-            if not retries.retryable(error, idempotency_key) or last or self.clock() + wait >= deadline:
-                raise error
-            self.sleep(wait)
+        except KeyboardInterrupt:
+            if method == "GET":
+                raise
+            raise Interrupted(method, url, idempotency_key) from None  # made or not: unknown
         raise AssertionError("unreachable")
 
     def _model(self, model: type[M], response: httpx.Response) -> M:

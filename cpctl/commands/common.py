@@ -18,10 +18,11 @@ import typer
 from controlplane.models.resources import Page, Plan, Priority, Role, Status
 from cpctl import credentials, failures, output
 from cpctl.client import Client
-from cpctl.errors import ApiError, SessionEnded, Throttled, Unauthorized, UnexpectedAnswer
+from cpctl.errors import ApiError, Interrupted, SessionEnded, Throttled, Unauthorized, UnexpectedAnswer
 
 USAGE_ERROR = 2
 STILL_RUNNING = 3  # a job cpctl followed (an import) outlasted its --wait, and goes on without it
+INTERRUPTED = 130  # Ctrl-C, as a shell reports a command SIGINT ended
 
 
 @dataclass
@@ -81,6 +82,9 @@ def api(ctx: typer.Context) -> Iterator[Client]:
     except httpx.TransportError as error:
         failures.show_unreachable(settings.url, error, settings.timeout)
         raise typer.Exit(1) from None
+    except Interrupted as stopped:  # Ctrl-C during a change: exit 130, as any Ctrl-C, saying what may be made
+        failures.show_interrupted(stopped)
+        raise typer.Exit(INTERRUPTED) from None
     finally:
         client.close()
 

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from controlplane.models.imports import UserImport
 from cpctl.client import Client
-from cpctl.commands.common import STILL_RUNNING, OrgArgument, api, usage_error
+from cpctl.commands.common import INTERRUPTED, STILL_RUNNING, OrgArgument, api, usage_error
 from cpctl.output import Output, complain, new_console, reader_gone
 
 POLL_SECONDS = 1.0
@@ -171,7 +171,7 @@ def follow(client: Client, started: UserImport, wait: float) -> UserImport:
                 found = client.get_user_import(found.org_id, found.import_id)
     except KeyboardInterrupt:
         still_running(found)
-        raise typer.Exit(130) from None
+        raise typer.Exit(INTERRUPTED) from None
     except Exception:  # a poll failed (the token ended, the API is down...): its error follows, and the import goes on
         still_running(found)
         raise

@@ -165,3 +165,20 @@ def test_a_create_that_got_no_answer_says_the_key_that_makes_sending_it_again_sa
     assert shown.exit_code == 1, shown.output
     assert "send it again with --idempotency-key k-123" in shown.stderr
     assert changed.exit_code == 1 and "It may or may not have been made: look before" in changed.stderr
+
+
+def test_a_change_interrupted_says_it_may_have_been_made_and_the_key_that_resends_it_safely(cpctl, monkeypatch):
+    def interrupted(*_, **__):  # Ctrl-C while the request is on its way
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(httpx.Client, "request", interrupted)
+
+    created = cpctl("orgs", "create", "acme", "--name", "Acme", "--idempotency-key", "k-123")
+    changed = cpctl("orgs", "update", "acme", "--name", "Acme Inc")
+    read = cpctl("orgs", "get", "acme")
+
+    assert created.exit_code == 130, created.output
+    assert "Interrupted: POST /orgs was sent or about to be." in created.stderr
+    assert "send it again with --idempotency-key k-123: the API makes it once" in created.stderr
+    assert changed.exit_code == 130 and "It may or may not have been made: look before" in changed.stderr
+    assert (read.exit_code, read.stderr) == (130, "")  # a read changes nothing: nothing to say
