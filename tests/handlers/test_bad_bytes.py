@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from controlplane import config
 from controlplane.http.routes import ROUTES
 from controlplane.models import text
 from controlplane.models.ids import EMAIL_PATTERN
@@ -225,3 +226,26 @@ def test_invalid_utf8_over_http_through_the_local_gateway_is_400_and_stores_noth
 
     assert (answer.status, error["code"]) == (400, "invalid_json")
     assert after.status == 404
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize("route", BODY_ROUTES, ids=str)
+def test_nan_or_infinity_is_400_and_nothing_is_stored(dynamodb_calls, route, constant):
+    # Python's parser reads them as numbers; RFC 8259 has no such value
+    body = json.dumps(BODIES[(route.method, route.path)])[:-1] + f', "n": {constant}}}'
+
+    reply = call(route.method, _path(route), body)
+
+    assert (reply.status, reply.error_code) == (400, "invalid_json"), reply.body
+    assert constant in reply.body["error"]["message"]
+    assert dynamodb_calls == []
+
+
+def test_a_user_import_with_nan_in_a_row_is_400_and_no_import_is_stored(table):
+    create_org("acme")
+
+    reply = call("POST", "/orgs/acme/user-imports", '{"rows": [{"user_id": "ann", "name": NaN}]}')
+
+    assert (reply.status, reply.error_code) == (400, "invalid_json"), reply.body
+    stored = config.dynamodb().scan(TableName=config.settings().table_name)["Items"]
+    assert not [item for item in stored if item["SK"]["S"].startswith("USER_IMPORT#")]

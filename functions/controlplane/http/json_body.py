@@ -14,7 +14,9 @@ decoded here, strictly, rather than by Powertools (whose ``decoded_body`` would 
 ``\\ud800``-style escapes of half a surrogate pair parse to a string that is no Unicode text (it
 cannot be encoded as UTF-8, so DynamoDB could not store it): refused too, as is an integer longer
 than Python reads (``sys.get_int_max_str_digits``, 4,300 digits), which it refuses with a bare
-ValueError that was a 500.
+ValueError that was a 500. So are ``NaN``, ``Infinity`` and ``-Infinity``, which Python's parser
+reads as numbers and RFC 8259 does not have: a model answered them 422, but a user import, whose rows
+are any objects until the import judges each, was stored (202) with one.
 """
 
 import base64
@@ -54,13 +56,17 @@ def loads(raw: str) -> Any:
     if _REPLACEMENT in raw:
         raise InvalidJson(f"{NOT_UTF8} (it holds U+FFFD, what invalid bytes are replaced with)")
     try:
-        value = json.loads(raw, object_pairs_hook=_unique_names)
+        value = json.loads(raw, object_pairs_hook=_unique_names, parse_constant=_no_constant)
     except json.JSONDecodeError:
         raise  # the resolver's own 400
     except ValueError:  # an integer of more digits than int() reads (4,300): valid JSON, and no value of ours
         raise InvalidJson("The request body holds a number too long to read") from None
     _characters_only(value)
     return value
+
+
+def _no_constant(name: str) -> Any:
+    raise InvalidJson(f"The request body holds {name}, which is not a JSON value")
 
 
 def _unique_names(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

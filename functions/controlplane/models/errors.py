@@ -19,7 +19,7 @@ class InvalidCursor(ApiError):
 
 
 class InvalidJson(ApiError):
-    """A body that is not JSON text as RFC 8259 defines it: not UTF-8, or an object with a key twice."""
+    """A body that is not JSON text as RFC 8259 defines it: not UTF-8, an object with a key twice, NaN..."""
 
     code = "invalid_json"
 
