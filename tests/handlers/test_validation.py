@@ -67,6 +67,18 @@ def test_a_bad_id_is_explained_the_same_in_the_path_and_in_the_body(dynamodb_cal
     assert dynamodb_calls == []
 
 
+@pytest.mark.parametrize("path", [f"/orgs/acme/user-imports/{ULID.lower()}", "/orgs/acme/user-imports/42"])
+def test_a_bad_import_id_is_not_explained_as_a_ticket_id(dynamodb_calls, path):
+    # the ULID's explanation was written for ticket ids, and an import's id is a ULID too
+    reply = call("GET", path)
+
+    assert (reply.status, reply.error_code) == (422, "validation_error")
+    [problem] = reply.body["error"]["details"]
+    assert problem["loc"] == ["path", "import_id"]
+    assert "ticket" not in problem["message"] and "26 characters" in problem["message"]
+    assert dynamodb_calls == []
+
+
 @pytest.mark.parametrize(("method", "path"), [("POST", "/orgs"), ("PATCH", "/orgs/acme")])
 @pytest.mark.parametrize("raw", ["{", "not json", '{"name": "x",}', "\x00"])
 def test_malformed_json_returns_400_invalid_json(dynamodb_calls, method, path, raw):

@@ -9,7 +9,7 @@ from controlplane.models.ids import EMAIL_PATTERN, SLUG_PATTERN, ULID_PATTERN
 # A pattern's meaning, by the pattern itself: the id types and the e-mail address all use these.
 _PATTERNS = {
     SLUG_PATTERN: "must be 1 to 63 lower-case letters, digits or dashes, not starting or ending with a dash",
-    ULID_PATTERN: "not a ticket id (26 characters, as the API gave them)",
+    ULID_PATTERN: "not an id the API gave (26 characters: digits and capital letters)",  # tickets, imports
     EMAIL_PATTERN: "not a valid e-mail address",
     text.ONE_LINE: "must not contain control characters (U+0000 to U+001F, U+007F to U+009F), line breaks included",
     text.LINES: "must not contain control characters other than tab and line breaks",
