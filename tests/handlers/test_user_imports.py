@@ -126,11 +126,11 @@ def test_an_import_of_no_rows_or_too_many_is_refused_whole(table, rows):
     assert _users() == []
 
 
-def test_an_import_body_over_5_mib_is_413_and_a_users_body_over_64_kib_too(table):
+def test_an_import_body_over_5_mib_is_413_and_a_users_body_over_128_kib_too(table):
     create_org("acme")
 
     assert _import([_row("a", name="n" * 128)] * 30_000).status == 413
-    assert call("POST", "/orgs/acme/users", _row("a", name="n" * 70_000)).status == 413
+    assert call("POST", "/orgs/acme/users", _row("a", name="n" * 140_000)).status == 413
     assert _users() == []
 
 

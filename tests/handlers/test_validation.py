@@ -200,7 +200,7 @@ def test_unknown_include_returns_422(dynamodb_calls):
     assert dynamodb_calls == []
 
 
-@pytest.mark.parametrize("size", [65 * 1024, 399 * 1024, 401 * 1024, 2 * 1024 * 1024])
+@pytest.mark.parametrize("size", [129 * 1024, 399 * 1024, 401 * 1024, 2 * 1024 * 1024])
 def test_oversized_body_returns_413_before_parsing(dynamodb_calls, size):
     body = json.dumps({"subject": "Help", "description": "d" * size})
 
@@ -213,9 +213,9 @@ def test_oversized_body_returns_413_before_parsing(dynamodb_calls, size):
 
 @pytest.mark.parametrize("encoded", [False, True], ids=["text", "base64"])
 def test_a_body_is_measured_in_bytes_not_characters(dynamodb_calls, encoded):
-    # 22,000 characters, each 3 bytes in UTF-8: 66,000 bytes, over the 64 KiB a ticket's body may have
-    body = json.dumps({"subject": "Help", "description": "\u20ac" * 22_000}, ensure_ascii=False)
-    assert len(body) < 64 * 1024 < len(body.encode())
+    # 44,000 characters, each 3 bytes in UTF-8: 132,000 bytes, over the 128 KiB a ticket's body may have
+    body = json.dumps({"subject": "Help", "description": "\u20ac" * 44_000}, ensure_ascii=False)
+    assert len(body) < 128 * 1024 < len(body.encode())
 
     status, answer = _post_ticket(body, encoded)
 
@@ -224,11 +224,11 @@ def test_a_body_is_measured_in_bytes_not_characters(dynamodb_calls, encoded):
 
 
 def test_a_base64_body_under_the_limit_is_not_refused_for_its_encoding(table):
-    # 60,000 bytes: under 64 KiB, but 80,000 characters once base64-encoded
+    # 120,000 bytes: under 128 KiB, but 160,000 characters once base64-encoded
     create_org("acme")
     create_user("acme", "alice")
     body = json.dumps({"subject": "Help", "description": "d" * 9_000, "tags": []})
-    padded = body + " " * (60_000 - len(body))
+    padded = body + " " * (120_000 - len(body))
 
     status, answer = _post_ticket(padded, encoded=True)
 
@@ -251,6 +251,31 @@ def test_largest_valid_ticket_is_accepted(table):
     reply = create_ticket(subject="s" * 200, description="d" * 10_000, tags=[f"{i:02d}" + "t" * 30 for i in range(20)])
 
     assert reply.status == 201
+
+
+@pytest.mark.parametrize("method", ["POST", "PATCH"])
+def test_largest_valid_ticket_as_an_ascii_only_encoder_writes_it_is_accepted(table, method):
+    # json.dumps' default (and Python requests' json=) escapes every character beyond ASCII: an emoji
+    # is 12 bytes (a surrogate pair, \ud83d\ude00), so a valid ticket's body is over 127 KiB
+    create_org("acme")
+    create_user("acme", "alice")
+    ticket = create_ticket().body["ticket_id"]
+    emoji = "\U0001f600"
+    largest = {
+        "subject": emoji * 200,
+        "description": emoji * 10_000,
+        "status": "pending",
+        "priority": "urgent",
+        "tags": [chr(0x1F600 + i) + emoji * 31 for i in range(20)],
+    }
+    body = json.dumps(largest)
+    assert len(body) > 127 * 1024 and body.isascii()
+    path = "/orgs/acme/users/alice/tickets" if method == "POST" else f"/orgs/acme/tickets/{ticket}"
+
+    reply = call(method, path, body)
+
+    assert reply.status in (200, 201), reply.body
+    assert reply.body["description"] == largest["description"]
 
 
 @pytest.mark.parametrize("depth", [1_000, 30_000])

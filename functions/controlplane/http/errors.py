@@ -52,9 +52,11 @@ OUTAGE = "A service this API depends on is unavailable; retry later"
 INTERNAL_ERROR = "Something went wrong on our side"
 IDEMPOTENCY_KEY_REUSED = "This Idempotency-Key was used with another request body"
 IDEMPOTENCY_IN_PROGRESS = "A request with this Idempotency-Key is still in progress; retry shortly"
-# The largest valid body (a ticket: 10,000-character description, 20 tags) is far below this;
-# anything bigger is refused before it is parsed, and never gets near DynamoDB's 400 KB item limit.
-MAX_BODY_BYTES = 64 * 1024
+# The largest valid body is a ticket's (200-character subject, 10,000-character description, 20 tags
+# of 32): 127.2 KiB as an ASCII-only encoder writes it (json.dumps' default, Python requests' json=),
+# where every character beyond the BMP is a 12-byte surrogate pair (\ud83d\ude00); 44 KB in UTF-8.
+# Anything bigger is refused before it is parsed, and never gets near DynamoDB's 400 KB item limit.
+MAX_BODY_BYTES = 128 * 1024
 
 
 def send_as(media_types: frozenset[str] = frozenset({"application/json"})) -> UnsupportedMediaType:

@@ -41,8 +41,9 @@ from controlplane.observability import logger
 
 RouteFunction = TypeVar("RouteFunction", bound=Callable[..., Any])
 
-# The largest body any route takes; each route's own limit (``Route.max_body``: 64 KiB, far above the
-# largest valid ticket, except a user import's) is checked by the entry point, before this parser.
+# The largest body any route takes; each route's own limit (``Route.max_body``: 128 KiB, above the
+# largest valid ticket however it is encoded, except a user import's) is checked by the entry point,
+# before this parser.
 _LARGEST_BODY = max(route.max_body for route in routes.ROUTES)
 
 
