@@ -84,6 +84,19 @@ def test_invalid_duplicate_existing_and_seatless_rows_are_refused_row_by_row_and
     assert call("GET", "/orgs/acme").body["usage"] == {"users": 5}
 
 
+@pytest.mark.parametrize("name", ["query", "header"])
+def test_a_rows_unknown_field_named_like_a_part_of_the_request_is_explained_as_unknown(table, name):
+    # a row's problems are located by field alone: a field "query" holding a list is not a query
+    # parameter given twice, as the API's own validation says of those
+    create_org("acme")
+
+    body = _import([_row("ann", **{name: ["a", "b"]})]).body
+
+    assert [(r["code"], r["message"]) for r in body["refused"]] == [
+        ("validation_error", f"{name}: not a field of this request")
+    ]
+
+
 @pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # moto takes minutes over 97-user transactions
 def test_an_import_of_1000_users_writes_the_orgs_counter_11_times(table):
     create_org("acme", plan="enterprise")

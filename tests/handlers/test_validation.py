@@ -79,6 +79,37 @@ def test_a_bad_import_id_is_not_explained_as_a_ticket_id(dynamodb_calls, path):
     assert dynamodb_calls == []
 
 
+@pytest.mark.parametrize(
+    ("method", "route", "options", "loc"),
+    [
+        ("GET", "/orgs/{org_id}/users", {"query": {"limit": ["5", "10"]}}, ["query", "limit"]),
+        ("GET", "/orgs/{org_id}/units", {"query": {"under": ["eng", "ops"]}}, ["query", "under"]),
+        ("GET", "/orgs/{org_id}/units/{unit_id}/users", {"query": {"direct": ["true", "false"]}}, ["query", "direct"]),
+        ("GET", "/orgs/{org_id}", {"query": {"include": ["users", "users"]}}, ["query", "include"]),
+        ("GET", "/orgs/{org_id}/users", {"query": {"cursor": ["", "x"]}}, ["query", "cursor"]),
+        (
+            "PATCH",
+            "/orgs/{org_id}/tickets/{ticket_id}",
+            {"headers": {"If-Match": ['"1"', '"2"']}},
+            ["header", "if-match"],
+        ),
+        ("POST", "/orgs/{org_id}/units", {"headers": {"Idempotency-Key": ["a", "b"]}}, ["header", "idempotency-key"]),
+    ],
+    ids=["limit", "under", "direct", "include", "cursor", "If-Match", "Idempotency-Key"],
+)
+def test_a_parameter_given_twice_is_422_that_says_so_before_any_dynamodb_call(
+    dynamodb_calls, method, route, options, loc
+):
+    # each value is valid on its own: the answer must not blame them ("Input should be a valid integer")
+    reply = call(method, route.format(**GOOD), BODIES.get((method, route)), **options)
+
+    assert (reply.status, reply.error_code) == (422, "validation_error"), reply.body
+    assert reply.body["error"]["details"] == [
+        {"loc": loc, "message": "given 2 times; send it once", "type": reply.body["error"]["details"][0]["type"]}
+    ]
+    assert dynamodb_calls == []
+
+
 @pytest.mark.parametrize(("method", "path"), [("POST", "/orgs"), ("PATCH", "/orgs/acme")])
 @pytest.mark.parametrize("raw", ["{", "not json", '{"name": "x",}', "\x00"])
 def test_malformed_json_returns_400_invalid_json(dynamodb_calls, method, path, raw):

@@ -132,7 +132,7 @@ class Resolver(APIGatewayRestResolver):
             problems = exc.errors()
             if any(problem["type"] == "json_invalid" for problem in problems):
                 return error("invalid_json", INVALID_JSON)
-            details = [{"loc": list(p["loc"]), "message": plain(p), "type": p["type"]} for p in problems]
+            details = [{"loc": list(p["loc"]), "message": _said(p), "type": p["type"]} for p in problems]
             return error("validation_error", NOT_VALID, details)
 
         @self.exception_handler(RequestUnsupportedContentType)  # type: ignore[untyped-decorator]
@@ -150,6 +150,16 @@ class Resolver(APIGatewayRestResolver):
                 return refusal(ServiceUnavailable(OUTAGE))
             logger.exception("Unhandled error")
             return error("internal_error", INTERNAL_ERROR)
+
+
+def _said(problem: Any) -> str:
+    """A validation problem in plain words. A name repeated in the query string or the headers comes
+    as a list of its values, which no parameter takes: "Input should be a valid integer" for
+    ``?limit=5&limit=10`` would blame values that are each valid."""
+    given = problem.get("input")
+    if tuple(problem["loc"])[:1] in (("query",), ("header",)) and isinstance(given, list):
+        return f"given {len(given)} times; send it once"
+    return plain(problem)
 
 
 def _parse_body(raw: str) -> Any:

@@ -92,7 +92,9 @@ def _parts(org_id: str, import_id: str, rows: list[dict[str, Any]]) -> list[Item
             try:
                 user = UserCreate.model_validate(raw)
             except ValidationError as invalid:
-                problems = "; ".join(f"{field(p['loc'])}: {plain(dict(p))}" for p in invalid.errors())
+                # a row's locations name its fields alone: "body" in front, so that field() does not
+                # take a row's own field "query" (or "header", "path") for that part of the request
+                problems = "; ".join(f"{field(('body', *p['loc']))}: {plain(dict(p))}" for p in invalid.errors())
                 refused.append(refusal(row, user_id, "validation_error", problems))
                 continue
             if user.user_id in seen:
