@@ -170,3 +170,43 @@ def test_a_user_moved_into_a_unit_that_moves_between_its_read_and_the_write_is_4
     assert moved == [200]
     assert (reply.status, reply.error_code) == (409, "move_in_progress"), reply.body
     assert call("GET", "/orgs/acme/users/bea").body["unit"] == "eng"
+
+
+@pytest.mark.parametrize(
+    ("taken", "used"),
+    [
+        ("/orgs/acme/units/eng/users?direct=false", "/orgs/acme/units/eng/users?direct=true"),
+        ("/orgs/acme/units/eng/users?direct=true", "/orgs/acme/units/eng/users?direct=false"),
+        ("/orgs/acme/units/eng/users?direct=false", "/orgs/bolt/units/eng/users?direct=false"),
+        ("/orgs/acme/units?under=eng", "/orgs/bolt/units?under=eng"),
+        ("/orgs/acme/units?under=root", "/orgs/acme/units/root/users?direct=false"),
+        ("/orgs/acme/users?limit=1", "/orgs/acme/units/root/users?direct=false"),
+    ],
+    ids=[
+        "all-to-direct",
+        "direct-to-all",
+        "unit-users-to-another-org",
+        "units-to-another-org",
+        "units-to-users",
+        "org-users-to-unit-users",
+    ],
+)
+def test_a_tree_listings_cursor_continues_no_other_listing(acme, dynamodb_calls, taken, used):
+    # Given bolt, with units and users of the same ids as acme's
+    create_org("bolt", plan="pro")
+    create_unit("eng", org_id="bolt")
+    for user_id in ("bea", "bob"):
+        create_user("bolt", user_id, unit="eng")
+    create_user("acme", "bob", unit="eng")
+    path, _, query = taken.partition("?")
+    cursor = call("GET", path, query=dict([query.split("=")]) | {"limit": "1"}).body["next_cursor"]
+    assert cursor
+    dynamodb_calls.clear()
+
+    # When it is sent on another listing: another `direct`, another org, another kind of list
+    path, _, query = used.partition("?")
+    reply = call("GET", path, query=dict([query.split("=")]) | {"cursor": cursor})
+
+    # Then it is refused before any read, as a cursor that was altered
+    assert (reply.status, reply.error_code) == (400, "invalid_cursor"), reply.body
+    assert dynamodb_calls == []
