@@ -7,6 +7,7 @@ import uuid
 
 import boto3
 import pytest
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 from botocore.exceptions import ClientError
 
 from controlplane import config
@@ -309,3 +310,64 @@ def test_a_delete_that_races_a_put_leaves_no_key(usage_plans, monkeypatch):
     # Then the gone org keeps no key
     assert deleted == [204]
     assert where("acme", usage_plans) == []
+
+
+def test_a_create_that_another_delivery_made_first_takes_the_key_it_made(usage_plans, monkeypatch):
+    # Given acme, and another delivery of its Created that creates its key just before this one does
+    create_org("acme")
+    client, real = config.apigateway(), config.apigateway().create_api_key
+
+    def made_first(**request):
+        real(**request)  # the other delivery's
+        raise ClientError({"Error": {"Code": "ConflictException", "Message": "exists"}}, "CreateApiKey")
+
+    monkeypatch.setattr(client, "create_api_key", made_first)
+
+    # When this delivery's CreateApiKey meets the key the other made
+    reply = deliver(("Organization Created", "acme"))
+
+    # Then it takes that key as its own and puts it in the plan: the message is done
+    assert reply == {"batchItemFailures": []}
+    assert where("acme", usage_plans) == ["free"]
+
+
+def test_a_conflicting_create_whose_key_cannot_be_found_goes_back_to_the_queue(usage_plans, monkeypatch):
+    # Given acme, and API Gateway answering a conflict for a key it then does not list (not visible yet)
+    create_org("acme")
+
+    def conflict(**_):
+        raise ClientError({"Error": {"Code": "ConflictException", "Message": "exists"}}, "CreateApiKey")
+
+    monkeypatch.setattr(config.apigateway(), "create_api_key", conflict)
+
+    # When its Created is delivered, then its batch fails, to be delivered again, and nothing is in a plan
+    with pytest.raises(BatchProcessingError, match="conflicts but cannot be found"):
+        deliver(("Organization Created", "acme"))
+
+    assert where("acme", usage_plans) == []
+    monkeypatch.undo()
+    assert deliver(("Organization Created", "acme")) == {"batchItemFailures": []}
+    assert where("acme", usage_plans) == ["free"]
+
+
+def test_a_throttled_move_out_of_the_old_plan_goes_back_to_the_queue_and_converges(usage_plans, monkeypatch):
+    # Given acme's key in free, then acme moved to pro, and API Gateway throttling DeleteUsagePlanKey
+    create_org("acme")
+    deliver(("Organization Created", "acme"))
+    call("PATCH", "/orgs/acme", {"plan": "pro"})
+
+    def throttled(**_):
+        error = {"Error": {"Code": "TooManyRequestsException", "Message": "Too Many Requests"}}
+        raise ClientError(error, "DeleteUsagePlanKey")
+
+    monkeypatch.setattr(config.apigateway(), "delete_usage_plan_key", throttled)
+
+    # When its Plan Changed is delivered, then its batch fails (throttling is not "already gone"), the
+    # key stays where it was, and the redelivery moves it
+    with pytest.raises(BatchProcessingError, match="TooManyRequestsException"):
+        deliver(("Organization Plan Changed", "acme"))
+
+    assert where("acme", usage_plans) == ["free"]
+    monkeypatch.undo()
+    assert deliver(("Organization Plan Changed", "acme")) == {"batchItemFailures": []}
+    assert where("acme", usage_plans) == ["pro"]
