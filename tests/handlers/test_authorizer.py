@@ -648,6 +648,17 @@ def test_a_jwks_outage_fails_the_decision(jwks):
     assert str(raised.value) != "Unauthorized"
 
 
+def test_a_plain_http_jwks_url_off_this_machine_fails_the_decision_without_a_fetch(jwks, monkeypatch):
+    # Given a JWKS URL of plain HTTP to another host (a misconfigured stack: anyone on the path could
+    # hand the authorizer keys of their own)
+    monkeypatch.setenv("JWKS_URL", "http://issuer.example/.well-known/jwks.json")
+
+    # When a token is presented, then the decision fails (503), neither an Allow nor a 401
+    with pytest.raises(RuntimeError, match="JWKS_URL must be https"):
+        authorize(f"Bearer {token()}")
+    assert jwks.fetches == 0
+
+
 def test_a_dynamodb_outage_fails_the_decision(jwks):
     with Stubber(handler.dynamodb()) as stub:
         for _ in range(handler.READS):  # each read the decision may send

@@ -443,3 +443,49 @@ def test_a_role_change_that_a_rename_overtakes_after_the_claim_changed_is_412_an
     assert (reply.status, reply.error_code) == (412, "precondition_failed"), reply.body
     assert call("GET", "/orgs/acme/users/alice").body["role"] == "member"
     assert _sign_in(pool, "acme.alice")["custom:role"] == "member"
+
+
+def test_a_cognito_outage_reading_the_sign_in_is_503_and_changes_nothing(pool, monkeypatch):
+    # Given alice, and Cognito failing on its side (5xx, after botocore's retries) when her sign-in is read
+    create_user("acme", "alice")
+
+    def failing(**_):
+        error = {"Error": {"Code": "InternalErrorException", "Message": "injected"}}
+        raise ClientError({**error, "ResponseMetadata": {"HTTPStatusCode": 500}}, "AdminGetUser")
+
+    monkeypatch.setattr(config.directory().client, "admin_get_user", failing)
+
+    # When an admin changes her role
+    reply = call("PATCH", "/orgs/acme/users/alice", {"role": "admin"}, caller=admin())
+
+    # Then a 503 to retry (not the 409 of a user without a sign-in), and neither side changed
+    assert reply.status == 503 and reply.error_code == "service_unavailable"
+    assert reply.headers["Retry-After"] == "1"
+    monkeypatch.undo()
+    assert _sign_in(pool, "acme.alice")["custom:role"] == "member"
+    user = call("GET", "/orgs/acme/users/alice").body
+    assert (user["role"], user["version"]) == ("member", 1)
+
+
+def test_a_sign_in_returned_without_a_subject_leaves_no_user_and_the_next_create_replaces_it(pool, monkeypatch):
+    # Given Cognito creating alice's sign-in but answering without its sub
+    client = config.directory().client
+    real = client.admin_create_user
+
+    def without_sub(**request):
+        created = real(**request)
+        created["User"]["Attributes"] = [a for a in created["User"]["Attributes"] if a["Name"] != "sub"]
+        return created
+
+    monkeypatch.setattr(client, "admin_create_user", without_sub)
+
+    # When alice is created
+    reply = create_user("acme", "alice")
+
+    # Then no user with a blank subject: a 500, no item, her seat given back
+    assert reply.status == 500 and reply.body["error"]["code"] == "internal_error"
+    assert call("GET", "/orgs/acme/users/alice").status == 404
+    assert call("GET", "/orgs/acme").body["usage"]["users"] == 0
+    monkeypatch.undo()
+    assert create_user("acme", "alice").status == 201
+    assert _stored_subject("alice") == _sign_in(pool, "acme.alice")["sub"]

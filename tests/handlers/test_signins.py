@@ -159,6 +159,31 @@ def test_a_job_that_failed_half_way_resumes_from_its_message_and_finishes(cognit
     assert not any(_enabled("acme").values())
 
 
+def test_a_cognito_outage_during_the_job_keeps_its_message_and_the_redelivery_finishes(cognito_calls, monkeypatch):
+    # Given acme suspended with two users, and Cognito failing on its side (5xx) on every disable
+    for user_id in ("alice", "bob"):
+        create_user("acme", user_id)
+    call("PATCH", "/orgs/acme", SUSPEND)
+    [message] = _queued()
+    client = config.directory().client
+
+    def failing(**_):
+        error = {"Error": {"Code": "InternalErrorException", "Message": "injected"}}
+        raise ClientError({**error, "ResponseMetadata": {"HTTPStatusCode": 500}}, "AdminDisableUser")
+
+    # When the job's message is delivered: the failure is not taken for "the sign-in is gone", so
+    # the invocation fails and SQS keeps the message
+    with monkeypatch.context() as patch:
+        patch.setattr(client, "admin_disable_user", failing)
+        with pytest.raises(BatchProcessingError):
+            deliver([message])
+    assert set(_enabled("acme").values()) == {True}
+
+    # Then its redelivery disables both
+    assert deliver([message]) == {"batchItemFailures": []}
+    assert set(_enabled("acme").values()) == {False}
+
+
 def test_a_suspension_superseded_by_reactivation_stops_and_the_users_stay_enabled(cognito_calls):
     create_user("acme", "alice")
     call("PATCH", "/orgs/acme", SUSPEND)
