@@ -49,6 +49,47 @@ def test_transaction_conflict_returns_503(table, monkeypatch):
     assert call("GET", "/orgs/acme").body["usage"]["users"] == 0
 
 
+@pytest.mark.parametrize("reason", ["ThrottlingError", "ProvisionedThroughputExceeded"])
+def test_a_transaction_cancelled_for_throttling_returns_503_and_writes_nothing(table, monkeypatch, reason):
+    # Given acme, and DynamoDB cancelling the user's transaction because one of its items is throttled
+    create_org("acme")
+    reasons = [{"Code": "None"}, {"Code": reason}, {"Code": "None"}]
+    _fail(monkeypatch, "transact_write_items", "TransactionCanceledException", CancellationReasons=reasons)
+
+    # When a user is created
+    reply = call("POST", "/orgs/acme/users", {"user_id": "bob", "name": "Bob", "email": "bob@example.com"})
+
+    # Then a 503 to retry later, and neither the user nor a seat
+    assert reply.status == 503 and reply.error_code == "service_unavailable"
+    assert reply.headers["Retry-After"] == "1"
+    monkeypatch.undo()
+    assert call("GET", "/orgs/acme/users/bob").status == 404
+    assert call("GET", "/orgs/acme").body["usage"]["users"] == 0
+
+
+def test_a_transaction_cancelled_for_another_reason_is_not_retried_and_is_a_500(table, monkeypatch):
+    # Given acme, and DynamoDB cancelling the transaction for a reason no retry can mend (our request)
+    create_org("acme")
+    attempts = []
+
+    def invalid(**_):
+        attempts.append(1)
+        reasons = [{"Code": "None"}, {"Code": "ValidationError", "Message": "injected"}]
+        error = {"Error": {"Code": "TransactionCanceledException", "Message": "x"}, "CancellationReasons": reasons}
+        raise ClientError(error, "TransactWriteItems")
+
+    monkeypatch.setattr(config.dynamodb(), "transact_write_items", invalid)
+
+    # When a user is created
+    reply = call("POST", "/orgs/acme/users", {"user_id": "bob", "name": "Bob", "email": "bob@example.com"})
+
+    # Then it is sent once, not as a lost race, and answered as the bug it is: a 500 that writes nothing
+    assert len(attempts) == 1
+    assert reply.status == 500 and reply.body["error"]["code"] == "internal_error"
+    monkeypatch.undo()
+    assert call("GET", "/orgs/acme/users/bob").status == 404
+
+
 def test_unexpected_error_returns_500_without_details(table, monkeypatch):
     _fail(monkeypatch, "query", "InternalServerError")
 
