@@ -4,6 +4,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from controlplane import config
+from controlplane.dal import seats
 from controlplane.models import plans
 from tests.api import OPERATOR, admin, call, create_org, create_user, member
 
@@ -340,3 +341,33 @@ def test_a_stale_if_match_on_a_plan_change_of_an_org_not_counted_yet_is_412_and_
 
     assert (reply.status, reply.error_code) == (412, "precondition_failed"), reply.body
     assert call("GET", "/orgs/acme").body["plan"] == "free"
+
+
+def test_a_downgrade_of_an_org_counted_between_its_read_and_its_write_past_the_new_limit_is_409(table, monkeypatch):
+    # Given acme on pro with 6 users, not counted yet, and the user-count migration writing its count
+    # (6) on the org item after the plan change found no count, before its write
+    create_org("acme", plan="pro")
+    for i in range(6):
+        create_user("acme", f"user-{i}")
+    _forget_the_count(table, "acme")
+    version = call("GET", "/orgs/acme").body["version"]
+    set_uncounted = seats.set_uncounted
+
+    def counted_meanwhile(*args, **kwargs):
+        config.dynamodb().update_item(
+            TableName=table,
+            Key={"PK": {"S": "ORG#acme"}, "SK": {"S": "METADATA#acme"}},
+            UpdateExpression="SET user_count = :n",
+            ExpressionAttributeValues={":n": {"N": "6"}},
+        )
+        return set_uncounted(*args, **kwargs)
+
+    monkeypatch.setattr(seats, "set_uncounted", counted_meanwhile)
+
+    # When an operator moves it to free (5 seats), with the If-Match of the version it read
+    reply = call("PATCH", "/orgs/acme", {"plan": "free"}, headers={"If-Match": f'"{version}"'})
+
+    # Then the If-Match holds, the 6 users do not fit: 409 quota_exceeded, and the plan stays pro
+    assert (reply.status, reply.error_code) == (409, "quota_exceeded"), reply.body
+    assert reply.body["error"]["details"] == {"quota": "users", "limit": 5, "used": 6, "plan": "free"}
+    assert call("GET", "/orgs/acme").body["plan"] == "pro"
