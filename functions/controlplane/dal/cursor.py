@@ -19,9 +19,7 @@ from controlplane.models.errors import InvalidCursor
 INVALID = "The cursor is malformed, was altered, or belongs to another list"
 
 
-def encode(scope: str, last_id: str | None, secret: bytes) -> str | None:
-    if last_id is None:
-        return None
+def encode(scope: str, last_id: str, secret: bytes) -> str:
     return f"{_b64(last_id.encode())}.{_b64(_sign(scope, last_id, secret))}"
 
 

@@ -242,10 +242,6 @@ def activity_scope(org_id: str, subject: str) -> str:
     return f"activity:{org_id}:{subject}"
 
 
-def imports_scope(org_id: str) -> str:
-    return f"imports:{org_id}"
-
-
 def tickets_scope(org_id: str, user_id: str) -> str:
     return f"tickets:{org_id}:{user_id}"
 

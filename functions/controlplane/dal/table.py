@@ -126,16 +126,6 @@ class Table:
             pending = response.get("UnprocessedKeys")
         return [found.get((key[PARTITION_KEY], key[SORT_KEY])) for key in keys]
 
-    def put_new(self, item: Item) -> None:
-        """Write ``item`` only if there is none at its key (else ``ConditionFailed``)."""
-        with translate():
-            self.client.put_item(
-                TableName=self.name,
-                Item=to_dynamo(item),
-                ConditionExpression="attribute_not_exists(#pk)",
-                ExpressionAttributeNames={"#pk": PARTITION_KEY},
-            )
-
     def put(self, item: Item) -> None:
         """Write ``item`` whatever is there (the cascade's own bookkeeping)."""
         with translate():
