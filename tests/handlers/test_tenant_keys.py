@@ -371,3 +371,28 @@ def test_a_throttled_move_out_of_the_old_plan_goes_back_to_the_queue_and_converg
     monkeypatch.undo()
     assert deliver(("Organization Plan Changed", "acme")) == {"batchItemFailures": []}
     assert where("acme", usage_plans) == ["pro"]
+
+
+def test_an_org_whose_plan_changes_during_every_pass_goes_back_to_the_queue_and_its_redelivery_converges(
+    usage_plans, monkeypatch
+):
+    # Given acme, whose plan an operator changes while each of the consumer's passes puts its key
+    create_org("acme")
+    put, plans = api_keys.ApiKeys.put, iter(["pro", "enterprise", "free"])
+
+    def changed_meanwhile(self, org_id, value, plan):
+        key_id = put(self, org_id, value, plan)
+        if (after := next(plans, None)) is not None:
+            assert call("PATCH", "/orgs/acme", {"plan": after}).status == 200
+        return key_id
+
+    monkeypatch.setattr(api_keys.ApiKeys, "put", changed_meanwhile)
+
+    # When its Created is delivered, then after its passes the batch fails, to be delivered again
+    with pytest.raises(BatchProcessingError, match="kept changing"):
+        deliver(("Organization Created", "acme"))
+
+    # And the redelivery puts the key where the org is now
+    monkeypatch.undo()
+    assert deliver(("Organization Created", "acme")) == {"batchItemFailures": []}
+    assert where("acme", usage_plans) == ["free"]
