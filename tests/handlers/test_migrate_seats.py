@@ -3,6 +3,7 @@ own move on an org's first seat write), from data written in the layout before, 
 
 import pytest
 
+from controlplane import config
 from controlplane.dal import keys, seats, stamps
 from controlplane.dal.table import api_table
 from controlplane.models import plans
@@ -69,6 +70,23 @@ def test_before_the_migration_the_api_reads_and_writes_an_org_not_moved_yet(befo
     assert call("PATCH", "/orgs/bolt", {"plan": "free"}).body["limits"] == {"users": 5}
     assert call("PATCH", "/orgs/core", {"plan": "pro"}).status == 200
     assert _stored("core")[1][plans.USER_LIMIT] == 50
+
+
+def test_an_org_counted_before_without_a_limit_of_its_own_moves_with_its_plans_limit(before):
+    # Given acme as the code before left an org whose plan it never changed: a count, no limit
+    config.dynamodb().update_item(
+        TableName=config.settings().table_name,
+        Key={"PK": {"S": "ORG#acme"}, "SK": {"S": "METADATA#acme"}},
+        UpdateExpression="REMOVE user_limit",
+    )
+
+    # When its first seat write moves the count
+    assert create_user("acme", "alice").status == 201
+
+    # Then the counter holds the count and its plan's limit (free: 5), and the org item neither
+    org, counter, users = _stored("acme")
+    assert plans.USER_COUNT not in org and plans.USER_LIMIT not in org
+    assert counter is not None and (counter[plans.USER_COUNT], counter[plans.USER_LIMIT], users) == (4, 5, 4)
 
 
 def test_a_user_created_by_the_code_before_while_the_migration_copies_the_count_is_not_lost(before, monkeypatch):
