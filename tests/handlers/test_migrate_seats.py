@@ -165,3 +165,33 @@ def test_a_plan_change_by_the_code_before_while_the_migration_copies_the_count_i
     assert raced and org["plan"] == "free"
     assert counter is not None and counter[plans.USER_LIMIT] == 5
     assert call("GET", "/orgs/bolt").body["limits"] == {"users": 5}
+
+
+def test_a_plan_change_whose_every_move_the_code_before_overtakes_goes_on_the_org_item(before, monkeypatch):
+    # Given acme (3 users, free) not moved yet, and a Lambda still running the code before, which adds
+    # a user on the org item just before each of the move's transactions
+    moves, transact = [], seats.transact
+
+    def a_user_added_first(table, request):
+        if "Put" in request[0] and request[0]["Put"]["Item"]["SK"]["S"].endswith("#SEATS"):  # a move's
+            moves.append(1)
+            table.client.update_item(
+                TableName=table.name,
+                Key={"PK": {"S": "ORG#acme"}, "SK": {"S": "METADATA#acme"}},
+                UpdateExpression="ADD user_count :one",
+                ExpressionAttributeValues={":one": {"N": "1"}},
+            )
+        return transact(table, request)
+
+    monkeypatch.setattr(seats, "transact", a_user_added_first)
+
+    # When an operator moves acme to pro
+    reply = call("PATCH", "/orgs/acme", {"plan": "pro"})
+
+    # Then after its attempts the move gives up, and the plan and its limit go on the org item, with
+    # the count where the code before keeps it: nothing lost, no counter beside it
+    assert len(moves) == seats._MOVE_ATTEMPTS
+    assert reply.status == 200, reply.body
+    assert (reply.body["plan"], reply.body["usage"], reply.body["limits"]) == ("pro", {"users": 7}, {"users": 50})
+    org, counter, _ = _stored("acme")
+    assert counter is None and (org[plans.USER_COUNT], org[plans.USER_LIMIT]) == (7, 50)
