@@ -177,9 +177,10 @@ def powertools_layer_parameter() -> str:
 
 
 # The DynamoDB actions each function's code performs (functions/controlplane/dal/, and Powertools
-# Idempotency on every create: PutItem, GetItem, UpdateItem, DeleteItem), granted on the table and its
-# indexes. TransactWriteItems has no IAM action of its own: IAM authorizes each ConditionCheck and Put
-# inside it. Never Scan. tests/infra/test_infra_permissions.py records what the handlers really send.
+# Idempotency on every create: PutItem, GetItem, UpdateItem, DeleteItem), granted on the table, and on its
+# indexes to a function that queries (infra.table). TransactWriteItems has no IAM action of its own: IAM
+# authorizes each ConditionCheck and Put inside it. Never Scan. tests/infra/test_infra_permissions.py
+# records what the handlers really send.
 _READ_WRITE = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 DYNAMODB_ACTIONS: dict[str, tuple[str, ...]] = {
     # cascade delete: mark, sweep markers, batches; units (issue 27): the org, tree and unit read together

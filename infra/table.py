@@ -9,6 +9,8 @@ from controlplane.dal.schema import TABLE_SCHEMA, TTL_ATTRIBUTE
 
 _TYPES = {"S": dynamodb.AttributeType.STRING, "N": dynamodb.AttributeType.NUMBER, "B": dynamodb.AttributeType.BINARY}
 _BILLING = {"PAY_PER_REQUEST": dynamodb.BillingMode.PAY_PER_REQUEST}
+# The actions IAM authorizes on an index: the only ones a grant on index/* serves.
+_INDEX_ACTIONS = frozenset({"dynamodb:Query", "dynamodb:Scan"})
 _PROJECTIONS = {"ALL": dynamodb.ProjectionType.ALL, "KEYS_ONLY": dynamodb.ProjectionType.KEYS_ONLY}
 
 
@@ -47,7 +49,12 @@ class ControlPlaneTable(Construct):
             )
 
     def grant(self, grantee: iam.IGrantable, *actions: str) -> None:
-        """Allow ``actions`` on the table and its indexes (GSI1 is queried)."""
+        """Allow ``actions`` on the table, and on its indexes only where one of them reads an index
+        (Query: GSI1 and GSI2 are queried). ``table.grant`` always adds ``index/*``, a wildcard that a
+        function that only gets and writes items (the events function, the tenant-keys consumer) never uses."""
+        if not _INDEX_ACTIONS.intersection(actions):
+            iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=[self.table.table_arn])
+            return
         self.table.grant(grantee, *actions)
         table_id = Stack.of(self).resolve(Stack.of(self).get_logical_id(self.table.node.default_child))
         Validations.of(grantee).acknowledge(

@@ -71,3 +71,32 @@ def test_outputs_are_the_table_name_and_the_stage_url_without_trailing_slash(dev
     url_parts = outputs["ApiUrl"]["Value"]["Fn::Join"][1]
     assert url_parts[0] == "https://"
     assert url_parts[-2:] == ["/", {"Ref": stage_id}]  # so "$API_URL/orgs" has a single slash
+
+
+def _dynamodb_resources_by_role(template: dict) -> dict[str, list]:
+    """Each role's resources of its DynamoDB statements (the authorizer's own statement included)."""
+    found: dict[str, list] = {}
+    for resource in template["Resources"].values():
+        if resource["Type"] != "AWS::IAM::Policy":
+            continue
+        for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
+            actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+            if any(action.startswith("dynamodb:") and action != "dynamodb:ListStreams" for action in actions):
+                for role in resource["Properties"]["Roles"]:
+                    found.setdefault(role["Ref"], []).append((actions, statement["Resource"]))
+    return found
+
+
+def test_only_a_role_that_queries_may_reach_the_tables_indexes(dev):
+    # Given every role's DynamoDB statements (the stream's actions are on the stream, not the table)
+    roles = _dynamodb_resources_by_role(dev)
+    index_wildcard = {"Fn::Join": ["", [{"Fn::GetAtt": [_table_id(dev), "Arn"]}, "/index/*"]]}
+
+    # Then the indexes (index/*) are in a statement only with Query, the one action of these functions
+    # IAM authorizes on an index: the events function (GetItem, BatchWriteItem) and the tenant-keys
+    # consumer (GetItem) never read one, so a wildcard there is a grant no code uses
+    assert len(roles) == 6  # the three API functions, the events function, the authorizer, tenant keys
+    for role, statements in roles.items():
+        for actions, resources in statements:
+            on_indexes = index_wildcard in (resources if isinstance(resources, list) else [resources])
+            assert on_indexes == ("dynamodb:Query" in actions), (role, actions)
