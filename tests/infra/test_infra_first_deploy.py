@@ -1,8 +1,10 @@
 """What a first `cdk deploy` in a fresh region needs, and what it leaves behind: API Gateway's account
 role for the access logs, an app client Cognito accepts, alarms that notify someone, prod resources a
-failed first create does not keep, and SnapStart only where Lambda has it."""
+failed first create does not keep, SnapStart only where Lambda has it, and the share of a new account's
+Lambda concurrency the queue consumers may take, as the docs state it."""
 
 import json
+import re
 
 import aws_cdk as cdk
 import pytest
@@ -11,6 +13,7 @@ from cfnlint.helpers import REGIONS
 
 from infra.config import StageConfig
 from infra.constants import SNAP_START_REGIONS
+from local import ROOT
 
 PUSH_TO_CLOUDWATCH = ":iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"
 # A region cfn-lint knows where Lambda has no SnapStart (cfn-lint's E2530)
@@ -135,3 +138,14 @@ def test_a_snap_start_template_refuses_regions_without_it_before_creating_anythi
     # and cfn-lint, whose list it is, flags SnapStart in a region outside it
     matches = lint(json.dumps(prod), regions=[REGION_WITHOUT_SNAP_START])
     assert "E2530" in {match.rule.id for match in matches}
+
+
+def test_operations_states_how_much_of_a_new_accounts_concurrency_the_queue_consumers_may_take(dev):
+    # Given the queue consumers' event sources: each may run up to its maximum concurrency at once
+    mappings = _of_type(dev, "AWS::Lambda::EventSourceMapping").values()
+    consumers = sum(m["Properties"].get("ScalingConfig", {}).get("MaximumConcurrency", 0) for m in mappings)
+
+    # Then docs/OPERATIONS.md, which tells a new account (as few as 10 at once) to check its quota, says that many
+    operations = (ROOT / "docs" / "OPERATIONS.md").read_text()
+    [stated] = re.findall(r"the queue consumers may take up to\s+\*\*(\d+)\*\*", operations)
+    assert consumers == int(stated)
