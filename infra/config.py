@@ -10,6 +10,7 @@ from controlplane.lifecycle.activity import DEFAULT_RETENTION_DAYS
 from controlplane.models import plans
 from infra.constants import (
     ACCOUNT_BURST_CAP,
+    COGNITO_RESERVED_WORDS,
     DEFAULT_ACCOUNT_RPS_LIMIT,
     DEFAULT_AUTHORIZER_TTL_SECONDS,
     DEFAULT_EVENTS_ARCHIVE_DAYS,
@@ -65,6 +66,12 @@ class StageConfig:
     def __post_init__(self):
         if not _STAGE_PATTERN.match(self.stage):
             raise ValueError(f"stage {self.stage!r} must match {_STAGE_PATTERN.pattern}")
+        if any(word in self.stage for word in COGNITO_RESERVED_WORDS):
+            # The sign-in domain's prefix carries the stage: the deploy would fail on it, halfway.
+            raise ValueError(
+                f"stage {self.stage!r} must not contain aws, amazon or cognito: the console's Cognito domain "
+                "prefix carries the stage, and Cognito refuses those words in it"
+            )
         # A plan's burst above the stage's is only capped by it (regions whose account default is 2,500
         # a second, burst 1,250); a plan's rate above the account's is a promise the region cannot keep.
         plan, biggest = max(plans.usage_plans().items(), key=lambda item: item[1].per_second)

@@ -128,6 +128,10 @@ TEMPORARY_PASSWORD_VALIDITY = Duration.days(7)  # how long an invitation's passw
 # (cds-snc/platform-forms-client#1104).
 COGNITO_DEFAULT_EMAILS_PER_DAY = 50
 INVITATION_SENDER = "no-reply"  # the local part of the From address when ses_identity is a domain
+# The console's sign-in domain is the prefix domain <SIGN_IN_DOMAIN>-<stage>-<account id>. Cognito refuses a
+# prefix that contains one of these ("Domain cannot contain reserved word: aws"), so a stage may not.
+SIGN_IN_DOMAIN = "controlplane"
+COGNITO_RESERVED_WORDS = ("aws", "amazon", "cognito")
 
 # The deletions queue (controlplane.logic.deletions): AWS's advice for a Lambda consumer is a visibility timeout
 # of at least six times the function's timeout, so a message is not redelivered while it is in work.

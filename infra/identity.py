@@ -14,6 +14,7 @@ from infra.constants import (
     COGNITO_DEFAULT_EMAILS_PER_DAY,
     INVITATION_SENDER,
     PASSWORD_MIN_LENGTH,
+    SIGN_IN_DOMAIN,
     TEMPORARY_PASSWORD_VALIDITY,
     USER_ATTRIBUTES,
 )
@@ -125,8 +126,10 @@ class Identity(Construct):
         authorization code grant (the console always sends PKCE) that returns only to the console."""
         domain = self.user_pool.add_domain(
             "Domain",
-            # Globally unique per account and stage; lower case, and no "aws" or "cognito" in it.
-            cognito_domain=cognito.CognitoDomainOptions(domain_prefix=f"controlplane-{self._stage}-{Aws.ACCOUNT_ID}"),
+            # Unique per account and stage in the region; lower case, and no reserved word in it (StageConfig).
+            cognito_domain=cognito.CognitoDomainOptions(
+                domain_prefix=f"{SIGN_IN_DOMAIN}-{self._stage}-{Aws.ACCOUNT_ID}"
+            ),
             managed_login_version=cognito.ManagedLoginVersion.NEWER_MANAGED_LOGIN,
         )
         client = self.user_pool.add_client(

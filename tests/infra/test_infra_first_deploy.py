@@ -149,3 +149,20 @@ def test_operations_states_how_much_of_a_new_accounts_concurrency_the_queue_cons
     operations = (ROOT / "docs" / "OPERATIONS.md").read_text()
     [stated] = re.findall(r"the queue consumers may take up to\s+\*\*(\d+)\*\*", operations)
     assert consumers == int(stated)
+
+
+@pytest.mark.parametrize("stage", ["paws", "amazon", "newcognito"])
+def test_a_stage_the_sign_in_domain_cannot_carry_is_refused_at_synth(stage):
+    # Cognito refuses a domain prefix with a reserved word ("Domain cannot contain reserved word: aws"),
+    # and the console's prefix is controlplane-<stage>-<account>: a deploy would fail halfway and roll back
+    with pytest.raises(ValueError, match=rf"stage {stage!r}.*aws, amazon or cognito"):
+        StageConfig(stage=stage)
+
+
+def test_the_sign_in_domain_prefix_carries_the_stage_and_nothing_reserved(dev, prod):
+    for template, stage in ((dev, "dev"), (prod, "prod")):
+        [domain] = _of_type(template, "AWS::Cognito::UserPoolDomain").values()
+        prefix = domain["Properties"]["Domain"]["Fn::Join"][1][0]
+
+        assert prefix == f"controlplane-{stage}-"
+        assert not any(word in prefix for word in ("aws", "amazon", "cognito"))
