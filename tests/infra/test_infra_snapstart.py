@@ -104,3 +104,14 @@ def test_snap_start_context_key_overrides_the_stages_default(context, expected):
 def test_a_snap_start_value_that_is_not_a_boolean_is_refused():
     with pytest.raises(ValueError, match="true or false"):
         StageConfig.from_context(cdk.App(context={"snap_start": "yes"}).node)
+
+
+def test_prod_versions_are_not_retained_so_a_deploy_drops_the_previous_snapshot(prod):
+    # A retained version would keep its snapshot, billed while it exists, after every deploy
+    # (docs/OPERATIONS.md: each function pays for one snapshot at a time)
+    versions = _of_type(prod, "AWS::Lambda::Version")
+
+    assert len(versions) == len(FUNCTIONS) + 2  # the API functions, the events function, the authorizer
+    for version in versions.values():
+        assert version.get("DeletionPolicy", "Delete") == "Delete"
+        assert version.get("UpdateReplacePolicy", "Delete") == "Delete"
