@@ -7,7 +7,7 @@ Cognito domain and the console's client id) are written next to the files at dep
 deploy invalidates the distribution, so a browser gets the new files on its next load.
 """
 
-from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import Acknowledgment, Aws, Duration, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
 from aws_cdk import aws_logs as logs
@@ -39,10 +39,15 @@ class Console(Construct):
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             removal_policy=removal_policy,
         )
+        # CloudFront is global: a response headers policy's and an origin access control's names are unique
+        # in the account, and CDK's default names carry the stack but not its region, so the same stage in
+        # a second region would fail ("already exists"). Both names carry the region.
+        name = f"{Stack.of(self).stack_name}-{Aws.REGION}-console"
         # Until connect() names the API and Cognito, the page may connect to nothing else: fail closed.
         self._headers = headers = cloudfront.ResponseHeadersPolicy(
             self,
             "SecurityHeaders",
+            response_headers_policy_name=f"{name}-headers",
             comment="The console: strict CSP, HSTS, nosniff, no framing, no referrer",
             security_headers_behavior=cloudfront.ResponseSecurityHeadersBehavior(
                 content_security_policy=cloudfront.ResponseHeadersContentSecurityPolicy(
@@ -66,7 +71,12 @@ class Console(Construct):
             comment="The control plane's console",
             default_root_object="index.html",
             default_behavior=cloudfront.BehaviorOptions(
-                origin=origins.S3BucketOrigin.with_origin_access_control(self.bucket),
+                origin=origins.S3BucketOrigin.with_origin_access_control(
+                    self.bucket,
+                    origin_access_control=cloudfront.S3OriginAccessControl(
+                        self, "OriginAccess", origin_access_control_name=f"{name}-files"
+                    ),
+                ),
                 viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
                 response_headers_policy=headers,
                 cache_policy=cloudfront.CachePolicy.CACHING_OPTIMIZED,

@@ -104,3 +104,21 @@ def test_console_signs_in_with_the_code_grant_and_returns_only_to_itself(dev):
     assert domain["Properties"]["ManagedLoginVersion"] == 2
     other = [c["Properties"] for k, c in clients.items() if "ConsoleClient" not in k]
     assert all("AllowedOAuthFlows" not in c for c in other)  # the API's client keeps OAuth off
+
+
+def test_cloudfronts_account_wide_names_carry_the_stack_and_its_region(templates):
+    # CloudFront is global: a response headers policy's and an origin access control's name must be
+    # unique in the account, so the same stage in a second region would fail ("already exists")
+    # unless the region is in the name
+    named = {
+        "AWS::CloudFront::ResponseHeadersPolicy": "ResponseHeadersPolicyConfig",
+        "AWS::CloudFront::OriginAccessControl": "OriginAccessControlConfig",
+    }
+    for stage in ("dev", "prod"):
+        template = templates[stage].to_json()
+        for kind, config in named.items():
+            _, resource = _one(template, kind)
+            name = resource["Properties"][config]["Name"]
+
+            assert isinstance(name, dict), (kind, name)
+            assert name["Fn::Join"][1][:2] == [f"ControlPlane-{stage}-", {"Ref": "AWS::Region"}], (kind, name)
