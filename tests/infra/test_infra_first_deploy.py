@@ -166,3 +166,16 @@ def test_the_sign_in_domain_prefix_carries_the_stage_and_nothing_reserved(dev, p
 
         assert prefix == f"controlplane-{stage}-"
         assert not any(word in prefix for word in ("aws", "amazon", "cognito"))
+
+
+@pytest.mark.parametrize("stage", ["dev", "prod"])
+def test_cdk_destroy_leaves_no_log_group_lambda_made_and_no_kms_key(templates, stage):
+    # Given every function of the stack, the console's deployment handler (CDK's) included
+    template = templates[stage].to_json()
+    log_groups = _of_type(template, "AWS::Logs::LogGroup")
+
+    # Then each logs to a log group of the stack (Lambda makes no /aws/lambda/<name> outside it), and
+    # the stack makes no KMS key to wait out a deletion window (docs/OPERATIONS.md, what destroy leaves)
+    for logical_id, function in _of_type(template, "AWS::Lambda::Function").items():
+        assert function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"] in log_groups, logical_id
+    assert not _of_type(template, "AWS::KMS::Key")
