@@ -4,15 +4,42 @@
 import { apiUrl, caller } from "./auth.js";
 
 export class ApiError extends Error {
-  constructor(status, error) {
+  constructor(status, error, retryAfter = null) {
     const problems = Array.isArray(error.details)
       ? error.details.map((p) => `${p.loc.filter((l) => l !== "body").join(".")}: ${p.message}`).join("; ")
       : "";
-    super(problems ? `${error.message}: ${problems}` : error.message);
+    super(whenToRetry(problems ? `${error.message}: ${problems}` : error.message, status, error.code, retryAfter));
     this.status = status;
     this.code = error.code;
     this.details = error.details;
+    this.retryAfter = retryAfter;
   }
+}
+
+// Whether the same call may pass later, unchanged: the network, a limit (429), a service out (5xx), a
+// move of units under way. A screen offers "Try again" for these only.
+export function retryable(error) {
+  return error.status === 0 || error.status === 429 || error.status >= 500 || error.code === "move_in_progress";
+}
+
+function seconds(n) {
+  return n === 1 ? "1 second" : `${n} seconds`;
+}
+
+// The API's messages name its Retry-After header ("retry after Retry-After seconds"), which a person
+// never sees: the console, which reads the header, says the number instead. A 503 or a move under way
+// gets it added ("Try again in 5 seconds."); a 429 of the daily quota says itself when it resets.
+function whenToRetry(message, status, code, retryAfter) {
+  if (retryAfter === null) return message;
+  if (message.includes("Retry-After seconds")) return message.replace("Retry-After seconds", seconds(retryAfter));
+  if (status === 503 || code === "move_in_progress") return `${message.replace(/\.$/, "")}. Try again in ${seconds(retryAfter)}.`;
+  return message;
+}
+
+// Retry-After in seconds (the API sends no date), or null when absent or not a number.
+function retryAfterOf(answer) {
+  const value = answer.headers.get("Retry-After");
+  return value !== null && /^\d+$/.test(value.trim()) ? Number(value) : null;
 }
 
 // The session is over: a 401 (the token expired or is not valid) or the gateway's 403 session_ended
@@ -52,7 +79,11 @@ async function call(method, path, { query, body, version } = {}) {
   if (answer.status === 204) return null;
   const data = await answer.json().catch(() => ({}));
   if (!answer.ok) {
-    const error = new ApiError(answer.status, data.error || { code: "http", message: `The API answered ${answer.status}` });
+    const error = new ApiError(
+      answer.status,
+      (data && data.error) || { code: "http", message: `The API answered ${answer.status}` },
+      retryAfterOf(answer),
+    );
     if (answer.status === 401 || (answer.status === 403 && error.code === "session_ended")) {
       signedOut.dispatchEvent(new CustomEvent("ended", { detail: { token: who ? who.token : null, error } }));
     }

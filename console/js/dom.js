@@ -1,5 +1,8 @@
 // Small DOM helpers: elements from tag, properties and children; labelled fields; messages.
 
+import { retryable } from "./api.js";
+import { refresh } from "./router.js";
+
 export function h(tag, props = {}, ...children) {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(props)) {
@@ -78,8 +81,13 @@ export function flashBox(message) {
   return message ? h("p", { role: "status", className: "flash" }, message) : null;
 }
 
+// The write named a version (If-Match) that is no longer the stored one (412): what this page shows
+// is stale. The API's words are for a client with ETags; a person needs to reload and decide again.
+export const CHANGED_SINCE =
+  "Someone else changed this since the page loaded, so your change is not saved. Reload to see theirs, then try again.";
+
 // A form whose submit runs `action(form data)`; its button is disabled while the call runs and any
-// error is shown in the form as the API words it.
+// error is shown in the form as the API words it (a 412: with a button that reloads the screen).
 export function form(props, children, submitLabel, action) {
   const message = h("div", { "aria-live": "polite" });
   const button = h("button", { type: "submit" }, submitLabel);
@@ -91,7 +99,12 @@ export function form(props, children, submitLabel, action) {
     try {
       await action(new FormData(element), element);
     } catch (error) {
-      showAlert(message, error.message);
+      if (error.status === 412) {
+        showAlert(message, CHANGED_SINCE);
+        message.append(h("button", { type: "button", className: "secondary", onClick: () => refresh() }, "Reload"));
+      } else {
+        showAlert(message, error.message);
+      }
     } finally {
       button.disabled = false;
     }
@@ -100,23 +113,44 @@ export function form(props, children, submitLabel, action) {
 }
 
 // A list that loads page after page: `fetchPage(cursor)` gives {items, next_cursor}; `row(item)`
-// gives one element. "Load more" appears while there is a next page.
+// gives one element. "Load more" appears while there is a next page; "Try again" after a refusal
+// that may pass later (429, 503, a move under way, the network). A cursor the API no longer continues
+// (409 conflict: units moved, or a unit deleted and created again, since the listing began; 400
+// invalid_cursor) makes the rows shown so far stale: they go, and the listing starts again.
 export function pagedList({ container, fetchPage, row, empty, label }) {
   const more = h("button", { type: "button", className: "secondary" }, "Load more");
   const message = h("div", { "aria-live": "polite" });
   let cursor = null;
+  let rows = [];
   async function next() {
     more.disabled = true;
     message.replaceChildren(loading(label));
+    let note = null;
     try {
-      const page = await fetchPage(cursor);
+      let page;
+      try {
+        page = await fetchPage(cursor);
+      } catch (error) {
+        if (!cursor || !((error.status === 409 && error.code === "conflict") || error.code === "invalid_cursor")) throw error;
+        rows.forEach((element) => element.remove());
+        rows = [];
+        cursor = null;
+        note = `${error.message}. The list was started again.`;
+        page = await fetchPage(null);
+      }
       message.replaceChildren();
-      container.append(...page.items.map(row));
+      const added = page.items.map(row);
+      rows.push(...added);
+      container.append(...added);
       cursor = page.next_cursor;
-      if (!container.children.length) message.replaceChildren(h("p", { className: "muted" }, empty));
+      if (note) message.replaceChildren(h("p", { role: "status" }, note));
+      if (!container.children.length) message.append(h("p", { className: "muted" }, empty));
+      more.textContent = "Load more";
       more.hidden = !cursor;
     } catch (error) {
       showAlert(message, error.message);
+      more.textContent = cursor ? "Load more" : "Try again";
+      more.hidden = !cursor && !retryable(error);
     } finally {
       more.disabled = false;
     }

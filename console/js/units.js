@@ -2,28 +2,50 @@
 // people of the unit picked, and, for admins, adding a unit and moving a user into one.
 
 import * as api from "./api.js";
-import { alert, field, form, h, loading, pagedList, scrolling, select } from "./dom.js";
+import { alert, field, form, h, loading, pagedList, replace, scrolling, select } from "./dom.js";
 import { refresh } from "./router.js";
 
 const ROOT = "root";
 
+// A move between two pages makes the cursor stale (409 conflict): the tree is read again from its
+// start, a few times at most, rather than shown half old, half new.
+const ATTEMPTS = 3;
+
 async function everyUnit(orgId) {
-  const units = [];
-  let cursor = null;
-  do {
-    const page = await api.listUnits(orgId, cursor);
-    units.push(...page.items);
-    cursor = page.next_cursor;
-  } while (cursor);
-  return units;
+  for (let attempt = 1; ; attempt++) {
+    const units = [];
+    let cursor = null;
+    try {
+      do {
+        const page = await api.listUnits(orgId, cursor);
+        units.push(...page.items);
+        cursor = page.next_cursor;
+      } while (cursor);
+      return units;
+    } catch (error) {
+      if (!cursor || error.code !== "conflict" || attempt === ATTEMPTS) throw error;
+    }
+  }
 }
 
+// While a move of units is under way the API lists no tree (409 move_in_progress, with Retry-After):
+// the panel says so, and offers to try again, as for a 429 or a 503.
 export function unitsPanel(org, admin) {
-  const section = h("section", { "aria-labelledby": "org-units" }, h("h2", { id: "org-units" }, "Units"), loading("the units"));
-  everyUnit(org.org_id).then(
-    (units) => section.replaceChildren(section.firstChild, ...panel(org, admin, units)),
-    (error) => section.replaceChildren(section.firstChild, alert(error.message)),
-  );
+  const section = h("section", { "aria-labelledby": "org-units" }, h("h2", { id: "org-units" }, "Units"));
+  const read = () => {
+    section.replaceChildren(section.firstChild, loading("the units"));
+    everyUnit(org.org_id).then(
+      (units) => section.replaceChildren(section.firstChild, ...panel(org, admin, units)),
+      (error) =>
+        replace(
+          section,
+          section.firstChild,
+          alert(error.message),
+          api.retryable(error) ? h("button", { type: "button", className: "secondary", onClick: read }, "Try again") : null,
+        ),
+    );
+  };
+  read();
   return section;
 }
 

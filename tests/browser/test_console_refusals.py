@@ -1,0 +1,139 @@
+"""The API's refusals that a screen must survive: when to try again (429, 503, a move under way, with
+Retry-After), a version changed since the page loaded (412), a listing's cursor the API no longer
+continues (409 conflict)."""
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from controlplane.http.errors import OUTAGE
+from controlplane.models import errors
+from controlplane.models.plans import THROTTLED_MESSAGE
+from local import tokens
+from tests.browser.kit import OPERATOR_TOKEN, seed_demo, shoot, sign_in
+
+pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
+
+
+def refusal(status: int, code: str, message: str, retry_after: int | None = None) -> dict:
+    """What route.fulfill sends: the API's error body, and its Retry-After."""
+    headers = {"Content-Type": "application/json"}
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
+    body = {"error": {"code": code, "message": message, "request_id": "r"}}
+    return {"status": status, "headers": headers, "body": json.dumps(body)}
+
+
+def refuse_once(page, pattern: str, answer: dict) -> None:
+    """The first GET matching ``pattern`` refused with ``answer``; the next ones reach the API."""
+    refused: list = []
+
+    def handle(route) -> None:
+        if route.request.method == "GET" and not refused:
+            refused.append(route)
+            route.fulfill(**answer)
+        else:
+            route.continue_()
+
+    page.route(pattern, handle)
+
+
+def test_a_throttled_list_says_in_how_many_seconds_and_offers_to_try_again(console, api, page):
+    # Given the API throttling the org page's first read of its users, Retry-After: 2
+    seed_demo(api)
+    refuse_once(page, "**/orgs/demo/users?*", refusal(429, "throttled", THROTTLED_MESSAGE, retry_after=2))
+
+    # When its admin opens it
+    sign_in(page, console, tokens.for_user("demo", "alice"))
+
+    # Then the users' panel says when, in seconds, not the header's name a person never sees
+    users = page.get_by_role("region", name="Users")
+    expect(users.get_by_role("alert")).to_contain_text("is used up; retry after 2 seconds")
+    expect(users.get_by_role("alert")).not_to_contain_text("Retry-After")
+    shoot(page, "users-throttled")
+
+    # And trying again lists them
+    users.get_by_role("button", name="Try again").click()
+    expect(users.get_by_role("link", name="bob", exact=True)).to_be_visible()
+    expect(users.get_by_role("alert")).to_have_count(0)
+
+
+def test_a_tree_refused_while_units_move_says_so_and_offers_to_try_again(console, api, page):
+    # Given a move of the demo org's units under way when its admin opens the org (409, Retry-After: 5)
+    seed_demo(api)
+    api.call("POST", "/orgs/demo/units", {"unit_id": "eng", "name": "Engineering"})
+    moving = errors.unit_moving("demo").message
+    refuse_once(page, "**/orgs/demo/units?*", refusal(409, "move_in_progress", moving, retry_after=5))
+    sign_in(page, console, tokens.for_user("demo", "alice"))
+
+    # Then the units' panel says so, and when
+    units = page.get_by_role("region", name="Units")
+    expect(units.get_by_role("alert")).to_have_text(f"{moving}. Try again in 5 seconds.")
+
+    # And once the move is over, trying again shows the tree
+    units.get_by_role("button", name="Try again").click()
+    expect(page.get_by_role("list", name="Units").get_by_role("button", name="Engineering")).to_be_visible()
+
+
+def test_a_service_out_says_when_to_try_again(console, api, page):
+    seed_demo(api)
+    outage = OUTAGE
+    refuse_once(page, "**/orgs/demo/users?*", refusal(503, "service_unavailable", outage, retry_after=1))
+
+    sign_in(page, console, tokens.for_user("demo", "alice"))
+
+    users = page.get_by_role("region", name="Users")
+    expect(users.get_by_role("alert")).to_have_text(f"{outage}. Try again in 1 second.")
+    users.get_by_role("button", name="Try again").click()
+    expect(users.get_by_role("link", name="bob", exact=True)).to_be_visible()
+
+
+def test_a_rename_over_someone_elses_change_offers_a_reload_not_the_apis_etag_advice(console, api, page):
+    # Given an operator on the demo org's page, and then someone else renaming it
+    seed_demo(api)
+    sign_in(page, console, OPERATOR_TOKEN)
+    page.get_by_role("link", name="demo", exact=True).click()
+    expect(page.get_by_role("heading", name="Demo Inc", level=2)).to_be_visible()
+    api.call("PATCH", "/orgs/demo", {"name": "Demo Two"})
+
+    # When the operator renames it too, from the version they saw
+    rename = page.get_by_role("form", name="Rename the organization")
+    rename.get_by_label("Organization name").fill("Demo Mine")
+    rename.get_by_role("button", name="Rename").click()
+
+    # Then the form says someone else changed it, nothing is saved, and a reload shows their change
+    expect(rename.get_by_role("alert")).to_contain_text("Someone else changed this since the page loaded")
+    expect(rename.get_by_role("alert")).not_to_contain_text("ETag")
+    shoot(page, "org-changed-since")
+    assert api.call("GET", "/orgs/demo")["name"] == "Demo Two"
+    rename.get_by_role("button", name="Reload").click()
+    expect(page.get_by_role("heading", name="Demo Two", level=2)).to_be_visible()
+
+
+def test_a_units_listing_whose_unit_was_deleted_and_created_again_starts_again(console, api, page):
+    # Given Engineering with 11 people (two pages), an admin on its first page
+    seed_demo(api, members=11)
+    api.call("POST", "/orgs/demo/units", {"unit_id": "eng", "name": "Engineering"})
+    people = ["bob"] + [f"user{n:02}" for n in range(2, 12)]
+    for user_id in people:
+        api.call("PATCH", f"/orgs/demo/users/{user_id}", {"unit": "eng"})
+    sign_in(page, console, tokens.for_user("demo", "alice"))
+    page.get_by_role("list", name="Units").get_by_role("button", name="Engineering").click()
+    table = page.get_by_role("table", name="People in Engineering")
+    expect(table.get_by_role("cell", name="bob", exact=True)).to_be_visible()
+
+    # When everyone leaves it, and it is deleted and created again, before the next page
+    for user_id in people:
+        api.call("PATCH", f"/orgs/demo/users/{user_id}", {"unit": "root"})
+    api.call("DELETE", "/orgs/demo/units/eng")
+    api.call("POST", "/orgs/demo/units", {"unit_id": "eng", "name": "Engineering"})
+    region = page.get_by_role("region", name="Units")
+    region.get_by_role("button", name="Load more").click()
+
+    # Then the API's 409 is said, and the list starts again: no one shown who is no longer there
+    expect(region.get_by_role("status")).to_contain_text("Unit eng was deleted and created again")
+    expect(region.get_by_text("No one in this unit or below it.")).to_be_visible()
+    expect(table.get_by_role("cell", name="bob", exact=True)).to_have_count(0)
+    expect(region.get_by_role("button", name="Load more")).to_be_hidden()
+    shoot(page, "unit-listing-started-again")
