@@ -3,17 +3,18 @@
 // again every few seconds and new entries are put on top (one entry: event_id and type).
 
 import * as api from "./api.js";
-import { h, pagedList, scrolling, when } from "./dom.js";
+import { alert, h, pagedList, scrolling, when } from "./dom.js";
 
 const ACTIVITY_REFRESH_MS = 3000;
 
 export function activityPanel(org, who) {
   const rows = h("tbody", {});
+  const live = h("p", { className: "muted" }, "Newest first; new entries appear within seconds.");
   const section = h(
     "section",
     { "aria-labelledby": "org-activity" },
     h("h2", { id: "org-activity" }, "Activity"),
-    h("p", { className: "muted" }, "Newest first; new entries appear within seconds."),
+    live,
     scrolling(
       h(
         "table",
@@ -57,10 +58,16 @@ export function activityPanel(org, who) {
           if (!message.querySelector("[role=alert]")) message.replaceChildren();
         }
       } catch (error) {
-        // The first load shows errors. A refresh refused for good stops quietly (a 401 signs out; a 403
-        // or 404: no longer allowed, or the org is gone); one that may pass next time (429, 503, the
-        // network) is tried again at the next beat, so the panel stays live.
-        if ([401, 403, 404].includes(error.status)) return;
+        // The first load shows errors. A refresh refused for good stops, and says so: the entries
+        // shown are no longer kept current (a 401 signs out; a 403 or 404: no longer allowed, or the
+        // org is gone). One that may pass next time (429, 503, the network) is tried again at the
+        // next beat, so the panel stays live.
+        if ([401, 403, 404].includes(error.status)) {
+          // Not scrolled into view: the person is reading something else, and nothing they did failed.
+          live.textContent = "Newest first; no longer updated.";
+          message.replaceChildren(alert(`This log is no longer updated: ${error.message}`));
+          return;
+        }
       }
     }
     setTimeout(newer, ACTIVITY_REFRESH_MS);

@@ -1,6 +1,6 @@
 """The API's refusals that a screen must survive: when to try again (429, 503, a move under way, with
 Retry-After), a version changed since the page loaded (412), a listing's cursor the API no longer
-continues (409 conflict)."""
+continues (409 conflict), and an activity log the caller may no longer read."""
 
 import json
 
@@ -14,6 +14,8 @@ from local import tokens
 from tests.browser.kit import OPERATOR_TOKEN, seed_demo, shoot, sign_in
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
+
+ACTIVITY_WAIT_MS = 15_000  # the panel reads its first page again every 3 seconds
 
 
 def refusal(status: int, code: str, message: str, retry_after: int | None = None) -> dict:
@@ -137,3 +139,20 @@ def test_a_units_listing_whose_unit_was_deleted_and_created_again_starts_again(c
     expect(table.get_by_role("cell", name="bob", exact=True)).to_have_count(0)
     expect(region.get_by_role("button", name="Load more")).to_be_hidden()
     shoot(page, "unit-listing-started-again")
+
+
+def test_an_activity_log_the_caller_may_no_longer_read_says_it_is_no_longer_updated(console, api, page, monkeypatch):
+    # Given the demo org's admin on its page, its activity panel reading every few seconds (each
+    # request decided afresh, as after the flush that a role change's event makes)
+    monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "0")
+    seed_demo(api)
+    sign_in(page, console, tokens.for_user("demo", "alice"))
+    activity = page.get_by_role("region", name="Activity")
+    expect(activity).to_contain_text("new entries appear within seconds")
+
+    # When an operator makes her a member, whom the API refuses the log
+    api.call("PATCH", "/orgs/demo/users/alice", {"role": "member"})
+
+    # Then the panel says it is no longer updated, and why, instead of claiming to be live
+    expect(activity.get_by_role("alert")).to_contain_text("This log is no longer updated", timeout=ACTIVITY_WAIT_MS)
+    expect(activity).not_to_contain_text("new entries appear within seconds")
