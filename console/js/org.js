@@ -122,12 +122,15 @@ function status(org, who) {
   return section;
 }
 
-// Users added in this tab come first, at once: the list is in id order, and a new user may be pages
-// away. Kept per org while the tab stays on it; the pages leave them out, so none shows twice.
-let added = { orgId: null, users: [] };
+// Users just added come first, at once: the list is in id order, and a new user may be pages away.
+// Kept only from an add to the screen it refreshes (and through the adds that follow at once): any
+// other rendering lists everyone as the API has them now, so a user renamed or deleted since is never
+// shown as they were. The pages leave them out, so none shows twice.
+let added = { orgId: null, users: [], pending: false };
 
 function users(org, who, admin) {
-  if (added.orgId !== org.org_id) added = { orgId: org.org_id, users: [] };
+  if (added.orgId !== org.org_id || !added.pending) added = { orgId: org.org_id, users: [], pending: false };
+  added.pending = false;
   const fresh = added.users;
   const rows = h("tbody", {});
   const section = h(
@@ -175,6 +178,7 @@ function users(org, who, admin) {
         async (data) => {
           const user = await api.createUser(org.org_id, Object.fromEntries(data));
           added.users.unshift(user);
+          added.pending = true;
           refresh(`Added ${user.user_id}.`);
         },
       ),

@@ -1,6 +1,7 @@
 """The API's refusals that a screen must survive: when to try again (429, 503, a move under way, with
 Retry-After), a version changed since the page loaded (412), a listing's cursor the API no longer
-continues (409 conflict), and an activity log the caller may no longer read."""
+continues (409 conflict), an activity log the caller may no longer read, and nothing shown as it was
+once the API has it otherwise."""
 
 import json
 
@@ -156,3 +157,28 @@ def test_an_activity_log_the_caller_may_no_longer_read_says_it_is_no_longer_upda
     # Then the panel says it is no longer updated, and why, instead of claiming to be live
     expect(activity.get_by_role("alert")).to_contain_text("This log is no longer updated", timeout=ACTIVITY_WAIT_MS)
     expect(activity).not_to_contain_text("new entries appear within seconds")
+
+
+def test_a_user_added_then_renamed_is_listed_as_they_are_now(console, api, page):
+    # Given an admin who added zed, shown on top as new
+    seed_demo(api)
+    sign_in(page, console, tokens.for_user("demo", "alice"))
+    add = page.get_by_role("form", name="Add a user")
+    add.get_by_label("User id").fill("zed")
+    add.get_by_label("Full name").fill("Zed")
+    add.get_by_label("E-mail").fill("zed@x.io")
+    add.get_by_role("button", name="Add user").click()
+    users = page.get_by_role("region", name="Users")
+    expect(users.get_by_role("row").filter(has_text="new")).to_contain_text("zed")
+
+    # When they open zed, rename him, and come back to the organization
+    users.get_by_role("link", name="zed", exact=True).click()
+    page.get_by_label("Full name").fill("Zed Renamed")
+    page.get_by_role("button", name="Save profile").click()
+    expect(page.get_by_role("status").filter(has_text="Profile saved.")).to_be_visible()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Organization").click()
+
+    # Then the list shows zed as the API has him now
+    row = page.get_by_role("region", name="Users").get_by_role("row").filter(has_text="zed")
+    expect(row).to_contain_text("Zed Renamed")
+    expect(row).to_have_count(1)
