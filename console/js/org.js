@@ -52,21 +52,24 @@ function summary(org, who) {
   if (who.operator) {
     // Only operators change plans (the API refuses admins); a plan with too few seats is the API's 409.
     const plans = h("select", { name: "plan" });
+    const change = form({ "aria-label": "Change the plan" }, [field("Plan", plans)], "Change plan", async (data) => {
+      await api.updateOrg(org.org_id, { plan: data.get("plan") });
+      refresh(`The plan is now ${data.get("plan")}.`);
+    });
     api.listPlans().then(
       ({ items }) => {
         plans.replaceChildren(
           ...items.map((p) => h("option", { value: p.plan, selected: p.plan === org.plan }, `${p.plan} (${p.limits.users} seats)`)),
         );
       },
-      // The plans could not be read (a 429, the network): the form says so instead of an empty choice.
-      (error) => plans.closest("label").replaceWith(alert(`The plans could not be read: ${error.message}`)),
+      // The plans could not be read (a 429, the network): the form says so instead of an empty choice,
+      // and offers no button that would send no plan.
+      (error) => {
+        plans.closest("label").replaceWith(alert(`The plans could not be read: ${error.message}`));
+        change.querySelector("button[type=submit]").remove();
+      },
     );
-    section.append(
-      form({ "aria-label": "Change the plan" }, [field("Plan", plans)], "Change plan", async (data) => {
-        await api.updateOrg(org.org_id, { plan: data.get("plan") });
-        refresh(`The plan is now ${data.get("plan")}.`);
-      }),
-    );
+    section.append(change);
   }
   return section;
 }

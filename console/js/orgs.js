@@ -2,7 +2,7 @@
 // seats used, which are on an item of their own; the org's page shows them), and creating one.
 
 import * as api from "./api.js";
-import { field, form, h, link, pagedList, scrolling, select } from "./dom.js";
+import { alert, field, form, h, link, pagedList, scrolling, select } from "./dom.js";
 import { go } from "./router.js";
 
 export function seatsText(org) {
@@ -52,17 +52,23 @@ export async function orgsScreen(screen) {
         ),
     }),
   );
-  const plans = (await api.listPlans().catch(() => ({ items: [{ plan: "free" }] }))).items.map((p) => p.plan);
+  // The plans could not be read (a 429, the network): the form says so, and a new org gets the API's
+  // default plan (no plan sent), rather than a choice of one that looks like the whole catalogue.
+  const plans = await api.listPlans().then(
+    ({ items }) => field("Plan", select("plan", items.map((p) => p.plan), items[0] && items[0].plan)),
+    (error) => alert(`The plans could not be read: ${error.message}. A new organization gets the default plan; change it on its page.`),
+  );
   const create = form(
     { "aria-label": "Create an organization" },
     [
       field("Organization id", h("input", { name: "org_id", required: true, autocomplete: "off" })),
       field("Name", h("input", { name: "name", required: true, autocomplete: "off" })),
-      field("Plan", select("plan", plans, plans[0])),
+      plans,
     ],
     "Create organization",
     async (data) => {
-      const org = await api.createOrg({ org_id: data.get("org_id"), name: data.get("name"), plan: data.get("plan") });
+      const plan = data.has("plan") ? data.get("plan") : undefined; // undefined: not sent
+      const org = await api.createOrg({ org_id: data.get("org_id"), name: data.get("name"), plan });
       go(`#/orgs/${encodeURIComponent(org.org_id)}`, `Created ${org.org_id}.`);
     },
   );

@@ -182,3 +182,32 @@ def test_a_user_added_then_renamed_is_listed_as_they_are_now(console, api, page)
     row = page.get_by_role("region", name="Users").get_by_role("row").filter(has_text="zed")
     expect(row).to_contain_text("Zed Renamed")
     expect(row).to_have_count(1)
+
+
+def test_plans_the_api_refuses_to_list_are_said_in_the_create_form_and_the_default_plan_used(console, api, page):
+    # Given the API throttling the plans' list, which the organizations page reads for its form
+    page.route("**/plans", lambda route: route.fulfill(**refusal(429, "throttled", "Too many requests")))
+
+    # When an operator opens the organizations and creates one
+    sign_in(page, console, OPERATOR_TOKEN)
+    create = page.get_by_role("form", name="Create an organization")
+    expect(create.get_by_role("alert")).to_contain_text("The plans could not be read: Too many requests")
+    create.get_by_label("Organization id").fill("acme")
+    create.get_by_label("Name").fill("Acme")
+    create.get_by_role("button", name="Create organization").click()
+
+    # Then the org is created on the API's default plan
+    expect(page.get_by_role("heading", name="Organization acme", level=1)).to_be_visible()
+    assert api.call("GET", "/orgs/acme")["plan"] == "free"
+
+
+def test_the_plan_form_without_plans_offers_no_button(console, api, page):
+    seed_demo(api)
+    page.route("**/plans", lambda route: route.fulfill(**refusal(429, "throttled", "Too many requests")))
+
+    sign_in(page, console, OPERATOR_TOKEN)
+    page.get_by_role("link", name="demo", exact=True).click()
+
+    form = page.get_by_role("form", name="Change the plan")
+    expect(form.get_by_role("alert")).to_be_visible()
+    expect(form.get_by_role("button", name="Change plan")).to_have_count(0)
