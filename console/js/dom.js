@@ -116,12 +116,18 @@ export function form(props, children, submitLabel, action) {
 // gives one element. "Load more" appears while there is a next page; "Try again" after a refusal
 // that may pass later (429, 503, a move under way, the network). A cursor the API no longer continues
 // (409 conflict: units moved, or a unit deleted and created again, since the listing began; 400
-// invalid_cursor) makes the rows shown so far stale: they go, and the listing starts again.
+// invalid_cursor) makes the rows shown so far stale: they go, and the listing starts again. A later
+// page that is 404 (the unit listed was deleted since) leaves nothing to show: the rows go too.
 export function pagedList({ container, fetchPage, row, empty, label }) {
   const more = h("button", { type: "button", className: "secondary" }, "Load more");
   const message = h("div", { "aria-live": "polite" });
   let cursor = null;
   let rows = [];
+  const forget = () => {
+    rows.forEach((element) => element.remove());
+    rows = [];
+    cursor = null;
+  };
   async function next() {
     more.disabled = true;
     message.replaceChildren(loading(label));
@@ -132,9 +138,7 @@ export function pagedList({ container, fetchPage, row, empty, label }) {
         page = await fetchPage(cursor);
       } catch (error) {
         if (!cursor || !((error.status === 409 && error.code === "conflict") || error.code === "invalid_cursor")) throw error;
-        rows.forEach((element) => element.remove());
-        rows = [];
-        cursor = null;
+        forget();
         note = `${error.message}. The list was started again.`;
         page = await fetchPage(null);
       }
@@ -148,6 +152,7 @@ export function pagedList({ container, fetchPage, row, empty, label }) {
       more.textContent = "Load more";
       more.hidden = !cursor;
     } catch (error) {
+      if (cursor && error.status === 404) forget();
       showAlert(message, error.message);
       more.textContent = cursor ? "Load more" : "Try again";
       more.hidden = !cursor && !retryable(error);

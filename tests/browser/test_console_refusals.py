@@ -142,6 +142,31 @@ def test_a_units_listing_whose_unit_was_deleted_and_created_again_starts_again(c
     shoot(page, "unit-listing-started-again")
 
 
+def test_a_units_listing_whose_unit_was_deleted_shows_no_one_of_it_any_more(console, api, page):
+    # Given Engineering with 11 people (two pages), an admin on its first page
+    seed_demo(api, members=11)
+    api.call("POST", "/orgs/demo/units", {"unit_id": "eng", "name": "Engineering"})
+    people = ["bob"] + [f"user{n:02}" for n in range(2, 12)]
+    for user_id in people:
+        api.call("PATCH", f"/orgs/demo/users/{user_id}", {"unit": "eng"})
+    sign_in(page, console, tokens.for_user("demo", "alice"))
+    page.get_by_role("list", name="Units").get_by_role("button", name="Engineering").click()
+    table = page.get_by_role("table", name="People in Engineering")
+    expect(table.get_by_role("cell", name="bob", exact=True)).to_be_visible()
+
+    # When everyone leaves it and it is deleted, before the next page
+    for user_id in people:
+        api.call("PATCH", f"/orgs/demo/users/{user_id}", {"unit": "root"})
+    api.call("DELETE", "/orgs/demo/units/eng")
+    region = page.get_by_role("region", name="Units")
+    region.get_by_role("button", name="Load more").click()
+
+    # Then the API's 404 is said, and no one is shown as in it
+    expect(region.get_by_role("alert")).to_have_text("Unit eng not found in organization demo")
+    expect(table.get_by_role("cell", name="bob", exact=True)).to_have_count(0)
+    expect(region.get_by_role("button", name="Load more")).to_be_hidden()
+
+
 def test_an_activity_log_the_caller_may_no_longer_read_says_it_is_no_longer_updated(console, api, page, monkeypatch):
     # Given the demo org's admin on its page, its activity panel reading every few seconds (each
     # request decided afresh, as after the flush that a role change's event makes)
