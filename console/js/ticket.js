@@ -101,7 +101,21 @@ function remover(ticket, owner) {
       dialog.close();
       go(owner, "Ticket deleted.");
     } catch (error) {
-      message.replaceChildren(alert(error.status === 412 ? "This ticket was changed by someone else. Close, reload, and decide again." : error.message));
+      if (error.status === 412) {
+        // What the dialog asked about is not the ticket any more: reload it, and decide again.
+        const again = () => {
+          dialog.close();
+          refresh();
+        };
+        const reload = h("button", { type: "button", className: "secondary", onClick: again }, "Reload the ticket");
+        message.replaceChildren(
+          alert("This ticket was changed by someone else since you opened it, and is not deleted. Reload it, and decide again."),
+          reload,
+        );
+        reload.focus();
+      } else {
+        message.replaceChildren(alert(error.message));
+      }
     } finally {
       confirmDelete.disabled = false;
     }

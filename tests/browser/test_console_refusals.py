@@ -236,3 +236,26 @@ def test_the_plan_form_without_plans_offers_no_button(console, api, page):
     form = page.get_by_role("form", name="Change the plan")
     expect(form.get_by_role("alert")).to_be_visible()
     expect(form.get_by_role("button", name="Change plan")).to_have_count(0)
+
+
+def test_deleting_a_ticket_someone_else_changed_deletes_nothing_and_offers_a_reload(console, api, page):
+    # Given bob's ticket open on his admin's screen, and then someone else making it urgent
+    seed_demo(api)
+    ticket = api.call("POST", "/orgs/demo/users/bob/tickets", {"subject": "Printer on fire"})
+    sign_in(page, console, tokens.for_user("demo", "alice"))
+    expect(page.get_by_role("heading", name="Organization demo", level=1)).to_be_visible()
+    page.goto(f"{console}#/orgs/demo/tickets/{ticket['ticket_id']}")
+    expect(page.get_by_role("heading", name="Ticket: Printer on fire", level=1)).to_be_visible()
+    api.call("PATCH", f"/orgs/demo/tickets/{ticket['ticket_id']}", {"priority": "urgent"})
+
+    # When the admin deletes it, from the version they saw
+    page.get_by_role("button", name="Delete ticket…").click()
+    dialog = page.get_by_role("dialog", name="Delete this ticket?")
+    dialog.get_by_role("button", name="Delete for good").click()
+
+    # Then nothing is deleted, the dialog says so, and its reload shows the ticket as it is now
+    expect(dialog.get_by_role("alert")).to_contain_text("changed by someone else")
+    assert api.call("GET", f"/orgs/demo/tickets/{ticket['ticket_id']}")["priority"] == "urgent"
+    dialog.get_by_role("button", name="Reload the ticket").click()
+    expect(dialog).to_have_count(0)
+    expect(page.get_by_role("form", name="Edit the ticket").get_by_label("Priority")).to_have_value("urgent")
