@@ -198,8 +198,10 @@ def test_a_user_added_then_renamed_is_listed_as_they_are_now(console, api, page)
 
     # When they open zed, rename him, and come back to the organization
     users.get_by_role("link", name="zed", exact=True).click()
-    page.get_by_label("Full name").fill("Zed Renamed")
-    page.get_by_role("button", name="Save profile").click()
+    expect(page.get_by_role("heading", name="Zed (zed)", level=1)).to_be_visible()
+    profile = page.get_by_role("form", name="Profile")
+    profile.get_by_label("Full name").fill("Zed Renamed")
+    profile.get_by_role("button", name="Save profile").click()
     expect(page.get_by_role("status").filter(has_text="Profile saved.")).to_be_visible()
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Organization").click()
 
