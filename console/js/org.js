@@ -74,19 +74,18 @@ function summary(org, who) {
   return section;
 }
 
+// An org stored before seats were counted has no count (usage.users null) until the migration counts
+// them: no bar, which would show none used, but what is known.
 function seats(org) {
-  const used = org.usage.users ?? 0;
-  return h(
-    "section",
-    { "aria-labelledby": "org-seats" },
-    h("h2", { id: "org-seats" }, "Seats"),
-    h(
-      "div",
-      { className: "seats" },
-      h("meter", { min: 0, max: org.limits.users, value: used, high: org.limits.users * 0.8, "aria-label": "Seats used" }),
-      h("span", {}, `${seatsText(org)} seats used`),
-    ),
-  );
+  const used = org.usage.users;
+  const facts =
+    used === null
+      ? [h("span", {}, `Seats used: not counted yet. The plan allows ${org.limits.users}.`)]
+      : [
+          h("meter", { min: 0, max: org.limits.users, value: used, high: org.limits.users * 0.8, "aria-label": "Seats used" }),
+          h("span", {}, `${seatsText(org)} seats used`),
+        ];
+  return h("section", { "aria-labelledby": "org-seats" }, h("h2", { id: "org-seats" }, "Seats"), h("div", { className: "seats" }, ...facts));
 }
 
 // Status: every caller sees it; the reason is the API's to show (operators only), and suspending and
@@ -163,7 +162,10 @@ function users(org, who, admin) {
       row: (user) => row(user, null),
     }),
   );
-  if (admin && statusOf(org) === "suspended") {
+  if (admin && org.deleting_since) {
+    // Its delete has begun: no user can join it (the API's 404), so none is offered.
+    section.append(h("p", { className: "muted" }, "This organization is being deleted: no user can be added."));
+  } else if (admin && statusOf(org) === "suspended") {
     // The API refuses new users in a suspended org (409 org_suspended): say so instead of offering it.
     section.append(h("p", { className: "muted" }, "Reactivate the organization to add users."));
   } else if (admin) {

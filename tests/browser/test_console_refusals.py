@@ -261,3 +261,45 @@ def test_deleting_a_ticket_someone_else_changed_deletes_nothing_and_offers_a_rel
     dialog.get_by_role("button", name="Reload the ticket").click()
     expect(dialog).to_have_count(0)
     expect(page.get_by_role("form", name="Edit the ticket").get_by_label("Priority")).to_have_value("urgent")
+
+
+def org_read_as(page, change) -> None:
+    """The org page's read of demo answered as the API answers it, with ``change`` made to the body."""
+
+    def handle(route) -> None:
+        answer = route.fetch()
+        body = answer.json()
+        change(body)
+        route.fulfill(response=answer, json=body)
+
+    page.route("**/orgs/demo", handle)
+
+
+def test_an_org_whose_seats_are_not_counted_yet_shows_no_bar_of_none_used(console, api, page):
+    # Given the API answering demo's usage as null (an org stored before seats were counted)
+    seed_demo(api)
+    org_read_as(page, lambda org: org["usage"].update(users=None))
+
+    # When an operator opens it
+    sign_in(page, console, OPERATOR_TOKEN)
+    page.get_by_role("link", name="demo", exact=True).click()
+
+    # Then the seats say what is known, and no meter claims none are used
+    seats = page.get_by_role("region", name="Seats")
+    expect(seats).to_contain_text("Seats used: not counted yet. The plan allows 50.")
+    expect(seats.get_by_role("meter")).to_have_count(0)
+
+
+def test_an_org_being_deleted_offers_no_add_a_user(console, api, page):
+    # Given the API answering demo with its delete begun
+    seed_demo(api)
+    org_read_as(page, lambda org: org.update(deleting_since="2026-11-27T10:00:00Z"))
+
+    # When an operator opens it
+    sign_in(page, console, OPERATOR_TOKEN)
+    page.get_by_role("link", name="demo", exact=True).click()
+
+    # Then it says so, and offers no form the API would refuse
+    users = page.get_by_role("region", name="Users")
+    expect(users).to_contain_text("This organization is being deleted: no user can be added.")
+    expect(page.get_by_role("form", name="Add a user")).to_have_count(0)
