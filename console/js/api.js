@@ -59,12 +59,13 @@ function seg(id) {
   return encodeURIComponent(id);
 }
 
-async function call(method, path, { query, body, version } = {}) {
+async function call(method, path, { query, body, version, key } = {}) {
   const who = caller();
   const headers = { Accept: "application/json" };
   if (who) headers.Authorization = `Bearer ${who.token}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (version !== undefined) headers["If-Match"] = `"${version}"`;
+  if (key !== undefined) headers["Idempotency-Key"] = key;
   const search = new URLSearchParams(Object.entries(query || {}).filter(([, v]) => v !== null && v !== undefined));
   let answer;
   try {
@@ -99,22 +100,23 @@ const PAGE = 10;
 
 export const listPlans = () => call("GET", `/plans`);
 export const listOrgs = (cursor) => call("GET", `/orgs`, { query: { limit: PAGE, cursor } });
-export const createOrg = (org) => call("POST", `/orgs`, { body: org });
+export const createOrg = (org, key) => call("POST", `/orgs`, { body: org, key });
 export const getOrg = (org) => call("GET", `/orgs/${seg(org)}`);
 export const updateOrg = (org, changes, version) => call("PATCH", `/orgs/${seg(org)}`, { body: changes, version });
 export const listActivity = (org, cursor) => call("GET", `/orgs/${seg(org)}/activity`, { query: { limit: PAGE, cursor } });
 export const listUsers = (org, cursor) => call("GET", `/orgs/${seg(org)}/users`, { query: { limit: PAGE, cursor } });
-export const createUser = (org, user) => call("POST", `/orgs/${seg(org)}/users`, { body: user });
+export const createUser = (org, user, key) => call("POST", `/orgs/${seg(org)}/users`, { body: user, key });
 export const getUser = (org, user) => call("GET", `/orgs/${seg(org)}/users/${seg(user)}`);
 export const updateUser = (org, user, changes, version) =>
   call("PATCH", `/orgs/${seg(org)}/users/${seg(user)}`, { body: changes, version });
 export const listUnits = (org, cursor) => call("GET", `/orgs/${seg(org)}/units`, { query: { limit: 100, cursor } });
-export const createUnit = (org, unit) => call("POST", `/orgs/${seg(org)}/units`, { body: unit });
+export const createUnit = (org, unit, key) => call("POST", `/orgs/${seg(org)}/units`, { body: unit, key });
 export const listUnitUsers = (org, unit, cursor) =>
   call("GET", `/orgs/${seg(org)}/units/${seg(unit)}/users`, { query: { limit: PAGE, cursor } });
 export const listTickets = (org, user, cursor) =>
   call("GET", `/orgs/${seg(org)}/users/${seg(user)}/tickets`, { query: { limit: PAGE, cursor } });
-export const openTicket = (org, user, ticket) => call("POST", `/orgs/${seg(org)}/users/${seg(user)}/tickets`, { body: ticket });
+export const openTicket = (org, user, ticket, key) =>
+  call("POST", `/orgs/${seg(org)}/users/${seg(user)}/tickets`, { body: ticket, key });
 export const getTicket = (org, ticket) => call("GET", `/orgs/${seg(org)}/tickets/${seg(ticket)}`);
 export const updateTicket = (org, ticket, changes, version) =>
   call("PATCH", `/orgs/${seg(org)}/tickets/${seg(ticket)}`, { body: changes, version });

@@ -86,18 +86,27 @@ export function flashBox(message) {
 export const CHANGED_SINCE =
   "Someone else changed this since the page loaded, so your change is not saved. Reload to see theirs, then try again.";
 
-// A form whose submit runs `action(form data)`; its button is disabled while the call runs and any
-// error is shown in the form as the API words it (a 412: with a button that reloads the screen).
+// A form whose submit runs `action(form data, form, key)`; its button is disabled while the call runs
+// and any error is shown in the form as the API words it (a 412: with a button that reloads the screen).
+// `key` is the Idempotency-Key a create sends: the same while the form is sent again with the same
+// content (after an answer lost on the network, a 503...), so that the API replays its first answer
+// instead of creating twice (a ticket opened twice); a refused create keeps no record, so sending its
+// key again runs it again. Other content, or another form, another key.
 export function form(props, children, submitLabel, action) {
   const message = h("div", { "aria-live": "polite" });
   const button = h("button", { type: "submit" }, submitLabel);
   const element = h("form", props, ...children, button, message);
+  let attempt = null;
   element.addEventListener("submit", async (event) => {
     event.preventDefault();
     message.replaceChildren();
     button.disabled = true;
+    const data = new FormData(element);
+    const content = JSON.stringify([...data]);
+    if (!attempt || attempt.content !== content) attempt = { content, key: crypto.randomUUID() };
     try {
-      await action(new FormData(element), element);
+      await action(data, element, attempt.key);
+      attempt = null;
     } catch (error) {
       if (error.status === 412) {
         showAlert(message, CHANGED_SINCE);

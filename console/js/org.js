@@ -180,8 +180,8 @@ function users(org, who, admin) {
           field("Role", select("role", ROLES, "member")),
         ],
         "Add user",
-        async (data) => {
-          const user = await api.createUser(org.org_id, Object.fromEntries(data));
+        async (data, _, key) => {
+          const user = await api.createUser(org.org_id, Object.fromEntries(data), key);
           added.users.unshift(user);
           added.pending = true;
           refresh(`Added ${user.user_id}.`);

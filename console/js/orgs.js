@@ -66,9 +66,9 @@ export async function orgsScreen(screen) {
       plans,
     ],
     "Create organization",
-    async (data) => {
+    async (data, _, key) => {
       const plan = data.has("plan") ? data.get("plan") : undefined; // undefined: not sent
-      const org = await api.createOrg({ org_id: data.get("org_id"), name: data.get("name"), plan });
+      const org = await api.createOrg({ org_id: data.get("org_id"), name: data.get("name"), plan }, key);
       go(`#/orgs/${encodeURIComponent(org.org_id)}`, `Created ${org.org_id}.`);
     },
   );

@@ -113,8 +113,8 @@ function adminForms(org, units) {
         field("Parent unit", select("parent_id", ids, ROOT)),
       ],
       "Add unit",
-      async (data) => {
-        const unit = await api.createUnit(org.org_id, Object.fromEntries(data));
+      async (data, _, key) => {
+        const unit = await api.createUnit(org.org_id, Object.fromEntries(data), key);
         refresh(`Added unit ${unit.unit_id}.`);
       },
     ),

@@ -68,8 +68,8 @@ function tickets(user) {
         field("Priority", select("priority", PRIORITIES, "normal")),
       ],
       "Open ticket",
-      async (data) => {
-        const ticket = await api.openTicket(user.org_id, user.user_id, Object.fromEntries(data));
+      async (data, _, key) => {
+        const ticket = await api.openTicket(user.org_id, user.user_id, Object.fromEntries(data), key);
         go(`#/orgs/${encodeURIComponent(ticket.org_id)}/tickets/${encodeURIComponent(ticket.ticket_id)}`, "Ticket opened.");
       },
     ),

@@ -303,3 +303,31 @@ def test_an_org_being_deleted_offers_no_add_a_user(console, api, page):
     users = page.get_by_role("region", name="Users")
     expect(users).to_contain_text("This organization is being deleted: no user can be added.")
     expect(page.get_by_role("form", name="Add a user")).to_have_count(0)
+
+
+def test_a_ticket_whose_answer_was_lost_and_is_sent_again_is_opened_once(console, api, page):
+    # Given bob on his page, and the network losing the API's answer to his first "Open ticket"
+    seed_demo(api)
+    lost: list = []
+
+    def lose_first_answer(route) -> None:
+        if route.request.method == "POST" and not lost:
+            lost.append(route.fetch())  # the API opened it; the answer never reaches the page
+            route.abort()
+        else:
+            route.continue_()
+
+    page.route("**/orgs/demo/users/bob/tickets", lose_first_answer)
+    sign_in(page, console, tokens.for_user("demo", "bob"))
+    open_ticket = page.get_by_role("form", name="Open a ticket")
+    open_ticket.get_by_label("Subject").fill("Printer on fire")
+    open_ticket.get_by_role("button", name="Open ticket").click()
+    expect(open_ticket.get_by_role("alert")).to_contain_text("The API cannot be reached")
+
+    # When he sends it again, unchanged
+    open_ticket.get_by_role("button", name="Open ticket").click()
+
+    # Then the API answers with the ticket it opened the first time: one ticket, not two
+    expect(page.get_by_role("heading", name="Ticket: Printer on fire", level=1)).to_be_visible()
+    assert lost[0].status == 201
+    assert [t["subject"] for t in api.call("GET", "/orgs/demo/users/bob/tickets")["items"]] == ["Printer on fire"]
