@@ -83,7 +83,7 @@ export function flashBox(message) {
 
 // The write named a version (If-Match) that is no longer the stored one (412): what this page shows
 // is stale. The API's words are for a client with ETags; a person needs to reload and decide again.
-export const CHANGED_SINCE =
+const CHANGED_SINCE =
   "Someone else changed this since the page loaded, so your change is not saved. Reload to see theirs, then try again.";
 
 // A form whose submit runs `action(form data, form, key)`; its button is disabled while the call runs
