@@ -114,22 +114,34 @@ def test_a_rename_over_someone_elses_change_offers_a_reload_not_the_apis_etag_ad
     expect(page.get_by_role("heading", name="Demo Two", level=2)).to_be_visible()
 
 
-def test_a_units_listing_whose_unit_was_deleted_and_created_again_starts_again(console, api, page):
-    # Given Engineering with 11 people (two pages), an admin on its first page
+_ENGINEERS = ["bob"] + [f"user{n:02}" for n in range(2, 12)]
+
+
+def _engineering_on_its_first_page(console, api, page):
+    """Engineering with 11 people (two pages), an admin on its first page: the table of its people."""
     seed_demo(api, members=11)
     api.call("POST", "/orgs/demo/units", {"unit_id": "eng", "name": "Engineering"})
-    people = ["bob"] + [f"user{n:02}" for n in range(2, 12)]
-    for user_id in people:
+    for user_id in _ENGINEERS:
         api.call("PATCH", f"/orgs/demo/users/{user_id}", {"unit": "eng"})
     sign_in(page, console, tokens.for_user("demo", "alice"))
     page.get_by_role("list", name="Units").get_by_role("button", name="Engineering").click()
     table = page.get_by_role("table", name="People in Engineering")
     expect(table.get_by_role("cell", name="bob", exact=True)).to_be_visible()
+    return table
 
-    # When everyone leaves it, and it is deleted and created again, before the next page
-    for user_id in people:
+
+def _everyone_leaves_and_eng_is_deleted(api):
+    for user_id in _ENGINEERS:
         api.call("PATCH", f"/orgs/demo/users/{user_id}", {"unit": "root"})
     api.call("DELETE", "/orgs/demo/units/eng")
+
+
+def test_a_units_listing_whose_unit_was_deleted_and_created_again_starts_again(console, api, page):
+    # Given Engineering with 11 people (two pages), an admin on its first page
+    table = _engineering_on_its_first_page(console, api, page)
+
+    # When everyone leaves it, and it is deleted and created again, before the next page
+    _everyone_leaves_and_eng_is_deleted(api)
     api.call("POST", "/orgs/demo/units", {"unit_id": "eng", "name": "Engineering"})
     region = page.get_by_role("region", name="Units")
     region.get_by_role("button", name="Load more").click()
@@ -144,20 +156,10 @@ def test_a_units_listing_whose_unit_was_deleted_and_created_again_starts_again(c
 
 def test_a_units_listing_whose_unit_was_deleted_shows_no_one_of_it_any_more(console, api, page):
     # Given Engineering with 11 people (two pages), an admin on its first page
-    seed_demo(api, members=11)
-    api.call("POST", "/orgs/demo/units", {"unit_id": "eng", "name": "Engineering"})
-    people = ["bob"] + [f"user{n:02}" for n in range(2, 12)]
-    for user_id in people:
-        api.call("PATCH", f"/orgs/demo/users/{user_id}", {"unit": "eng"})
-    sign_in(page, console, tokens.for_user("demo", "alice"))
-    page.get_by_role("list", name="Units").get_by_role("button", name="Engineering").click()
-    table = page.get_by_role("table", name="People in Engineering")
-    expect(table.get_by_role("cell", name="bob", exact=True)).to_be_visible()
+    table = _engineering_on_its_first_page(console, api, page)
 
     # When everyone leaves it and it is deleted, before the next page
-    for user_id in people:
-        api.call("PATCH", f"/orgs/demo/users/{user_id}", {"unit": "root"})
-    api.call("DELETE", "/orgs/demo/units/eng")
+    _everyone_leaves_and_eng_is_deleted(api)
     region = page.get_by_role("region", name="Units")
     region.get_by_role("button", name="Load more").click()
 
