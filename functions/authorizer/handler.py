@@ -5,8 +5,8 @@ it names), API Gateway's cache key; one decision serves every route for ``author
 
 - The ID token is verified as Cognito's authorizer did: RS256 against the pool's JWKS (fetched once
   per container, again for an unknown ``kid`` at most every ``JWKS_REFETCH_SECONDS``), ``iss``,
-  ``aud`` (one of ``TOKEN_AUDIENCES``: the app clients that sign users in), ``token_use = id`` and
-  ``exp``. Anything else is ``Unauthorized`` (401).
+  ``aud`` (one of ``TOKEN_AUDIENCES``: the app clients that sign users in), ``token_use = id``, ``exp``,
+  claims of Cognito's types (``token_format.well_typed``). Anything else is ``Unauthorized`` (401).
 - A caller in an org: ONE BatchGetItem, strongly consistent and projected, of the org item and the
   caller's own user item. The caller's access is what the table says now, not what the token said
   when it was issued: a Deny (403, cached like an Allow) that ends the session (``session_ended``,
@@ -33,9 +33,9 @@ it names), API Gateway's cache key; one decision serves every route for ``author
   quotas (.../api-gateway-execution-service-limits-table.html) name none: the budget is well inside.
 - The Allow names the caller's usage plan key (``usageIdentifierKey``, controlplane.dal.tenant_keys).
 
-Imports on purpose: boto3 (the runtime's), joserfc (bundled with ``cryptography``), the standard
-library, ``controlplane.dal`` keys and tenant keys, and the domain errors (``controlplane.models.errors``,
-which import nothing): no pydantic, no Powertools, for a short cold start.
+Imports on purpose: boto3 (the runtime's), joserfc (bundled with ``cryptography``), the standard library,
+``token_format``, ``controlplane.dal`` keys and tenant keys, and the domain errors
+(``controlplane.models.errors``, which import nothing): no pydantic, no Powertools, for a short cold start.
 """
 
 import base64
@@ -57,6 +57,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import RSAKey
 from joserfc.jwt import JWTClaimsRegistry
 
+from authorizer.token_format import well_typed
 from controlplane.dal import stamps, tenant_keys
 from controlplane.dal.keys import org_key, user_key
 from controlplane.dal.schema import SORT_KEY
@@ -123,8 +124,8 @@ def verify(authorization: str) -> dict[str, Any]:
         _claims_registry().validate(decoded.claims)
     except (JoseError, ValueError) as error:
         raise Unauthorized(f"invalid token: {error}") from None
-    if not decoded.claims.get("sub"):
-        raise Unauthorized("no subject")
+    if not decoded.claims.get("sub") or not well_typed(decoded.claims):
+        raise Unauthorized("no subject, or a claim of a type Cognito does not sign")
     return decoded.claims
 
 
@@ -222,8 +223,7 @@ def _membership(context: dict[str, str], org_id: str, user_id: str, deadline: fl
     return None
 
 
-# What each decision reads: the sort key (which item is which), the org's status, plan and delete mark,
-# the user's role and sign-in subject.
+# What each decision reads: the sort key (which is which), the org's status, plan, delete mark, the user's role, subject
 _PROJECTION = {"#sk": SORT_KEY, "#status": "status", "#plan": "plan", "#deleting": stamps.DELETING}
 _PROJECTION |= {"#role": "role", "#sub": stamps.SIGN_IN_SUBJECT}
 

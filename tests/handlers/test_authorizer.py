@@ -598,6 +598,28 @@ def test_a_token_without_a_claim_the_decision_needs_is_401(jwks, missing):
     refused(f"Bearer {jwt.encode({'alg': 'RS256', 'kid': KEY.kid}, claims, KEY)}")
 
 
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"cognito:groups": {"operators": True}},  # iterated, a mapping's keys read as its groups
+        {"cognito:groups": [["operators"]]},
+        {"cognito:groups": 1},
+        {"custom:org_id": ["acme"]},
+        {"custom:user_id": {"alice": 1}},
+        {"sub": 7},
+    ],
+    ids=["groups-a-mapping", "groups-nested", "groups-a-number", "org-a-list", "user-a-mapping", "sub-a-number"],
+)
+def test_a_claim_of_a_type_cognito_never_signs_is_401_without_a_read(jwks, reads, claims):
+    # Given a token of acme's admin (the sub of the stored sign-in) with one claim of the wrong type
+    overrides = {"sub": signed_up()} | claims
+    reads.clear()
+
+    # Then it is refused as a bad token is: fail closed, no operator made of a mapping's keys, no read
+    refused(f"Bearer {token(**overrides)}")
+    assert reads == []
+
+
 @pytest.mark.parametrize("authorization", ["", "Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "Bearer a.b", "Bearer x y"])
 def test_a_missing_or_malformed_token_is_401(jwks, authorization):
     refused(authorization)
