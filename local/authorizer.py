@@ -8,7 +8,9 @@ authorizer's code and message, AUTHORIZER_FAILURE 503.
 
 The cache is dropped whenever a lifecycle event that changes access is published
 (``on_events``, controlplane.lifecycle.access), as functions/revocations flushes the stage's cache in
-the cloud: ``make run`` reads the table's stream every half second, so within a second.
+the cloud: ``make run`` reads the table's stream every half second, so within a second. A decision
+that was being made when the cache dropped answers its own request but is not cached: its read may
+predate the change.
 """
 
 import logging
@@ -70,6 +72,7 @@ class Authorizer:
         now = time.monotonic()
         with self._lock:
             cached = self._cache.get(authorization)
+            flushes = self.flushes
         if cached and cached[0] > now:
             return cached[1]
         from authorizer.handler import lambda_handler  # the deployed code, imported on first use
@@ -89,7 +92,10 @@ class Authorizer:
             return Refusal(503, "service_unavailable", FAILURE_MESSAGE, (("Retry-After", str(RETRY_AFTER_SECONDS)),))
         if self.ttl > 0:
             with self._lock:
-                self._cache[authorization] = (now + self.ttl, policy)
+                # A flush while it was being decided: its read may be older than the change that
+                # flushed, so it answers this request only and is decided again on the next.
+                if self.flushes == flushes:
+                    self._cache[authorization] = (now + self.ttl, policy)
         return policy
 
     def trust(self, jwks_url: str) -> None:
@@ -105,7 +111,7 @@ class Authorizer:
     def clear(self) -> None:
         with self._lock:
             self._cache.clear()
-        self.flushes += 1
+            self.flushes += 1
 
     def on_events(self, entries: list[dict[str, Any]]) -> None:
         """The bus published ``entries`` (PutEvents entries): flush if one of them changes access."""

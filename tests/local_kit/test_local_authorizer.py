@@ -157,3 +157,25 @@ def test_a_token_whose_user_or_org_was_deleted_ends_its_session_on_every_route(a
             "session_ended",
             "Your sign-in is no longer a user of organization acme",
         )
+
+
+def test_a_decision_that_read_before_a_flush_is_not_cached_past_it(acme, table, gateway, monkeypatch):
+    # Given a decision whose read sees acme active, and the suspension and its flush land before it returns
+    monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "60")
+    read = handler.read_org_and_user
+
+    def read_then_suspended(*args, **kwargs):
+        found = read(*args, **kwargs)
+        set_status(table, "suspended")
+        server.AUTHORIZER.on_events([{"DetailType": "Organization Suspended"}])
+        return found
+
+    monkeypatch.setattr(handler, "read_org_and_user", read_then_suspended)
+    assert fetch(f"{gateway}/orgs/acme", headers=acme)[0] == 200  # decided before the change: it raced
+    monkeypatch.setattr(handler, "read_org_and_user", read)
+
+    # When the token comes back
+    status, _, body = fetch(f"{gateway}/orgs/acme", headers=acme)
+
+    # Then it is decided again, not served the Allow its flush came before
+    assert (status, body["error"]["code"]) == (403, "org_suspended")
