@@ -1,8 +1,9 @@
 """Revocations: a rule on the lifecycle bus sends the events that change access
 (controlplane.lifecycle.access) to a queue; the revocations function flushes the stage's authorizer
 cache, so a suspension, a reactivation, a deleted user or a demotion takes effect within seconds,
-not the cache's TTL. Its one grant: that flush, on this stage. A message that keeps failing lands in
-a dead-end queue with its alarm."""
+not the cache's TTL, and again a few seconds later (a message it queues for itself: the
+function's docstring says why). Its grants: that flush, on this stage, and sending to its own queue.
+A message that keeps failing lands in a dead-end queue with its alarm."""
 
 from aws_cdk import Aws, Duration, RemovalPolicy
 from aws_cdk import aws_apigateway as apigw
@@ -61,7 +62,12 @@ class Revocations(Construct):
             "Function",
             name=REVOCATIONS_FUNCTION,
             layers=layers,
-            environment={**environment, "REST_API_ID": api.rest_api_id, "STAGE": api.deployment_stage.stage_name},
+            environment={
+                **environment,
+                "REST_API_ID": api.rest_api_id,
+                "STAGE": api.deployment_stage.stage_name,
+                "QUEUE_URL": queue.queue_url,  # each flush's second, delayed, is a message to itself
+            },
             removal_policy=removal_policy,
         )
         self.function = consumer.function
@@ -70,5 +76,6 @@ class Revocations(Construct):
                 queue, batch_size=REVOCATIONS_BATCH_SIZE, max_concurrency=REVOCATIONS_MAX_CONCURRENCY
             )
         )
+        queue.grant_send_messages(self.function)
         # API Gateway's control API has no grant_* in the CDK: the one call functions/revocations makes.
         iam.Grant.add_to_principal(grantee=self.function, actions=["apigateway:DELETE"], resource_arns=[flush_arn(api)])

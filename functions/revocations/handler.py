@@ -7,6 +7,12 @@ One flush per batch, however many events it holds, and each invocation lasts at 
 (infra.revocations), a burst of changes (an org's cascade deleting a thousand users) flushes about
 twice a second at most, never once per event. A batch with no access change flushes nothing. A
 failed flush fails the batch, which the queue delivers again (its dead-end queue after that).
+
+Every batch that flushed for a change also queues one ``FLUSH_AGAIN`` message for itself, delivered
+``AGAIN_AFTER_SECONDS`` later, which flushes once more and queues nothing. API Gateway caches a
+decision when it arrives: one that read the items just before the change and answered just after
+the first flush would be served until its TTL. It began before the change, so the authorizer's
+timeout (infra AUTHORIZER_TIMEOUT) has ended it by the second flush.
 """
 
 import json
@@ -21,8 +27,11 @@ from controlplane.lifecycle.access import ACCESS_CHANGES
 from controlplane.observability import logger
 
 MIN_SECONDS_BETWEEN_FLUSHES = 1.0
+FLUSH_AGAIN = "Authorizer Cache Flush Again"  # the message a flush queues for itself; no event's detail-type
+AGAIN_AFTER_SECONDS = 9  # more than the authorizer's timeout, 7 s (tests/infra holds it to that)
 _CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=1, read_timeout=2)
 _apigateway: Any = None
+_sqs: Any = None
 
 
 def apigateway() -> Any:
@@ -32,16 +41,31 @@ def apigateway() -> Any:
     return _apigateway
 
 
+def sqs() -> Any:
+    global _sqs
+    if _sqs is None:
+        _sqs = boto3.client("sqs", config=_CONFIG)
+    return _sqs
+
+
+def _detail_type(record: dict[str, Any]) -> Any:
+    return json.loads(record["body"]).get("detail-type")
+
+
 def changes_access(record: dict[str, Any]) -> bool:
-    return json.loads(record["body"]).get("detail-type") in ACCESS_CHANGES
+    return _detail_type(record) in ACCESS_CHANGES
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     started = time.monotonic()
     records = event.get("Records") or []
     changes = sum(changes_access(record) for record in records)
-    if changes:
+    again = any(_detail_type(record) == FLUSH_AGAIN for record in records)
+    if changes or again:
         apigateway().flush_stage_authorizers_cache(restApiId=os.environ["REST_API_ID"], stageName=os.environ["STAGE"])
-        logger.info("Authorizer cache flushed", extra={"changes": changes, "records": len(records)})
+        if changes:  # sent after the flush: a failed send fails the batch, whose retry flushes again
+            body = json.dumps({"detail-type": FLUSH_AGAIN})
+            sqs().send_message(QueueUrl=os.environ["QUEUE_URL"], MessageBody=body, DelaySeconds=AGAIN_AFTER_SECONDS)
+        logger.info("Authorizer cache flushed", extra={"changes": changes, "again": again, "records": len(records)})
         time.sleep(max(0.0, MIN_SECONDS_BETWEEN_FLUSHES - (time.monotonic() - started)))
     return {"batchItemFailures": []}

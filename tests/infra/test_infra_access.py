@@ -12,7 +12,12 @@ from controlplane.lifecycle.access import ACCESS_CHANGES
 from controlplane.lifecycle.contract import SOURCE
 from controlplane.models.errors import UNAUTHORIZED_MESSAGE
 from infra.config import StageConfig
-from infra.constants import REVOCATIONS_BATCH_SIZE, REVOCATIONS_MAX_CONCURRENCY, WAF_EVALUATION_WINDOW_SECONDS
+from infra.constants import (
+    AUTHORIZER_TIMEOUT,
+    REVOCATIONS_BATCH_SIZE,
+    REVOCATIONS_MAX_CONCURRENCY,
+    WAF_EVALUATION_WINDOW_SECONDS,
+)
 
 
 def _of_type(template: dict, kind: str) -> dict[str, dict]:
@@ -106,6 +111,23 @@ def test_the_revocations_consumer_is_paced_and_its_only_grant_on_api_gateway_is_
     assert {"Ref": variables["REST_API_ID"]["Ref"]} in parts  # this API
     [stage] = _of_type(dev, "AWS::ApiGateway::Stage")  # this stage: a Stage's Ref is its name
     assert {"Ref": stage} in parts and variables["STAGE"] == {"Ref": stage}
+
+
+def test_the_revocations_second_flush_goes_to_its_own_queue_after_the_authorizers_timeout(dev):
+    from revocations import handler
+
+    logical_id, consumer = _function(dev, "revocations")
+    [mapping] = [
+        r["Properties"]
+        for r in _of_type(dev, "AWS::Lambda::EventSourceMapping").values()
+        if r["Properties"]["FunctionName"] == {"Ref": logical_id}
+    ]
+    queue = mapping["EventSourceArn"]["Fn::GetAtt"][0]
+    assert consumer["Environment"]["Variables"]["QUEUE_URL"] == {"Ref": queue}  # a queue's Ref is its URL
+    sends = [s for s in _statements(dev, consumer) if "sqs:SendMessage" in json.dumps(s["Action"])]
+    assert [s["Resource"] for s in sends] == [{"Fn::GetAtt": [queue, "Arn"]}]
+    # A decision that read before the change began before it: the authorizer's timeout has ended it by then
+    assert AUTHORIZER_TIMEOUT.to_seconds() < handler.AGAIN_AFTER_SECONDS
 
 
 def test_the_flush_the_function_sends_is_the_path_its_grant_names(monkeypatch):

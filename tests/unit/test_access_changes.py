@@ -1,5 +1,5 @@
 """Which events end access (derived from the contract's catalogue), what a well-formed Authorization
-header is, and the revocations function's one flush per batch."""
+header is, and the revocations function's one flush per batch, and its second one, later."""
 
 import json
 
@@ -45,12 +45,19 @@ def test_a_header_is_well_formed_only_as_a_bearer_jwt(header, expected):
     assert well_formed(header) is expected
 
 
+QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/revocations"
+
+
 class FakeApiGateway:
     def __init__(self) -> None:
         self.flushes: list[dict] = []
+        self.sent: list[dict] = []  # what it queued for itself (SQS SendMessage)
 
     def flush_stage_authorizers_cache(self, **request) -> None:
         self.flushes.append(request)
+
+    def send_message(self, **request) -> None:
+        self.sent.append(request)
 
 
 @pytest.fixture
@@ -58,7 +65,9 @@ def revocations(monkeypatch):
     gateway, slept = FakeApiGateway(), []
     monkeypatch.setenv("REST_API_ID", "abc123")
     monkeypatch.setenv("STAGE", "prod")
+    monkeypatch.setenv("QUEUE_URL", QUEUE_URL)
     monkeypatch.setattr(handler, "_apigateway", gateway)
+    monkeypatch.setattr(handler, "_sqs", gateway)
     monkeypatch.setattr(handler.time, "sleep", slept.append)
     return gateway, slept
 
@@ -81,4 +90,26 @@ def test_a_batch_without_an_access_change_flushes_nothing(revocations):
     gateway, slept = revocations
 
     assert handler.lambda_handler(_records("Ticket Opened", "Organization Updated"), None) == {"batchItemFailures": []}
-    assert gateway.flushes == [] and slept == []
+    assert gateway.flushes == [] and slept == [] and gateway.sent == []
+
+
+def test_a_flushed_change_queues_one_second_flush_for_after_any_decision_begun_before_it(revocations):
+    # Given a batch of changes (a decision that read before them may answer after this flush, and be cached)
+    gateway, _ = revocations
+
+    # When it is flushed
+    handler.lambda_handler(_records("Organization Suspended", "User Deleted"), None)
+
+    # Then one message to its own queue brings a second flush, once the authorizer's timeout is over
+    body = json.dumps({"detail-type": handler.FLUSH_AGAIN})
+    assert gateway.sent == [{"QueueUrl": QUEUE_URL, "MessageBody": body, "DelaySeconds": handler.AGAIN_AFTER_SECONDS}]
+    assert handler.FLUSH_AGAIN not in DETAILS  # no lifecycle event's detail-type
+
+
+def test_the_second_flush_flushes_once_and_queues_nothing(revocations):
+    gateway, slept = revocations
+
+    handler.lambda_handler(_records(handler.FLUSH_AGAIN, handler.FLUSH_AGAIN, "Ticket Opened"), None)
+
+    assert gateway.flushes == [{"restApiId": "abc123", "stageName": "prod"}]
+    assert gateway.sent == [] and len(slept) == 1
