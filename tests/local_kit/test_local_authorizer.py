@@ -179,3 +179,19 @@ def test_a_decision_that_read_before_a_flush_is_not_cached_past_it(acme, table, 
 
     # Then it is decided again, not served the Allow its flush came before
     assert (status, body["error"]["code"]) == (403, "org_suspended")
+
+
+def test_a_cached_allow_is_no_pass_into_another_orgs_paths(acme, gateway, monkeypatch):
+    # Given acme's admin, whose Allow (every method and path of the stage) is cached, and another org
+    monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "60")
+    assert call("POST", "/orgs", {"org_id": "bolt", "name": "Bolt secret"}).status == 201
+    assert fetch(f"{gateway}/orgs/acme", headers=acme)[0] == 200
+    before = server.AUTHORIZER.invocations
+
+    # When the same token asks for bolt's org, users and activity, from the cache
+    answers = [fetch(f"{gateway}/orgs/bolt{tail}", headers=acme) for tail in ("", "/users", "/activity")]
+
+    # Then the function's own rule refuses each: the cached context names acme, not bolt
+    assert server.AUTHORIZER.invocations == before
+    for status, _, body in answers:
+        assert (status, body["error"]["code"]) == (403, "forbidden") and "Bolt secret" not in str(body)
