@@ -4,7 +4,8 @@ A cursor is ``base64url(id) . base64url(hmac_sha256(scope, id))``: the id of the
 page, and a signature over it and the list it belongs to (its *scope*, e.g. ``tickets:acme:alice``).
 Everything else a start key needs comes from the path, so a cursor shows no key attribute, a client
 can neither forge a start key nor carry a cursor from one list (or tenant) to another, and the key
-condition of a query always comes from the path.
+condition of a query always comes from the path. Only the spelling ``encode`` gives is read: padded,
+standard-alphabet or otherwise re-encoded copies of a cursor are refused like altered ones.
 """
 
 import base64
@@ -47,7 +48,13 @@ def _b64(raw: bytes) -> str:
 
 
 def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    """The bytes of unpadded base64url ``text``, only in the spelling ``_b64`` gives them: the decoder
+    itself also takes padding, ``+`` and ``/``, skips other characters and ignores a last character's
+    spare bits, so one cursor would have many spellings."""
+    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64(raw) != text:
+        raise ValueError("not the canonical spelling")
+    return raw
 
 
 def resume_after(scope: str, cursor_token: str | None) -> str | None:
