@@ -240,7 +240,10 @@ class Ticket(Resource):
 
 
 class Page(BaseModel):
-    next_cursor: str | None = Field(description="Pass as `cursor` to get the next page; null on the last page")
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` to get the next page; null on the last page. A page as long as `limit` may be "
+        "the last one and still have a cursor, whose page is then empty: stop at null, not at a short page"
+    )
 
 
 class OrgPage(Page):
