@@ -265,3 +265,63 @@ def test_a_list_of_twice_limit_ends_at_null_after_its_full_pages_and_at_most_one
     assert [item for page in pages for item in page] == whole
     on_dynamodb = request.node.callspec.params["table"] == "dynamodb_local"
     assert [len(page) for page in pages] == ([2, 2, 0] if on_dynamodb else [2, 2])
+
+
+# Every list a cursor can come from (an include's continues its list route), and where it goes on.
+_LISTS = {
+    "/orgs": "/orgs",
+    "/orgs/acme/users": "/orgs/acme/users",
+    "/orgs/acme?include=users": "/orgs/acme/users",
+    "/orgs/acme/users/alice/tickets": "/orgs/acme/users/alice/tickets",
+    "/orgs/acme/users/alice?include=tickets": "/orgs/acme/users/alice/tickets",
+    "/orgs/acme/units": "/orgs/acme/units",
+    "/orgs/acme/units?under=eng": "/orgs/acme/units?under=eng",
+    "/orgs/acme/units/eng/users": "/orgs/acme/units/eng/users",
+    "/orgs/acme/units/eng/users?direct=true": "/orgs/acme/units/eng/users?direct=true",
+}
+# Every list route, in acme and in bolt, which has the same ids: another tenant, user, scope or kind.
+_TARGETS = [
+    path.replace("acme", org_id)
+    for org_id in ("acme", "bolt")
+    for path in (
+        "/orgs/acme/users",
+        "/orgs/acme/users/alice/tickets",
+        "/orgs/acme/users/bob/tickets",
+        "/orgs/acme/units",
+        "/orgs/acme/units?under=eng",
+        "/orgs/acme/units?under=hr",
+        "/orgs/acme/units/eng/users",
+        "/orgs/acme/units/eng/users?direct=true",
+        "/orgs/acme/units/hr/users",
+        "/orgs/acme/units/root/users",
+    )
+] + ["/orgs"]
+
+
+def _get(target: str, **query):
+    path, _, rest = target.partition("?")
+    return call("GET", path, query=dict([rest.split("=")] if rest else []) | query)
+
+
+@pytest.mark.parametrize("taken", list(_LISTS))
+def test_a_cursor_goes_on_only_with_the_list_it_came_from(table, taken):
+    # Given two orgs of the same ids: units eng (with hr under it), users in eng, alice's and bob's tickets
+    for org_id in ("acme", "bolt"):
+        create_org(org_id, plan="pro")
+        for unit_id, parent_id in (("eng", None), ("hr", "eng")):
+            body = {"unit_id": unit_id, "name": unit_id.title(), **({"parent_id": parent_id} if parent_id else {})}
+            assert call("POST", f"/orgs/{org_id}/units", body).status == 201
+        for user_id, unit in (("alice", "eng"), ("bob", "eng"), ("carol", "hr")):
+            create_user(org_id, user_id, unit=unit)
+            for subject in ("one", "two"):
+                create_ticket(org_id, user_id, subject=subject)
+    cursor = _get(taken, limit="1").body["next_cursor"]
+    assert cursor
+
+    # When it is sent to every list route
+    answers = {target: _get(target, cursor=cursor) for target in _TARGETS}
+
+    # Then its own list goes on, and every other refuses it as a cursor of another list
+    assert {target for target, reply in answers.items() if reply.status == 200} == {_LISTS[taken]}
+    refused = {(reply.status, reply.error_code) for target, reply in answers.items() if target != _LISTS[taken]}
+    assert refused == {(400, "invalid_cursor")}
