@@ -7,9 +7,9 @@ from tests.api import call, create_org, create_ticket, create_user
 
 
 def _pages(path: str, limit: int = 20, key: str = "items") -> list[list[dict]]:
-    """Follow next_cursor from the first page to the last."""
+    """Follow next_cursor from the first page to the last (a list that never ends fails, not hangs)."""
     pages, cursor = [], None
-    while True:
+    for _ in range(100):
         query = {"limit": limit} | ({"cursor": cursor} if cursor else {})
         reply = call("GET", path, query=query)
         assert reply.status == 200, reply.body
@@ -17,6 +17,7 @@ def _pages(path: str, limit: int = 20, key: str = "items") -> list[list[dict]]:
         cursor = reply.body["next_cursor"]
         if cursor is None:
             return pages
+    raise AssertionError(f"{path}: no last page after 100 pages")
 
 
 @pytest.fixture
@@ -325,3 +326,53 @@ def test_a_cursor_goes_on_only_with_the_list_it_came_from(table, taken):
     assert {target for target, reply in answers.items() if reply.status == 200} == {_LISTS[taken]}
     refused = {(reply.status, reply.error_code) for target, reply in answers.items() if target != _LISTS[taken]}
     assert refused == {(400, "invalid_cursor")}
+
+
+def _id(item: dict) -> str:
+    return item.get("ticket_id") or item.get("unit_id") or item.get("user_id") or item["org_id"]
+
+
+# Each list of _four_of_each, how to delete one of its items, and how to add one (its id sorts after
+# every id there, which in the tickets' newest-first order is before them all).
+_CHANGES = {
+    "/orgs": (lambda i: call("DELETE", f"/orgs/{i}"), lambda: create_org("zeta")),
+    "/orgs/acme/users": (lambda i: call("DELETE", f"/orgs/acme/users/{i}"), lambda: create_user("acme", "zed")),
+    "/orgs/acme/users/alice/tickets": (
+        lambda i: call("DELETE", f"/orgs/acme/tickets/{i}"),
+        lambda: create_ticket("acme", "alice", subject="new"),
+    ),
+    "/orgs/acme/units": (
+        lambda i: call("DELETE", f"/orgs/acme/units/{i}"),
+        lambda: call("POST", "/orgs/acme/units", {"unit_id": "zed", "name": "Zed"}),
+    ),
+    "/orgs/acme/units/eng/users": (
+        lambda i: call("DELETE", f"/orgs/acme/users/{i}"),
+        lambda: create_user("acme", "zed", unit="eng"),
+    ),
+}
+
+
+@pytest.mark.parametrize("path", list(_CHANGES))
+def test_items_deleted_and_created_between_pages_repeat_nothing_and_skip_nothing_that_stayed(table, path):
+    # Given a first page of 2 of a list of 4
+    _four_of_each()
+    delete, create = _CHANGES[path]
+    before = [_id(item) for item in call("GET", path, query={"limit": "100"}).body["items"]]
+    first = call("GET", path, query={"limit": "2"}).body
+
+    # When the page's last item is deleted, and an item added, before the next page
+    assert delete(_id(first["items"][-1])).status == 204
+    assert create().status == 201
+    after = [_id(item) for item in call("GET", path, query={"limit": "100"}).body["items"]]
+    rest, cursor = [], first["next_cursor"]
+    for _ in range(5):  # 4 items at most are left: a list that never ends fails, not hangs
+        if not cursor:
+            break
+        page = call("GET", path, query={"limit": "2", "cursor": cursor}).body
+        rest, cursor = rest + page["items"], page["next_cursor"]
+    assert cursor is None
+
+    # Then no item comes twice, and every item there before and after comes
+    shown = [_id(item) for item in first["items"] + rest]
+    assert len(shown) == len(set(shown)), shown
+    assert {i for i in before if i in after} <= set(shown), (before, after, shown)
