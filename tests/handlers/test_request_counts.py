@@ -127,3 +127,36 @@ def test_cascade_delete_of_a_user_batches_the_ticket_deletes(seeded, dynamodb_ca
     # sweep: is the user there again, the tickets GSI1 shows now, the marker (if it is still its own).
     deletes = ["GetItem", "PutItem", "TransactWriteItems", "Query", "BatchWriteItem"]
     assert dynamodb_calls == [*deletes, "GetItem", "Query", "DeleteItem"]
+
+
+@pytest.mark.parametrize(
+    ("path", "requests"),
+    [
+        ("/orgs", ["Query"]),
+        ("/orgs/acme/users", ["Query"]),
+        ("/orgs/acme/users/alice/tickets", ["Query"]),
+        ("/orgs/acme/units", ["BatchGetItem", "Query"]),
+        ("/orgs/acme/units/root/users", ["BatchGetItem", "Query"]),
+    ],
+)
+def test_every_later_page_of_a_list_is_as_many_requests_as_its_first(seeded, dynamodb_calls, path, requests):
+    # Given lists of two or more (a later page reads on from its cursor's item, by another path in the
+    # code than the first page's, which reads the parent with it)
+    create_org("bolt")
+    call("POST", "/orgs/acme/units", {"unit_id": "ops", "name": "Operations"})
+    create_user("acme", "carol", unit="eng")
+
+    # When each is read one item a page, to its end
+    sent, cursor = [], None
+    for _ in range(5):
+        dynamodb_calls.clear()
+        reply = call("GET", path, query={"limit": "1", **({"cursor": cursor} if cursor else {})})
+        assert reply.status == 200, reply.body
+        sent.append(list(dynamodb_calls))
+        cursor = reply.body["next_cursor"]
+        if not cursor:
+            break
+
+    # Then every page, first and later, sent the same requests
+    assert cursor is None and len(sent) >= 2
+    assert sent == [requests] * len(sent)
