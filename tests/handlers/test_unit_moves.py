@@ -10,7 +10,7 @@ import pytest
 from controlplane import config
 from controlplane.dal import keys, stamps, tree
 from controlplane.dal.table import api_table
-from controlplane.logic import moves, units
+from controlplane.logic import move_queue, moves, units
 from controlplane.logic.access import Caller
 from tests.api import call, create_org, create_user, deliver
 from tests.handlers.test_org_units import create_unit, ids
@@ -226,7 +226,7 @@ def test_a_big_move_answers_202_and_finishes_from_the_queue_delivered_twice(acme
     assert call("GET", "/orgs/acme/units/platform").body["path"] == "/eng/platform"
     sqs = boto3.client("sqs")
     messages = sqs.receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=1)["Messages"]
-    assert json.loads(messages[0]["Body"]) == {"kind": moves.KIND, "org_id": "acme"}
+    assert json.loads(messages[0]["Body"]) == {"kind": move_queue.KIND, "org_id": "acme"}
     assert deliver(messages) == {"batchItemFailures": []}
     assert deliver(messages) == {"batchItemFailures": []}  # SQS delivers at least once
     assert_tree_is(MOVED)
@@ -620,6 +620,43 @@ def test_a_move_that_died_half_way_is_not_done_for_its_retry_until_it_is_finishe
     assert_tree_is(MOVED)
 
 
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
+def test_a_move_that_fails_half_way_in_its_request_hands_the_rest_to_the_queue(acme, monkeypatch, deletions_queue):
+    from controlplane.dal import tree as tree_module
+
+    # Given a move of platform under ops whose request loses DynamoDB once its units are marked
+    with monkeypatch.context() as outage:
+        outage.setattr(tree_module, "note_marked", _unreachable)
+        reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+
+    # Then it goes on from the queue (202), and no one has to ask for a move again to end its lock:
+    # once its job has run, every path is right and the org takes new units again
+    assert (reply.status, reply.body.get("status")) == (202, "moving"), reply.body
+    messages = boto3.client("sqs").receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=1).get("Messages")
+    assert messages, "the rest of the move was not queued"
+    assert json.loads(messages[0]["Body"]) == {"kind": move_queue.KIND, "org_id": "acme"}
+    assert deliver(messages) == {"batchItemFailures": []}
+    assert_tree_is(MOVED)
+    assert create_unit("cache", "platform").status == 201
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
+def test_a_move_that_fails_half_way_on_a_bug_is_not_queued(acme, monkeypatch, deletions_queue):
+    from controlplane.dal import tree as tree_module
+
+    # Given a move whose run in its request meets an error that is no outage (a bug)
+    def bug(*args, **kwargs):
+        raise KeyError("injected")
+
+    with monkeypatch.context() as failing:
+        failing.setattr(tree_module, "note_marked", bug)
+        reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+
+    # Then it is answered as the bug it is, not as a move accepted, and nothing is queued
+    assert (reply.status, reply.error_code) == (500, "internal_error"), reply.body
+    assert "Messages" not in boto3.client("sqs").receive_message(QueueUrl=deletions_queue)
+
+
 def test_a_move_another_run_finished_meanwhile_answers_the_moved_unit(acme, monkeypatch):
     from controlplane.dal import tree as tree_module
 
@@ -890,7 +927,7 @@ def test_a_queued_move_out_of_time_queues_the_rest_and_its_next_delivery_finishe
 
     # Then the rest is queued again, and that delivery finishes the move
     [again] = sqs.receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=10)["Messages"]
-    assert json.loads(again["Body"]) == {"kind": moves.KIND, "org_id": "acme"}
+    assert json.loads(again["Body"]) == {"kind": move_queue.KIND, "org_id": "acme"}
     assert call("GET", "/orgs/acme/units/platform").body["path"] == "/eng/platform"
     assert deliver([again]) == {"batchItemFailures": []}
     assert_tree_is(MOVED)

@@ -110,6 +110,7 @@ OURS = {
         # The unit routes (issue 27); a big move runs from the deletions queue too.
         "dal.tree",
         "logic.moves",
+        "logic.move_queue",  # its job on the queue
         "logic.tree_reads",
         "logic.units",
     },

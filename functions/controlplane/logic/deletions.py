@@ -19,7 +19,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from controlplane import config
-from controlplane.logic import cascade, import_job, moves, signins
+from controlplane.logic import cascade, import_job, move_queue, moves, signins
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
@@ -63,7 +63,7 @@ def _continue(record: SQSRecord, lambda_context: LambdaContext) -> None:
     if message.get("kind") == signins.KIND:
         signins.resume(message, lambda: _remaining(lambda_context))
         return
-    if message.get("kind") == moves.KIND:
+    if message.get("kind") == move_queue.KIND:
         moves.continue_job(message, lambda: _remaining(lambda_context))
         return
     if message.get("kind") == import_job.KIND:

@@ -16,7 +16,6 @@ most ``MOVE_IN_REQUEST`` units and users moves within its request; a larger one 
 moves from the deletions queue, as an org's delete does.
 """
 
-import json
 import math
 import time
 from collections.abc import Callable
@@ -29,13 +28,13 @@ from controlplane.dal import keys, stamps, tree
 from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.schema import GSI1_NAME, GSI1_SORT_KEY, GSI2_NAME, GSI2_SORT_KEY
 from controlplane.dal.table import Table, api_table
-from controlplane.logic import refusals, units
+from controlplane.logic import move_queue, refusals, units
 from controlplane.logic.access import Caller
+from controlplane.logic.move_queue import enqueue
 from controlplane.models import errors
 from controlplane.models.ids import new_ulid
 from controlplane.models.units import MAX_DEPTH, MOVE_IN_REQUEST, ROOT, Unit, UnitUpdate, join, split
 
-KIND = "unit-move"
 STEP_SECONDS = 5.0  # stop starting steps when less time is left, and queue the rest
 # A lock older than this whose move ran within a request (so no message will finish it) was left
 # by a request that died: the next move of the org finishes it first.
@@ -73,7 +72,12 @@ def move_unit(
     except BaseException:  # refused or failed before its first write: the move leaves no lock behind
         _release(org_id, move)
         raise
-    resume(org_id, locked_by=locked_by)
+    try:
+        resume(org_id, locked_by=locked_by)
+    except Exception as failed:  # an outage half-way: the lock stays; the queue, if it takes the rest, ends it
+        if not move_queue.handed_over(org_id, failed):
+            raise
+        return False
     return True
 
 
@@ -270,11 +274,6 @@ def _step(write: Callable[..., None], *args: Any, **options: Any) -> None:
     """A step of a move; refused, it was done before (a job delivered again)."""
     with suppress(ConditionFailed):
         write(*args, **options)
-
-
-def enqueue(org_id: str) -> None:
-    body = json.dumps({"kind": KIND, "org_id": org_id})
-    config.sqs().send_message(QueueUrl=config.deletions_queue(), MessageBody=body)
 
 
 def continue_job(message: dict[str, object], time_left: Callable[[], float]) -> None:
