@@ -97,6 +97,33 @@ def test_a_rows_unknown_field_named_like_a_part_of_the_request_is_explained_as_u
     ]
 
 
+def test_an_import_stopped_in_line_by_an_outage_answers_202_running_and_its_next_get_runs_it_on(table, monkeypatch):
+    # Given no queue (make run), and DynamoDB failing (500, after botocore's retries) as the job
+    # puts the import's users
+    create_org("acme", plan="pro")
+
+    def failing(*args, **kwargs):
+        error = {
+            "Error": {"Code": "InternalServerError", "Message": "injected"},
+            "ResponseMetadata": {"HTTPStatusCode": 500},
+        }
+        raise ClientError(error, "TransactWriteItems")
+
+    with monkeypatch.context() as outage:
+        outage.setattr(seats, "take", failing)
+        started = _import([_row("ann"), _row("bob")])
+
+    # Then the import, stored, is accepted and running: a 503 would hide its id, and the import sent
+    # again would find its own users
+    assert started.status == 202, started.body
+    assert (started.body["status"], started.body["created"], started.body["pending"]) == ("running", 0, 2)
+
+    # And its next GET runs the job on, to its end
+    done = call("GET", f"/orgs/acme/user-imports/{started.body['import_id']}")
+    assert (done.status, done.body["status"], done.body["created"], done.body["refused"]) == (200, "done", 2, [])
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 2}
+
+
 @pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)  # moto takes minutes over 97-user transactions
 def test_an_import_of_1000_users_writes_the_orgs_counter_11_times(table):
     create_org("acme", plan="enterprise")

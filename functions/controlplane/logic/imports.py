@@ -29,6 +29,7 @@ from controlplane import config
 from controlplane.dal import imports, keys, seats, stamps
 from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.imports import RUNNING, STORING
+from controlplane.dal.outage import is_outage
 from controlplane.dal.table import api_table
 from controlplane.logic import import_job
 from controlplane.logic.access import Caller
@@ -71,13 +72,16 @@ def start_import(org_id: str, body: UserImportCreate, caller: Caller) -> UserImp
 def _run_in_line(org_id: str, import_id: str) -> None:
     """No queue (make run): the job runs within the request, to its end. One that stops on a refusal
     worth retrying (a move under way, seats being counted, throttling) stays ``running``, as a queued
-    one waits for its redelivery, and the import's next GET runs it on: no queue ever will."""
+    one waits for its redelivery, and the import's next GET runs it on: no queue ever will. So does
+    one that an outage stops (DynamoDB failing): the import is stored, and a 503 would hide its id."""
     try:
         while (delay := import_job.run(org_id, import_id)) is not None:
             logger.info("User import: another pass", org_id=org_id, import_id=import_id, delay=delay)
-    except ServiceUnavailable as busy:
+    except Exception as stopped:
+        if not (isinstance(stopped, ServiceUnavailable) or is_outage(stopped)):
+            raise
         logger.warning(
-            "User import: stopped; its next read carries on", org_id=org_id, import_id=import_id, error=busy.message
+            "User import: stopped; its next read carries on", org_id=org_id, import_id=import_id, exc_info=stopped
         )
 
 
