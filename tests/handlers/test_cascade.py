@@ -263,6 +263,42 @@ def test_a_delete_too_big_for_one_request_answers_202_and_finishes_from_the_queu
     assert _items_of(acme, "acme") == []
 
 
+def _failing_500(*args, **kwargs):
+    error = {
+        "Error": {"Code": "InternalServerError", "Message": "injected"},
+        "ResponseMetadata": {"HTTPStatusCode": 500},
+    }
+    raise ClientError(error, "BatchWriteItem")
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
+def test_a_delete_an_outage_stops_half_way_answers_202_and_finishes_from_the_queue(acme, monkeypatch, deletions_queue):
+    # Given DynamoDB failing (500, after botocore's retries) once the delete has marked acme
+    with monkeypatch.context() as outage:
+        outage.setattr(batches, "delete_all", _failing_500)
+        reply = call("DELETE", "/orgs/acme")
+
+    # Then the delete is accepted and its rest queued: a half-deleted org waits for no one to ask again
+    assert (reply.status, reply.body.get("status")) == (202, "deleting"), reply.body
+    mark = call("GET", "/orgs/acme").body["deleting_since"]
+    _drain(deletions_queue, {"org_id": "acme", "deleting_since": mark})
+    assert call("GET", "/orgs/acme").status == 404
+    assert _items_of(acme, "acme") == []
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
+def test_a_delete_an_outage_stops_before_its_mark_is_503_and_queues_nothing(acme, monkeypatch, deletions_queue):
+    # Given DynamoDB failing on the delete's first write, the org's mark
+    with monkeypatch.context() as outage:
+        outage.setattr(Table, "mark", _failing_500)
+        reply = call("DELETE", "/orgs/acme")
+
+    # Then it is a 503, the org is as it was, and no job was queued for a delete that never began
+    assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
+    assert call("GET", "/orgs/acme").body["deleting_since"] is None
+    assert "Messages" not in boto3.client("sqs").receive_message(QueueUrl=deletions_queue)
+
+
 def _drain(queue_url: str, expected: dict) -> None:
     """Play the SQS event source: deliver each message (``expected``) to the organizations function."""
     sqs = boto3.client("sqs")

@@ -1,7 +1,7 @@
 """Cascade deletes that outgrow one API request (29 s) finish from a queue.
 
-``DELETE /orgs/{org_id}`` works until little time is left, then puts the org on the deletions
-queue (SQS) and answers 202. The organizations function also consumes that queue: each message
+``DELETE /orgs/{org_id}`` works until little time is left (or an outage stops it once the org is
+marked), then puts the org on the deletions queue (SQS) and answers 202. The organizations function also consumes that queue: each message
 continues the (resumable) delete and, if its own time runs short, queues the org again. Where no
 queue is configured (the local run) the delete simply runs to the end within the request.
 
@@ -19,7 +19,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from controlplane import config
+from controlplane.dal.outage import is_outage
 from controlplane.logic import cascade, import_job, move_queue, moves, signins
+from controlplane.models.errors import ServiceUnavailable
+from controlplane.observability import logger
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
@@ -38,9 +41,14 @@ def delete_org(org_id: str, version: int | None, lambda_context: LambdaContext, 
     if not config.settings().deletions_queue_url:
         return cascade.delete_org(org_id, version, actor=actor)
     deadline = time.monotonic() + REQUEST_SECONDS
-    done = cascade.delete_org(
-        org_id, version, lambda: min(deadline - time.monotonic(), _remaining(lambda_context)), actor=actor
-    )
+    try:
+        done = cascade.delete_org(
+            org_id, version, lambda: min(deadline - time.monotonic(), _remaining(lambda_context)), actor=actor
+        )
+    except Exception as failed:  # an outage once the org is marked: the queue finishes it, as one out of time
+        if not (isinstance(failed, ServiceUnavailable) or is_outage(failed)) or not _handed_over(org_id):
+            raise
+        return False
     if not done:
         _enqueue(org_id, cascade.deletion_mark(org_id))
     return done
@@ -81,6 +89,20 @@ def _continue(record: SQSRecord, lambda_context: LambdaContext) -> None:
         return  # the org is gone, or was created again and is no one's to delete
     if not cascade.continue_delete(org_id, mark, time_left=lambda: _remaining(lambda_context)):
         _enqueue(org_id, mark)
+
+
+def _handed_over(org_id: str) -> bool:
+    """Queue the rest of a delete whose run in its request met an outage, if the org is marked (its
+    delete began): a half-deleted org then waits for no one to ask for its delete again. False if
+    it is not, or the read or the queue fails too (the outage's 503 stands)."""
+    try:
+        mark = cascade.deletion_mark(org_id)
+        if mark is not None:
+            _enqueue(org_id, mark)
+    except Exception:
+        logger.warning("Org delete: its rest could not be queued", org_id=org_id, exc_info=True)
+        return False
+    return mark is not None
 
 
 def _remaining(lambda_context: LambdaContext) -> float:
