@@ -67,6 +67,22 @@ def test_a_transaction_cancelled_for_throttling_returns_503_and_writes_nothing(t
     assert call("GET", "/orgs/acme").body["usage"]["users"] == 0
 
 
+def test_a_transaction_still_in_progress_after_botocores_retries_is_503_and_writes_nothing(table, monkeypatch):
+    # Given acme, and a user's transaction whose earlier attempt (same client request token, sent
+    # again by botocore after a timeout) DynamoDB is still applying, after botocore's retries of that
+    create_org("acme")
+    _fail(monkeypatch, "transact_write_items", "TransactionInProgressException")
+
+    # When a user is created
+    reply = call("POST", "/orgs/acme/users", {"user_id": "bob", "name": "Bob", "email": "bob@example.com"})
+
+    # Then it is busy, not a bug: a 503 to retry later, and nothing written
+    assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
+    monkeypatch.undo()
+    assert call("GET", "/orgs/acme/users/bob").status == 404
+    assert call("GET", "/orgs/acme").body["usage"]["users"] == 0
+
+
 def test_a_transaction_cancelled_for_another_reason_is_not_retried_and_is_a_500(table, monkeypatch):
     # Given acme, and DynamoDB cancelling the transaction for a reason no retry can mend (our request)
     create_org("acme")

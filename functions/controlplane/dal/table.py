@@ -35,8 +35,15 @@ if TYPE_CHECKING:  # the stub packages are for the type checker only, never in L
     from types_boto3_dynamodb import DynamoDBClient
     from types_boto3_dynamodb.type_defs import QueryInputTypeDef
 
-# Raised once botocore's own retries are spent: the table is busy, not broken.
-THROTTLING = {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+# Raised once botocore's own retries are spent: the table is busy, not broken. A transaction sent
+# again with its client request token while its first attempt is still being applied is
+# TransactionInProgressException, which botocore retries as throttling too.
+THROTTLING = {
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "TransactionInProgressException",
+}
 BUSY = "The database is busy; retry later"
 
 Key = dict[str, str]
