@@ -1,9 +1,10 @@
 """Cascade deletes that outgrow one API request (29 s) finish from a queue.
 
 ``DELETE /orgs/{org_id}`` works until little time is left (or an outage stops it once the org is
-marked), then puts the org on the deletions queue (SQS) and answers 202. The organizations function also consumes that queue: each message
-continues the (resumable) delete and, if its own time runs short, queues the org again. Where no
-queue is configured (the local run) the delete simply runs to the end within the request.
+marked), then puts the org on the deletions queue (SQS) and answers 202. The organizations
+function also consumes that queue: each message continues the (resumable) delete and, if its own
+time runs short, queues the org again. Where no queue is configured (the local run) the delete
+simply runs to the end within the request.
 
 The queue also carries the jobs that bring an org's sign-ins in line with its status (``signins``):
 a message with ``"kind": "sign-ins"``; the moves of units too big for a request (``moves``),
