@@ -160,6 +160,35 @@ def test_an_org_delete_failed_at_any_request_goes_when_asked_again(fail_at):
     assert {org_id: _stored(org_id) for org_id in orgs} == {org_id: [] for org_id in orgs}
 
 
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
+def test_an_org_delete_failed_at_any_request_in_the_cloud_is_finished_by_the_queue_once_it_began(
+    deletions_queue, fail_at
+):
+    sqs = boto3.client("sqs")
+
+    def given(org_id: str) -> None:
+        _org_with_units(org_id)
+        assert create_ticket(org_id, "cid").status == 201
+
+    def then(org_id: str, reply) -> None:
+        # a 503 only before the delete began (a marked org is never left for no job to finish); a 202
+        # queued the rest, which leaves nothing of the org once it has run
+        if reply.status == 503:
+            assert call("GET", f"/orgs/{org_id}").body["deleting_since"] is None, org_id
+        messages = sqs.receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=10).get("Messages", [])
+        assert len(messages) == (reply.status == 202), (org_id, reply.status, reply.body)
+        if messages:
+            assert deliver(messages) == {"batchItemFailures": []}
+            sqs.delete_message(QueueUrl=deletions_queue, ReceiptHandle=messages[0]["ReceiptHandle"])
+            assert _stored(org_id) == []
+
+    orgs = _sweep(
+        fail_at, given, lambda org_id: call("DELETE", f"/orgs/{org_id}"), then, done_before=(404,), accepted=True
+    )
+
+    assert {org_id: _stored(org_id) for org_id in orgs} == {org_id: [] for org_id in orgs}
+
+
 def test_an_import_failed_at_any_request_keeps_seats_exact_and_one_accepted_ends_on_its_next_get(fail_at):
     rows = [{"user_id": f"u{i}", "name": "U", "email": f"u{i}@example.com", "unit": "eng"} for i in range(3)]
 
