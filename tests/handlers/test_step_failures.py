@@ -124,6 +124,50 @@ def test_a_move_failed_at_any_request_leaves_no_lock_once_its_queued_rest_has_ru
     )
 
 
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
+def test_a_queued_move_whose_job_fails_at_any_request_finishes_when_delivered_again(
+    deletions_queue, fail_at, monkeypatch
+):
+    from controlplane.logic import moves
+
+    monkeypatch.setattr(moves, "MOVE_IN_REQUEST", 1)  # every move goes to the queue
+    sqs = boto3.client("sqs")
+
+    def job(org_id: str):
+        """The move's job, as the queue delivers it: its answer, as the event source's batch result."""
+        assert call("PATCH", f"/orgs/{org_id}/units/platform", {"parent_id": "ops"}).status == 202
+        [message] = sqs.receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=10)["Messages"]
+        sqs.delete_message(QueueUrl=deletions_queue, ReceiptHandle=message["ReceiptHandle"])
+        return message
+
+    messages = {}
+
+    def given(org_id: str) -> None:
+        _org_with_units(org_id)
+        messages[org_id] = job(org_id)
+
+    def when(org_id: str):
+        """The job delivered: 200 if it ended its message, 503 if it failed it (SQS delivers it again)."""
+        from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
+
+        try:
+            failed = deliver([messages[org_id]])["batchItemFailures"]
+        except BatchProcessingError as every_record_failed:  # Lambda's whole batch comes again
+            failed = str(every_record_failed)
+        return type("Delivered", (), {"status": 503 if failed else 200, "body": failed})()
+
+    def then(org_id: str, _) -> None:
+        assert not sqs.receive_message(QueueUrl=deletions_queue).get("Messages")  # SQS delivers it again
+
+    orgs = _sweep(fail_at, given, when, then)
+
+    for org_id in orgs:
+        _assert_consistent(org_id)
+        assert call("GET", f"/orgs/{org_id}/units/platform").body["path"] == "/ops/platform"
+        assert call("GET", f"/orgs/{org_id}/users/cid").body["unit"] == "platform"
+        assert [u["user_id"] for u in call("GET", f"/orgs/{org_id}/units/ops/users").body["items"]] == ["cid"]
+
+
 def test_a_unit_create_failed_at_any_request_counts_only_what_is_stored(fail_at):
     _sweep(
         fail_at,
