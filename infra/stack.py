@@ -133,6 +133,7 @@ class ControlPlaneStack(Stack):
             removal_policy=removal_policy,
             snap_start=config.snap_start_enabled,
         )
+        deletions.follow(lifecycle.bus)  # an org's status change starts its sign-ins job
 
         authorizer = ApiAuthorizer(
             self,

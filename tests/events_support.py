@@ -2,14 +2,17 @@
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import boto3
+from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.dal.schema import TABLE_SCHEMA
 from controlplane.lifecycle import publisher
+from controlplane.lifecycle.contract import SOURCE
 from local.apigw import LambdaContext
 from local.stream import Feeder, StreamReader
 
@@ -62,9 +65,14 @@ def stream_on(table_name: str) -> dict:
 
 
 def stream_reader(table_name: str) -> StreamReader:
-    """The table's stream, from the first write after this call on."""
+    """The table's stream, from the first write after this call on. Not at an account's own endpoint
+    (botocore's default where it knows the account), which moto does not serve."""
     description = stream_on(table_name)
-    streams = boto3.client("dynamodbstreams", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
+    streams = boto3.client(
+        "dynamodbstreams",
+        endpoint_url=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"),
+        config=Config(account_id_endpoint_mode="disabled"),
+    )
     return StreamReader(streams, description["LatestStreamArn"])
 
 
@@ -78,3 +86,28 @@ def handler():
 
 def feeder(**options) -> Feeder:
     return Feeder(handler(), LambdaContext("events"), **options)
+
+
+def status_changes_to_the_deletions_queue(table_name: str, monkeypatch) -> Callable[[], None]:
+    """On moto, the cloud's path from an org's status write to the deletions queue the settings name:
+    the table's stream through the events function to EventBridge, whose rule (the stack's,
+    infra/deletions.py, with the same detail-types) sends the status transitions to the queue. The
+    stream is read from this call on; what it returns relays every record written since its last
+    call, and fails the test if the events function fails one."""
+    from controlplane.logic import signins
+
+    monkeypatch.setenv("EVENT_BUS_NAME", BUS)
+    eventbridge, sqs = boto3.client("events"), boto3.client("sqs")
+    eventbridge.create_event_bus(Name=BUS)
+    queue_url = config.settings().deletions_queue_url
+    arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    pattern = {"source": [SOURCE], "detail-type": list(signins.events())}
+    eventbridge.put_rule(Name="status-changes", EventBusName=BUS, EventPattern=json.dumps(pattern))
+    eventbridge.put_targets(Rule="status-changes", EventBusName=BUS, Targets=[{"Id": "deletions", "Arn": arn}])
+    reader = stream_reader(table_name)
+
+    def dropped(records: list[dict]) -> None:
+        raise AssertionError(f"the events function failed stream record {records[0]['eventID']}")
+
+    relay = feeder(retry_attempts=0, on_drop=dropped)
+    return lambda: relay.feed(reader.read())

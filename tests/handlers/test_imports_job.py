@@ -18,6 +18,7 @@ from controlplane.logic import import_job
 from controlplane.models import plans
 from controlplane.models.errors import ServiceUnavailable
 from tests.api import call, create_org, deliver
+from tests.events_support import status_changes_to_the_deletions_queue
 from tests.handlers.test_org_units import create_unit
 
 pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito and SQS exist on moto only
@@ -25,7 +26,8 @@ pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognit
 
 @pytest.fixture
 def cloud(table, monkeypatch):
-    """A user pool and a deletions queue, as in the cloud; the sign-ins' pace lifted."""
+    """A user pool and a deletions queue, and the org's status events on their way to it, as in the
+    cloud; the sign-ins' pace lifted."""
     monkeypatch.setattr(import_job, "IMPORT_SIGNINS_PER_SECOND", math.inf)
     cognito = boto3.client("cognito-idp")
     pool_id = cognito.create_user_pool(
@@ -35,11 +37,18 @@ def cloud(table, monkeypatch):
     monkeypatch.setenv("USER_POOL_ID", pool_id)
     monkeypatch.setenv("DELETIONS_QUEUE_URL", boto3.client("sqs").create_queue(QueueName="deletions")["QueueUrl"])
     config.reset()
+    monkeypatch.setitem(globals(), "_relay", status_changes_to_the_deletions_queue(table, monkeypatch))
     create_org("acme", plan="enterprise")
     return pool_id
 
 
+def _relay() -> None:
+    """The status events written since the last call, to the deletions queue (set by ``cloud``)."""
+
+
 def _queued() -> list[dict]:
+    """The messages on the deletions queue, the status events written so far among them."""
+    _relay()
     found = boto3.client("sqs").receive_message(QueueUrl=config.settings().deletions_queue_url, MaxNumberOfMessages=10)
     return found.get("Messages", [])
 

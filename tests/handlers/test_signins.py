@@ -1,5 +1,7 @@
 """Suspension disables an org's Cognito sign-ins off the request path, and reactivation enables them
-(moto: Cognito and SQS). The job goes through the deletions queue one page of users per message."""
+(moto: Cognito, SQS and EventBridge). The status's lifecycle event starts the job (the table's stream,
+the events function, a rule on the bus to the deletions queue, as in the cloud); the job goes through
+the deletions queue one page of users per message."""
 
 import json
 import math
@@ -16,6 +18,7 @@ from controlplane.dal.table import api_table
 from controlplane.logic import signins
 from controlplane.models.errors import ServiceUnavailable
 from tests.api import call, create_org, create_user, deliver
+from tests.events_support import status_changes_to_the_deletions_queue
 
 pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito and SQS exist on moto only
 
@@ -24,8 +27,9 @@ SUSPEND = {"status": "suspended", "suspension_reason": "Unpaid"}
 
 @pytest.fixture
 def cognito_calls(table, monkeypatch) -> list[str]:
-    """A user pool and a deletions queue, as in the cloud; the Cognito operations sent, in order.
-    The job's pace is lifted: the tests count calls, never wait for them."""
+    """A user pool and a deletions queue, and the org's status events on their way to it, as in the
+    cloud; the Cognito operations sent, in order. The job's pace is lifted: the tests count calls,
+    never wait for them."""
     monkeypatch.setattr(signins, "CALLS_PER_SECOND", math.inf)
     cognito = boto3.client("cognito-idp")
     pool_id = cognito.create_user_pool(
@@ -35,6 +39,7 @@ def cognito_calls(table, monkeypatch) -> list[str]:
     monkeypatch.setenv("USER_POOL_ID", pool_id)
     monkeypatch.setenv("DELETIONS_QUEUE_URL", boto3.client("sqs").create_queue(QueueName="deletions")["QueueUrl"])
     config.reset()
+    monkeypatch.setitem(globals(), "_relay", status_changes_to_the_deletions_queue(table, monkeypatch))
     calls: list[str] = []
     config.directory().client.meta.events.register(
         "before-send.cognito-idp", lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1])
@@ -44,10 +49,18 @@ def cognito_calls(table, monkeypatch) -> list[str]:
 
 
 def _bulk_users(org_id: str, count: int) -> list[str]:
-    """``count`` users with their sign-ins, written directly (the API would take a minute for 1,000)."""
+    """``count`` users with their sign-ins, written directly (the API would take a minute for 1,000), as
+    whole as the API writes them: the events function reads their stream records."""
     cognito, pool_id = boto3.client("cognito-idp"), config.directory().pool
     ids = [f"user{i:04d}" for i in range(count)]
-    users = [stamps.new_item(keys.user_keys(org_id, u), keys.USER, {"org_id": org_id, "user_id": u}) for u in ids]
+    users = [
+        stamps.new_item(
+            keys.user_keys(org_id, u),
+            keys.USER,
+            {"org_id": org_id, "user_id": u, "name": u, "email": f"{u}@example.com", "role": "member"},
+        )
+        for u in ids
+    ]
     batches.write_all(api_table(), [{"PutRequest": {"Item": to_dynamo(user)}} for user in users])
     for user_id in ids:
         cognito.admin_create_user(UserPoolId=pool_id, Username=f"{org_id}.{user_id}")
@@ -66,7 +79,13 @@ def _enabled(org_id: str) -> dict[str, bool]:
             return found
 
 
+def _relay() -> None:
+    """The status events written since the last call, to the deletions queue (set by ``cognito_calls``)."""
+
+
 def _queued() -> list[dict]:
+    """The messages on the deletions queue, the status events written so far among them."""
+    _relay()
     sqs = boto3.client("sqs")
     found = sqs.receive_message(QueueUrl=config.settings().deletions_queue_url, MaxNumberOfMessages=10)
     return found.get("Messages", [])
@@ -85,7 +104,7 @@ def _drain() -> int:
     return delivered
 
 
-def test_suspending_answers_before_any_sign_in_changes_and_queues_the_job(cognito_calls):
+def test_suspending_answers_before_any_sign_in_changes_and_its_event_queues_the_job(cognito_calls):
     for user_id in ("alice", "bob"):
         create_user("acme", user_id)
     cognito_calls.clear()
@@ -96,7 +115,62 @@ def test_suspending_answers_before_any_sign_in_changes_and_queues_the_job(cognit
     assert cognito_calls == []
     assert set(_enabled("acme").values()) == {True}
     [message] = _queued()
-    assert json.loads(message["Body"]) == {"kind": "sign-ins", "org_id": "acme", "enabled": False, "after": None}
+    event = json.loads(message["Body"])
+    assert (event["source"], event["detail-type"], event["detail"]["org_id"]) == (
+        "controlplane",
+        "Organization Suspended",
+        "acme",
+    )
+    assert signins.job(event) == {"kind": "sign-ins", "org_id": "acme", "enabled": False, "after": None}
+
+
+@pytest.mark.parametrize("status", ["suspended", "active"])
+def test_a_status_change_whose_request_cannot_reach_sqs_still_brings_every_sign_in_in_line(
+    cognito_calls, monkeypatch, status
+):
+    # Given acme with two users (for a reactivation: suspended first, its job done), and SQS refusing
+    # every send of the organizations function during the PATCH
+    for user_id in ("alice", "bob"):
+        create_user("acme", user_id)
+    if status == "active":
+        call("PATCH", "/orgs/acme", SUSPEND)
+        assert _drain() == 1 and set(_enabled("acme").values()) == {False}
+    body = SUSPEND if status == "suspended" else {"status": "active"}
+
+    def unavailable(**_):
+        error = {"Error": {"Code": "ServiceUnavailable", "Message": "injected"}}
+        raise ClientError({**error, "ResponseMetadata": {"HTTPStatusCode": 503}}, "SendMessage")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(config.sqs(), "send_message", unavailable)
+        reply = call("PATCH", "/orgs/acme", body)
+
+    # Then the status is written and answered: the request queues nothing, so no 503 after the write
+    # (a client retrying with its If-Match would get a 412, read the new status and never resend)
+    assert reply.status == 200, reply.body
+    assert reply.body["status"] == status
+
+    # When the status's lifecycle event reaches the deletions queue and the organizations function
+    assert _drain() == 1
+
+    # Then every sign-in follows the status
+    assert _enabled("acme") == {"acme.alice": status == "active", "acme.bob": status == "active"}
+
+
+def test_a_suspension_repeated_with_a_new_reason_starts_no_job_and_the_sign_ins_stay_disabled(cognito_calls):
+    # Given acme suspended, its job done
+    create_user("acme", "alice")
+    call("PATCH", "/orgs/acme", SUSPEND)
+    assert _drain() == 1
+    cognito_calls.clear()
+
+    # When it is suspended again, with a new reason
+    reply = call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "Still unpaid"})
+
+    # Then the status did not change, so no transition is sent and no job runs: none is needed
+    assert reply.status == 200 and reply.body["suspension_reason"] == "Still unpaid"
+    assert _drain() == 0 and cognito_calls == []
+    assert _enabled("acme") == {"acme.alice": False}
 
 
 def test_the_job_disables_and_signs_out_every_user_and_reactivation_enables_them(cognito_calls):
@@ -213,7 +287,7 @@ def test_a_reactivation_during_a_suspensions_page_leaves_no_user_disabled(cognit
 
     # When the suspension's page goes on after alice while the reactivation's job passes every user
     monkeypatch.setattr(directory, "disable", reactivated_meanwhile)
-    signins.resume(json.loads(suspension["Body"]), lambda: math.inf)
+    signins.resume(signins.job(json.loads(suspension["Body"])), lambda: math.inf)
 
     # Then the org is active and no one is locked out
     assert _enabled("acme") == {"acme.alice": True, "acme.bob": True, "acme.carol": True}
@@ -394,7 +468,7 @@ def test_a_job_out_of_time_half_way_through_its_page_queues_the_rest_after_the_l
     budget = iter([math.inf])
 
     # When it runs
-    signins.resume(json.loads(message["Body"]), lambda: next(budget, 0.0))
+    signins.resume(signins.job(json.loads(message["Body"])), lambda: next(budget, 0.0))
 
     # Then alice is done, and the rest is queued to go on after her
     boto3.client("sqs").delete_message(
@@ -421,7 +495,7 @@ def test_a_job_out_of_time_before_its_first_user_is_queued_again_not_dropped(cog
     )
 
     # When it runs out of time before its first user
-    signins.resume(json.loads(message["Body"]), lambda: 0.0)
+    signins.resume(signins.job(json.loads(message["Body"])), lambda: 0.0)
 
     # Then the job is queued again from the start, not dropped: the active org's users are not left locked out
     [again] = _queued()

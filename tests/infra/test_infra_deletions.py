@@ -1,9 +1,12 @@
 """The deletions queue: encrypted, TLS only, a dead-letter queue with an alarm, consumed by the
-organizations function one message at a time with partial batch failures."""
+organizations function one message at a time with partial batch failures; fed, besides the functions,
+by a rule on the lifecycle bus: an org's status changes, which start its sign-ins jobs."""
 
 import pytest
 
-from controlplane.logic import import_job
+from controlplane.dal import keys
+from controlplane.lifecycle.contract import KINDS, SOURCE
+from controlplane.logic import import_job, signins
 
 
 def _queues(template: dict) -> tuple[str, dict, str, dict]:
@@ -44,9 +47,8 @@ def test_both_queues_are_encrypted_and_refuse_requests_without_tls(dev):
     }
 
     for logical_id, properties in ((queue_id, queue), (dead_letters_id, dead_letters)):
-        assert properties["SqsManagedSseEnabled"] is True
-        [statement] = policies[(logical_id,)]["Statement"]
-        assert statement["Effect"] == "Deny"
+        assert properties["SqsManagedSseEnabled"] is True  # not KMS: EventBridge may send to it
+        [statement] = [s for s in policies[(logical_id,)]["Statement"] if s["Effect"] == "Deny"]
         assert statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
 
 
@@ -100,3 +102,45 @@ def test_queues_are_retained_only_in_prod(templates, stage):
     queues = [r for r in body["Resources"].values() if r["Type"] == "AWS::SQS::Queue"]
 
     assert {queue["DeletionPolicy"] for queue in queues} == {"RetainExceptOnCreate" if stage == "prod" else "Delete"}
+
+
+def _status_rule(template: dict) -> tuple[str, dict]:
+    [(rule_id, rule)] = [
+        (k, r["Properties"])
+        for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::Events::Rule" and k.startswith("DeletionsStatusChanges")
+    ]
+    return rule_id, rule
+
+
+def test_an_orgs_status_transitions_on_the_bus_go_to_the_deletions_queue_to_start_its_sign_ins_job(dev):
+    # Given the org's status transitions, as the contract names them
+    queue_id, _, dead_letters_id, _ = _queues(dev)
+    [org] = [kind for kind in KINDS if kind.entity == keys.ORG]
+    transitions = [t.detail_type for t in org.transitions if t.field == "status"]
+    [bus_id] = [k for k, r in dev["Resources"].items() if r["Type"] == "AWS::Events::EventBus"]
+
+    # Then a rule on the lifecycle bus sends exactly them to the deletions queue, and what it cannot
+    # deliver to the queue's dead end, whose alarm sees it
+    _, rule = _status_rule(dev)
+    assert rule["EventBusName"] == {"Ref": bus_id}
+    assert rule["EventPattern"] == {"source": [SOURCE], "detail-type": transitions}
+    assert set(transitions) == set(signins.events()) and len(transitions) == 2
+    [target] = rule["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+    assert target["DeadLetterConfig"] == {"Arn": {"Fn::GetAtt": [dead_letters_id, "Arn"]}}
+    assert target["RetryPolicy"] == {"MaximumEventAgeInSeconds": 24 * 60 * 60, "MaximumRetryAttempts": 185}
+
+
+def test_only_that_rule_may_send_to_the_deletions_queue_and_its_dead_end_from_eventbridge(dev):
+    queue_id, _, dead_letters_id, _ = _queues(dev)
+    rule_id, _ = _status_rule(dev)
+    policies = {
+        tuple(q["Ref"] for q in p["Queues"]): p["PolicyDocument"] for p in _of_type(dev, "AWS::SQS::QueuePolicy")
+    }
+
+    for logical_id in (queue_id, dead_letters_id):
+        [allowed] = [s for s in policies[(logical_id,)]["Statement"] if s["Effect"] == "Allow"]
+        assert allowed["Principal"] == {"Service": "events.amazonaws.com"}
+        assert allowed["Condition"] == {"ArnEquals": {"aws:SourceArn": {"Fn::GetAtt": [rule_id, "Arn"]}}}
+        assert "sqs:SendMessage" in allowed["Action"]

@@ -23,6 +23,7 @@ from controlplane.http.routes import ORGANIZATIONS, ROUTES
 from controlplane.logic import cascade, signins
 from local.apigw import run
 from tests.api import call, create_org, create_ticket, create_user, deliver
+from tests.events_support import status_changes_to_the_deletions_queue
 
 TENANT_KEYS = "tenantkeys"
 
@@ -61,7 +62,7 @@ REQUESTS = {
     ],
     ("PATCH", "/orgs/{org_id}"): [
         ("/orgs/acme", {"name": "Acme 2"}, _if_match(1), 200),
-        ("/orgs/acme", {"status": "suspended", "suspension_reason": "Unpaid"}, {}, 200),  # queues the sign-ins job
+        ("/orgs/acme", {"status": "suspended", "suspension_reason": "Unpaid"}, {}, 200),  # its event starts the job
     ],
     ("DELETE", "/orgs/{org_id}"): [("/orgs/acme", None, _if_match(1), 204)],  # users, tickets, records
     ("GET", "/plans"): [("/plans", None, {}, 200)],  # the catalogue, from code: no AWS request at all
@@ -254,13 +255,18 @@ def test_the_authorizer_sends_one_batch_get_on_an_org_partition_its_only_grant(s
 
 
 @pytest.mark.parametrize("status", ["suspended", "active"])
-def test_a_sign_ins_job_sends_only_what_the_organizations_function_may(seeded, aws_requests, granted, status):
-    # Given a suspension (or a reactivation after one), which queues its sign-ins job
+def test_a_sign_ins_job_sends_only_what_the_organizations_function_may(
+    seeded, aws_requests, granted, status, table, monkeypatch
+):
+    # Given a suspension (or a reactivation after one), whose lifecycle event queues its sign-ins job
+    relay = status_changes_to_the_deletions_queue(table, monkeypatch)
     if status == "active":
         call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "Unpaid"})
+        relay()
         boto3.client("sqs").purge_queue(QueueUrl=config.settings().deletions_queue_url)
     body = {"status": status} | ({"suspension_reason": "Unpaid"} if status == "suspended" else {})
     assert call("PATCH", "/orgs/acme", body).status == 200
+    relay()
     [message] = boto3.client("sqs").receive_message(QueueUrl=config.settings().deletions_queue_url)["Messages"]
     aws_requests.clear()
 
@@ -277,7 +283,8 @@ def test_a_sign_ins_job_sends_only_what_the_organizations_function_may(seeded, a
         }
     )
     assert expected <= set(aws_requests)
-    assert json.loads(message["Body"])["kind"] == signins.KIND
+    job = signins.job(json.loads(message["Body"]))  # the status's event: that status's job
+    assert job is not None and job["enabled"] == (status == "active")
     assert set(aws_requests) - granted[ORGANIZATIONS] == set()
 
 

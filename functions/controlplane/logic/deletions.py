@@ -7,10 +7,12 @@ time runs short, queues the org again. Where no queue is configured (the local r
 simply runs to the end within the request.
 
 The queue also carries the jobs that bring an org's sign-ins in line with its status (``signins``):
-a message with ``"kind": "sign-ins"``; the moves of units too big for a request (``moves``),
-``"kind": "unit-move"``; the user imports' jobs (``imports``), ``"kind": "user-import"``; and the
-sweep of a deleted user's tickets once GSI1 has caught up (``cascade``), ``"kind": "ticket-sweep"``,
-sent by the users function; one without a kind is a delete.
+a message with ``"kind": "sign-ins"``, or the lifecycle event of a status change that starts one
+(EventBridge's envelope, told by its ``detail-type``, sent by a rule on the bus); the moves of units
+too big for a request (``moves``), ``"kind": "unit-move"``; the user imports' jobs (``imports``),
+``"kind": "user-import"``; and the sweep of a deleted user's tickets once GSI1 has caught up
+(``cascade``), ``"kind": "ticket-sweep"``, sent by the users function. One with neither a kind nor
+a detail-type is a delete.
 """
 
 from __future__ import annotations
@@ -69,8 +71,9 @@ def handle_queue(event: dict[str, Any], lambda_context: LambdaContext) -> Partia
 
 def _continue(record: SQSRecord, lambda_context: LambdaContext) -> None:
     message = json.loads(record.body)
-    if message.get("kind") == signins.KIND:
-        signins.resume(message, lambda: _remaining(lambda_context))
+    job = signins.job(message)
+    if job is not None:
+        signins.resume(job, lambda: _remaining(lambda_context))
         return
     if message.get("kind") == move_queue.KIND:
         moves.continue_job(message, lambda: _remaining(lambda_context))

@@ -144,6 +144,7 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
     if "status" in changes:
         from controlplane.logic import signins  # the rare path: the users function never loads it
 
+        # In line where there is no queue; in the cloud, the status's lifecycle event starts the job.
         signins.start(org_id, enabled=changes["status"] == ACTIVE)
     if counter is None and plans.USER_COUNT not in item:  # a change that did not read the counter
         counter = seats.read(table, org_id)[1]

@@ -1,18 +1,25 @@
 """Sign-ins follow their org's status: suspending an org disables every user's Cognito sign-in and
 signs them out everywhere; reactivating it enables them again.
 
-Off the request path: ``PATCH /orgs/{org_id}`` writes the status (one UpdateItem) and puts a job on
-the deletions queue, which the organizations function consumes (``deletions.handle_queue``). A job
-is ``{"kind": "sign-ins", "org_id", "enabled", "after"}``: it does one page of the org's users after
-the user ``after``, then queues the rest as a new message. Every step can run twice (disabling a
-disabled sign-in changes nothing), so a message delivered again, or failed half-way and delivered
-again by SQS, repeats a few users and nothing else. Before each page, and after each user, the job
-reads the org again (one consistent GetItem): once its status is no longer the job's (an operator
-reactivated it meanwhile) or its delete has begun, the job stops; the newer job, or the cascade
-delete, does the rest. The user it just changed is set as the org is now, since the newer job,
-running beside it, may have passed them already. Where no queue is configured (tests with a user
-pool but no queue) the job runs to its end within the request; where there is no user pool (make
-run) there is nothing to do.
+Off the request path: ``PATCH /orgs/{org_id}`` writes the status (one UpdateItem) and nothing else.
+The write's stream record becomes the org's lifecycle event ("Organization Suspended" or
+"Organization Reactivated", the contract's status transitions, ``events``), which a rule on the bus
+sends to the deletions queue (infra/deletions.py), which the organizations function consumes
+(``deletions.handle_queue``): so once the status is written, its job cannot be lost (the stream
+retries until the event is published, EventBridge until it is queued), as it could be if the
+request queued it itself and that send failed after the write. The event starts the job:
+``job(message)``. A job is ``{"kind": "sign-ins", "org_id", "enabled", "after"}``: it does one page
+of the org's users after the user ``after``, then queues the rest as a new message. Every step can
+run twice (disabling a disabled sign-in changes nothing), so a message delivered again, or failed
+half-way and delivered again by SQS, repeats a few users and nothing else. Before each page, and
+after each user, the job reads the org again (one consistent GetItem): once its status is no longer
+the job's (an operator reactivated it meanwhile) or its delete has begun, the job stops; the newer
+job, or the cascade delete, does the rest. The user it just changed is set as the org is now, since
+the newer job, running beside it, may have passed them already. A suspension repeated with a new
+reason changes no status, so it sends no transition and starts no job: the first suspension's job
+already disabled every sign-in, and a sign-in made since is made as its org is (``as_its_org_is``).
+Where no queue is configured (tests with a user pool but no queue) the job runs to its end within
+the request (``start``); where there is no user pool (make run) there is nothing to do.
 
 Rate: AdminDisableUser, AdminEnableUser and AdminUserGlobalSignOut count toward one Cognito
 request-rate category, UserUpdate, whose default quota is 25 requests per second per account and
@@ -29,6 +36,7 @@ import json
 import math
 from collections.abc import Callable
 from contextlib import suppress
+from functools import cache
 from typing import Any
 
 from controlplane import config
@@ -47,15 +55,36 @@ STEP_SECONDS = 5.0
 
 
 def start(org_id: str, enabled: bool) -> None:
-    """Bring the org's sign-ins in line with its new status: queued, or in line where there is no queue."""
-    if config.directory() is None:
-        return
-    if config.settings().deletions_queue_url:
-        _enqueue(org_id, enabled, None)
+    """Bring the org's sign-ins in line with its new status within the request, where no queue is
+    configured; with one, the status's lifecycle event starts the job (``job``), so nothing here."""
+    if config.directory() is None or config.settings().deletions_queue_url:
         return
     after = step(org_id, enabled)
     while after is not None:
         after = step(org_id, enabled, after)
+
+
+@cache
+def events() -> dict[str, bool]:
+    """The lifecycle events that start a job, each with the state it puts the sign-ins in (enabled or
+    not): the org's status transitions in the contract's catalogue. Imported here: the contract builds
+    its models as it loads, which no request of the organizations function needs."""
+    from controlplane.lifecycle.contract import KINDS
+
+    [org] = [kind for kind in KINDS if kind.entity == keys.ORG]
+    return {t.detail_type: t.value == ACTIVE for t in org.transitions if t.field == "status"}
+
+
+def job(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The job a deletions-queue message holds: one of its own, or the one a status's lifecycle event
+    (EventBridge's envelope, its detail the contract's) starts, from its first user; None when the
+    message is none of these (a delete, another job)."""
+    if message.get("kind") == KIND:
+        return message
+    if "detail-type" not in message:
+        return None
+    enabled = events()[message["detail-type"]]  # the rule sends no other: any other fails, to the dead end
+    return {"kind": KIND, "org_id": message["detail"]["org_id"], "enabled": enabled, "after": None}
 
 
 def resume(job: dict[str, Any], time_left: Callable[[], float]) -> None:
