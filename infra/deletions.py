@@ -69,8 +69,9 @@ class DeletionsQueue(Construct):
 
     def follow(self, bus: events.IEventBus) -> None:
         """An org's status change (its lifecycle event) starts its sign-ins job here. The stream retries
-        until the event is published and EventBridge until it is queued, so a status written always
-        gets its job: a request that queued the job itself, after its write, could fail to. The queue's
+        until the event is published and EventBridge until it is queued (what still fails waits in a
+        dead end, with its alarm), so a status written gets its job: a request that queued the job
+        itself, after its write, could fail to and leave no trace. The queue's
         SQS-managed encryption takes EventBridge's sends (a KMS key would need a key policy); CDK adds
         the queue policy that lets this rule, and only it, send here."""
         events.Rule(

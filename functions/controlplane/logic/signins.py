@@ -5,9 +5,11 @@ Off the request path: ``PATCH /orgs/{org_id}`` writes the status (one UpdateItem
 The write's stream record becomes the org's lifecycle event ("Organization Suspended" or
 "Organization Reactivated", the contract's status transitions, ``events``), which a rule on the bus
 sends to the deletions queue (infra/deletions.py), which the organizations function consumes
-(``deletions.handle_queue``): so once the status is written, its job cannot be lost (the stream
-retries until the event is published, EventBridge until it is queued), as it could be if the
-request queued it itself and that send failed after the write. The event starts the job:
+(``deletions.handle_queue``): so once the status is written, its job is not lost, as it was when
+the request queued it itself and that send failed after the write. The stream retries the record
+until the event is published (a record that fails every attempt goes to the events function's
+on-failure queue, with its alarm), EventBridge retries until the event is queued (else the deletions
+queue's dead-letter queue, with its alarm). The event starts the job:
 ``job(message)``. A job is ``{"kind": "sign-ins", "org_id", "enabled", "after"}``: it does one page
 of the org's users after the user ``after``, then queues the rest as a new message. Every step can
 run twice (disabling a disabled sign-in changes nothing), so a message delivered again, or failed
