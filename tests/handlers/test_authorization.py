@@ -96,6 +96,16 @@ def test_other_org_is_403_whether_or_not_it_exists(tenants, dynamodb_calls, org_
     assert dynamodb_calls == []
 
 
+def test_an_org_admin_on_an_operators_route_is_told_it_is_for_operators(table, dynamodb_calls):
+    dynamodb_calls.clear()
+
+    reply = call("GET", "/orgs", caller=admin("acme", "root"))
+
+    assert (reply.status, reply.error_code) == (403, "forbidden")
+    assert reply.body["error"]["message"] == "Only operators may do this"
+    assert dynamodb_calls == []
+
+
 def test_member_may_not_change_their_own_role(tenants, dynamodb_calls):
     reply = call("PATCH", "/orgs/acme/users/alice", {"role": "admin"}, caller=member("acme", "alice"))
 
@@ -139,6 +149,27 @@ def test_an_authorizer_context_without_a_subject_is_401(table, context):
 
     assert reply.status == 401
     assert reply.error_code == "unauthorized"
+
+
+def test_no_token_is_401_before_a_malformed_id_is_422(table, dynamodb_calls):
+    dynamodb_calls.clear()
+
+    reply = call("GET", "/orgs/ACME/users", caller=None)
+
+    assert (reply.status, reply.error_code) == (401, "unauthorized")
+    assert dynamodb_calls == []
+
+
+def test_a_tenants_malformed_id_is_422_before_access_is_decided(table, dynamodb_calls):
+    # "acme\n" passes a regex that ends in $ (as the resolver's does); checked whole, it is no org id,
+    # so acme's admin is told it is malformed, as an operator is, not that it is another org
+    dynamodb_calls.clear()
+
+    reply = call("GET", "/orgs/acme%0A/users", caller=admin("acme", "root"))
+
+    assert (reply.status, reply.error_code) == (422, "validation_error"), reply.body
+    assert reply.body["error"]["details"][0]["loc"] == ["path", "org_id"]
+    assert dynamodb_calls == []
 
 
 def test_a_caller_without_org_or_role_gets_403_not_data(tenants):
@@ -324,6 +355,33 @@ def test_a_member_context_without_a_user_id_org_or_role_is_refused_before_any_re
     dynamodb_calls.clear()
 
     reply = call("GET", f"/orgs/acme/tickets/{tenants['alice']}", caller=context)
+
+    assert (reply.status, reply.error_code) == (403, "forbidden")
+    assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        {**member("acme", "alice"), "user_id": ""},
+        {**member("acme", "alice"), "org_id": ""},
+        {**member("acme", "alice"), "role": ""},
+        {**member("acme", "alice"), "role": "owner"},
+    ],
+    ids=["no-user_id", "no-org_id", "no-role", "a-role-of-no-rule"],
+)
+def test_a_context_without_a_user_id_org_or_known_role_is_refused_even_a_route_open_to_anyone(table, context):
+    reply = call("GET", "/plans", caller=context)
+
+    assert (reply.status, reply.error_code) == (403, "forbidden")
+    assert reply.body["error"]["message"] == "Your sign-in names no organization, user and role"
+
+
+@pytest.mark.parametrize("groups", ["support-operators", "operators-readonly"])
+def test_a_group_whose_name_only_contains_operators_grants_nothing(table, dynamodb_calls, groups):
+    dynamodb_calls.clear()
+
+    reply = call("GET", "/orgs", caller={**member("acme", "alice"), "groups": groups})
 
     assert (reply.status, reply.error_code) == (403, "forbidden")
     assert dynamodb_calls == []
