@@ -168,9 +168,12 @@ def _fetch_jwks() -> dict[str, RSAKey]:
 
 
 def _claims_registry() -> JWTClaimsRegistry:
+    accepted = audiences()
+    if not accepted:  # joserfc checks an audience against no values as against none: it would take any
+        raise Unauthorized("TOKEN_AUDIENCES names no app client")
     return JWTClaimsRegistry(
         iss={"essential": True, "value": os.environ["TOKEN_ISSUER"]},
-        aud={"essential": True, "values": audiences()},
+        aud={"essential": True, "values": accepted},
         token_use={"essential": True, "value": "id"},
         exp={"essential": True},
         sub={"essential": True},

@@ -18,7 +18,7 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from joserfc import jwt
-from joserfc.jwk import RSAKey
+from joserfc.jwk import ECKey, RSAKey
 
 from authorizer import handler
 from controlplane.dal import stamps, tenant_keys
@@ -395,6 +395,27 @@ def test_an_operator_whose_username_has_a_dot_is_denied(jwks, reads):
     assert reads == []
 
 
+def test_a_token_in_a_group_other_than_the_operators_is_a_tenants_decided_by_its_item(jwks):
+    subject = signed_up(role="member")
+
+    policy = authorize(token(sub=subject, **{"cognito:groups": ["support"]}))
+
+    assert _statement(policy)["Effect"] == "Allow"
+    assert {k: policy["context"][k] for k in ("org_id", "role", "groups")} == {
+        "org_id": "acme",
+        "role": "member",
+        "groups": "",
+    }
+
+
+def test_an_operators_token_that_names_an_org_is_still_the_operators(jwks, reads):
+    policy = authorize(token(role="operator", **{"custom:org_id": "acme", "custom:user_id": "alice"}))
+
+    assert (policy["context"]["org_id"], policy["context"]["user_id"]) == ("", "")
+    assert policy["usageIdentifierKey"] == tenant_keys.operators_key()
+    assert reads == []
+
+
 # Membership: the caller's own item decides, and every gap is a Deny that ends the session
 
 ENDED = "Your sign-in is no longer a user of organization acme"
@@ -620,9 +641,25 @@ def test_a_claim_of_a_type_cognito_never_signs_is_401_without_a_read(jwks, reads
     assert reads == []
 
 
+@pytest.mark.parametrize("setting", ["", " , "], ids=["empty", "blank-names"])
+@pytest.mark.parametrize("aud", [AUDIENCE, [""]], ids=["an-app-client", "the-empty-name"])
+def test_an_audience_setting_that_names_no_app_client_accepts_no_token(jwks, monkeypatch, setting, aud):
+    # "Empty accepts nothing": joserfc, given no audiences, checked none and took every token
+    monkeypatch.setenv("TOKEN_AUDIENCES", setting)
+
+    refused(f"Bearer {token(sub=signed_up(), aud=aud)}")
+
+
 @pytest.mark.parametrize("authorization", ["", "Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "Bearer a.b", "Bearer x y"])
 def test_a_missing_or_malformed_token_is_401(jwks, authorization):
     refused(authorization)
+
+
+def test_a_token_whose_kid_is_not_a_string_is_401_not_a_failed_decision(jwks):
+    # a list cannot be looked up among the JWKS's kids: unchecked, it raised a TypeError (a 503)
+    header = _b64(json.dumps({"alg": "RS256", "kid": ["key-1"]}).encode())
+
+    refused(f"Bearer {header}.{_b64(b'{}')}.{_b64(b'signature')}")
 
 
 # The JWKS: fetched once, again for a new kid, at a bounded rate
@@ -656,6 +693,31 @@ def test_a_flood_of_unknown_kids_fetches_the_jwks_once_per_interval(jwks):
         refused(f"Bearer {token(key)}")
 
     assert jwks.fetches == 1  # within JWKS_REFETCH_SECONDS of the last fetch: no more
+
+
+def test_known_keys_need_no_fetch_later_so_a_jwks_outage_then_fails_no_decision(jwks, clock):
+    # Given the keys fetched, then long past the refetch interval, a JWKS that is down
+    subject = signed_up()
+    authorize(f"Bearer {token(sub=subject)}")
+    clock.now += 10 * handler.JWKS_REFETCH_SECONDS
+    jwks.up = False
+
+    # When a token of a known key comes, then it is decided from the keys held, with no fetch
+    assert _statement(authorize(f"Bearer {token(sub=subject)}"))["Effect"] == "Allow"
+    assert jwks.fetches == 1
+
+
+def test_a_key_the_jwks_marks_for_encryption_verifies_no_token(jwks):
+    signer = RSAKey.generate_key(2048, private=True, parameters={"kid": "enc-1"})
+    jwks.keys = [KEY, RSAKey.import_key({**signer.as_dict(private=False), "use": "enc"})]
+
+    refused(f"Bearer {token(signer, sub=signed_up())}")
+
+
+def test_a_jwks_that_also_holds_a_key_of_another_type_still_verifies_tokens(jwks):
+    jwks.keys = [ECKey.generate_key("P-256", private=True, parameters={"kid": "ec-1"}), KEY]
+
+    assert _statement(authorize(f"Bearer {token(sub=signed_up())}"))["Effect"] == "Allow"
 
 
 # Fail closed: an outage is a failure (503), never an Allow
