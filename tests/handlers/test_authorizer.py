@@ -707,13 +707,6 @@ def test_known_keys_need_no_fetch_later_so_a_jwks_outage_then_fails_no_decision(
     assert jwks.fetches == 1
 
 
-def test_a_key_the_jwks_marks_for_encryption_verifies_no_token(jwks):
-    signer = RSAKey.generate_key(2048, private=True, parameters={"kid": "enc-1"})
-    jwks.keys = [KEY, RSAKey.import_key({**signer.as_dict(private=False), "use": "enc"})]
-
-    refused(f"Bearer {token(signer, sub=signed_up())}")
-
-
 def test_a_jwks_that_also_holds_a_key_of_another_type_still_verifies_tokens(jwks):
     jwks.keys = [ECKey.generate_key("P-256", private=True, parameters={"kid": "ec-1"}), KEY]
 
