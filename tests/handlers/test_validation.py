@@ -6,6 +6,7 @@ from urllib.parse import quote
 
 import pytest
 
+from controlplane.http.errors import MAX_BODY_BYTES
 from controlplane.http.routes import ROUTES
 from local.apigw import build_event, invoke
 from local.samples import BODIES
@@ -263,6 +264,21 @@ def test_a_base64_body_under_the_limit_is_not_refused_for_its_encoding(table):
 
     status, answer = _post_ticket(padded, encoded=True)
 
+    assert status == 201, answer
+
+
+@pytest.mark.parametrize("encoded", [False, True], ids=["text", "base64"])
+def test_a_body_of_exactly_the_limit_is_taken_and_one_byte_more_is_413(table, encoded):
+    # 131,072 bytes: base64 of them ends in one "=", which is no byte of the body
+    create_org("acme")
+    create_user("acme", "alice")
+    body = json.dumps({"subject": "Help", "description": "d" * 9_000, "tags": []})
+    at_limit = body + " " * (MAX_BODY_BYTES - len(body))
+
+    over, answer = _post_ticket(at_limit + " ", encoded)
+    assert (over, answer["error"]["code"]) == (413, "payload_too_large")
+
+    status, answer = _post_ticket(at_limit, encoded)
     assert status == 201, answer
 
 

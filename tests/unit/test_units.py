@@ -1,5 +1,6 @@
 """Keys, cursors and ids: no AWS, no handler."""
 
+import base64
 import time
 
 import pytest
@@ -79,6 +80,16 @@ def test_cursor_is_rejected_in_another_scope():
 
     with pytest.raises(InvalidCursor):
         cursor.decode("users:other", token, SECRET)
+
+
+def test_cursor_is_rejected_in_a_scope_that_runs_on_into_its_id():
+    # "users:acme" then "ali" reads as "users:acm" then "eali": signed without a separator, the
+    # signature of one would carry over to the other
+    signature = cursor.encode("users:acme", "ali", SECRET).split(".")[1]
+    moved = f"{base64.urlsafe_b64encode(b'eali').decode().rstrip('=')}.{signature}"
+
+    with pytest.raises(InvalidCursor):
+        cursor.decode("users:acm", moved, SECRET)
 
 
 def test_cursor_signed_with_another_secret_is_rejected():
