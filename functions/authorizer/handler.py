@@ -116,8 +116,8 @@ def verify(authorization: str) -> dict[str, Any]:
     """The verified claims of ``Bearer <token>`` (the scheme in any case, RFC 7235) or a bare token."""
     scheme, _, rest = authorization.strip().partition(" ")
     token = rest.strip() if scheme.lower() == "bearer" else authorization.strip()
-    if not token or " " in token:
-        raise Unauthorized("no token")
+    if not token or " " in token or not audiences():  # joserfc would take any audience against none
+        raise Unauthorized("no token, or TOKEN_AUDIENCES names no app client")
     key = _key_for(_header(token))
     try:
         decoded = jwt.decode(token, key, algorithms=[ALGORITHM])
@@ -168,12 +168,9 @@ def _fetch_jwks() -> dict[str, RSAKey]:
 
 
 def _claims_registry() -> JWTClaimsRegistry:
-    accepted = audiences()
-    if not accepted:  # joserfc checks an audience against no values as against none: it would take any
-        raise Unauthorized("TOKEN_AUDIENCES names no app client")
     return JWTClaimsRegistry(
         iss={"essential": True, "value": os.environ["TOKEN_ISSUER"]},
-        aud={"essential": True, "values": accepted},
+        aud={"essential": True, "values": audiences()},
         token_use={"essential": True, "value": "id"},
         exp={"essential": True},
         sub={"essential": True},
