@@ -93,6 +93,16 @@ def test_creating_a_user_past_the_limit_is_409_quota_exceeded_and_writes_nothing
     assert call("GET", "/orgs/acme").body["usage"] == {"users": 5}
 
 
+def test_a_full_org_refuses_a_user_with_its_one_transaction(full_free_org, dynamodb_calls):
+    # a counter that holds no seat is not one still on the org item: nothing to move, nothing to retry
+    dynamodb_calls.clear()
+
+    reply = create_user("acme", "sixth")
+
+    assert reply.error_code == "quota_exceeded"
+    assert dynamodb_calls == ["TransactWriteItems", "GetItem"]  # and the org's plan, for the refusal's details
+
+
 def test_an_existing_user_in_a_full_org_is_409_already_exists(full_free_org):
     reply = create_user("acme", "user-0")
 
