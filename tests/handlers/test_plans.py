@@ -4,7 +4,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 from controlplane import config
-from controlplane.dal import seats
+from controlplane.dal import keys, seats
+from controlplane.dal.conditions import ConditionFailed
+from controlplane.dal.table import api_table
 from controlplane.models import plans
 from tests.api import OPERATOR, admin, call, create_org, create_user, member
 
@@ -101,6 +103,25 @@ def test_a_full_org_refuses_a_user_with_its_one_transaction(full_free_org, dynam
 
     assert reply.error_code == "quota_exceeded"
     assert dynamodb_calls == ["TransactWriteItems", "GetItem"]  # and the org's plan, for the refusal's details
+
+
+def test_a_bulk_take_of_one_user_more_than_the_seats_left_takes_none(table):
+    # Given a free org (5 seats) with 3 users, and an import's part that read the limit
+    create_org("acme")
+    for i in range(3):
+        create_user("acme", f"user-{i}")
+    rows = [
+        {**keys.user_keys("acme", f"row-{i}"), "entity": keys.USER, "org_id": "acme", "user_id": f"row-{i}"}
+        for i in range(3)
+    ]
+
+    # When it takes 3 seats, then the counter refuses them all; 2 fit exactly
+    with pytest.raises(ConditionFailed) as refused:
+        seats.take(api_table(), "acme", rows, limit=5)
+    assert refused.value.action == len(rows) + 1
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 3}
+    seats.take(api_table(), "acme", rows[:2], limit=5)
+    assert call("GET", "/orgs/acme").body["usage"] == {"users": 5}
 
 
 def test_an_existing_user_in_a_full_org_is_409_already_exists(full_free_org):
