@@ -249,3 +249,17 @@ def test_a_user_import_with_nan_in_a_row_is_400_and_no_import_is_stored(table):
     assert (reply.status, reply.error_code) == (400, "invalid_json"), reply.body
     stored = config.dynamodb().scan(TableName=config.settings().table_name)["Items"]
     assert not [item for item in stored if item["SK"]["S"].startswith("USER_IMPORT#")]
+
+
+@pytest.mark.parametrize(
+    "row", ['{"user_id": "ann", "\\ud800": "x"}', '{"user_id": "ann", "notes": ["\\ud800"]}'], ids=["name", "list"]
+)
+def test_a_lone_surrogate_in_a_name_or_a_list_of_a_user_import_row_is_400_and_no_import_is_stored(table, row):
+    # rows are any objects until the import judges each: nothing but the parser stands between them and the table
+    create_org("acme")
+
+    reply = call("POST", "/orgs/acme/user-imports", f'{{"rows": [{row}]}}')
+
+    assert (reply.status, reply.error_code) == (400, "invalid_json"), reply.body
+    stored = config.dynamodb().scan(TableName=config.settings().table_name)["Items"]
+    assert not [item for item in stored if item["SK"]["S"].startswith("USER_IMPORT#")]
