@@ -89,6 +89,22 @@ def test_an_org_counted_before_without_a_limit_of_its_own_moves_with_its_plans_l
     assert counter is not None and (counter[plans.USER_COUNT], counter[plans.USER_LIMIT], users) == (4, 5, 4)
 
 
+def test_an_org_counted_before_with_a_limit_of_its_own_moves_with_that_limit_not_its_plans(before):
+    # Given acme (free: 5 today, 3 users) as the code before left it with a limit of 4 on its item
+    config.dynamodb().update_item(
+        TableName=config.settings().table_name,
+        Key={"PK": {"S": "ORG#acme"}, "SK": {"S": "METADATA#acme"}},
+        UpdateExpression="SET user_limit = :limit",
+        ExpressionAttributeValues={":limit": {"N": "4"}},
+    )
+
+    # When its first seat write moves the count, then the counter keeps the limit it had: one seat left, taken
+    assert create_user("acme", "alice").status == 201
+    _, counter, users = _stored("acme")
+    assert counter is not None and (counter[plans.USER_COUNT], counter[plans.USER_LIMIT], users) == (4, 4, 4)
+    assert create_user("acme", "bob").error_code == "quota_exceeded"
+
+
 def test_a_user_created_by_the_code_before_while_the_migration_copies_the_count_is_not_lost(before, monkeypatch):
     # Given a Lambda still running the code before, which adds a user and its seat on the org item
     # right after the move has read acme's count (the migration's own read of it is the first)
