@@ -3,39 +3,36 @@
 A TOKEN authorizer: the decision depends on the Authorization header alone (the token, then the org
 it names), API Gateway's cache key; one decision serves every route for ``authorizer_ttl_seconds``.
 
-- The ID token is verified as Cognito's authorizer did: RS256 against the pool's JWKS (fetched once
-  per container, again for an unknown ``kid`` at most every ``JWKS_REFETCH_SECONDS``), ``iss``,
-  ``aud`` (one of ``TOKEN_AUDIENCES``: the app clients that sign users in), ``token_use = id``, ``exp``,
-  claims of Cognito's types (``token_format.well_typed``). Anything else is ``Unauthorized`` (401).
-- A caller in an org: ONE BatchGetItem, strongly consistent and projected, of the org item and the
-  caller's own user item. The caller's access is what the table says now, not what the token said
-  when it was issued: a Deny (403, cached like an Allow) that ends the session (``session_ended``,
-  one message) when the org is missing or being deleted, when the user item is missing, when its
-  stored sign-in subject (``stamps.SIGN_IN_SUBJECT``) is not the token's ``sub`` (a deleted and
-  re-created user id, or org id, has a new sign-in, so a new ``sub``; an item without a subject is
-  refused too); and a Deny ``org_suspended`` when the org is suspended (its users get back in once it
-  is reactivated). The role handed to the functions is the item's, never the token's.
-- Operators (the ``operators`` group) read nothing; an operator username with a dot, which could
-  pass for a tenant's ``<org_id>.<user_id>``, is refused. A token in no group without an org and a
-  user is refused.
+- The ID token is verified as Cognito's authorizer did: RS256 against the pool's JWKS (fetched once per
+  container, again for an unknown ``kid`` at most every ``JWKS_REFETCH_SECONDS``), ``iss``, ``aud`` (one of
+  ``TOKEN_AUDIENCES``: the app clients that sign users in), ``token_use = id``, ``exp``, and the claims read of
+  Cognito's types (``_STRING_CLAIMS`` strings, the groups a list of them). Anything else is ``Unauthorized``.
+- A caller in an org: ONE BatchGetItem, strongly consistent and projected, of the org item and the caller's own
+  user item. The caller's access is what the table says now, not what the token said when it was issued: a Deny
+  (403, cached like an Allow) that ends the session (``session_ended``, one message) when the org is missing or
+  being deleted, when the user item is missing, when its stored sign-in subject (``stamps.SIGN_IN_SUBJECT``) is
+  not the token's ``sub`` (a deleted and re-created user id, or org id, has a new sign-in, so a new ``sub``; an
+  item without a subject is refused too); and a Deny ``org_suspended`` when the org is suspended (its users get
+  back in once it is reactivated). The role handed to the functions is the item's, never the token's.
+- Operators (the ``operators`` group) read nothing; an operator username with a dot, which could pass for a
+  tenant's ``<org_id>.<user_id>``, is refused. A token in no group without an org and a user is refused.
 - The Allow covers every method of the stage: the decision is cached per token and reused on other
   routes, whose records (``controlplane.http.routes``) stay the only fine-grained rules.
 - Fail closed: a JWKS or DynamoDB outage raises, which the stack's gateway responses answer 503
   service_unavailable (infra/api.py), never an Allow.
-- Bounded: one invocation has ``DECISION_SECONDS``. The JWKS fetch waits at most
-  ``JWKS_TIMEOUT_SECONDS`` per socket operation (connect, read). A BatchGetItem request (one
-  botocore attempt) is started only if a whole one, ``REQUEST_SECONDS`` (its connect and read
-  timeouts), ends by the deadline, ``READS`` at most, each resend after a random pause (at most
-  ``PAUSE_SECONDS``, doubled each time: throttling). Then it raises, as an outage does; Lambda's
-  timeout (infra AUTHORIZER_TIMEOUT) ends the invocation whatever it waits on. AWS documents a limit
+- Bounded: one invocation has ``DECISION_SECONDS``. The JWKS fetch waits at most ``JWKS_TIMEOUT_SECONDS`` per
+  socket operation (connect, read). A BatchGetItem request (one botocore attempt) is started only if a whole
+  one, ``REQUEST_SECONDS`` (its connect and read timeouts), ends by the deadline, ``READS`` at most, each resend
+  after a random pause (at most ``PAUSE_SECONDS``, doubled each time: throttling). Then it raises, as an outage
+  does; Lambda's timeout (infra AUTHORIZER_TIMEOUT) ends the invocation whatever it waits on. AWS documents a limit
   for HTTP APIs only, "Timeout for Lambda authorizer response: 10000 ms"
   (https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html); its REST API
   quotas (.../api-gateway-execution-service-limits-table.html) name none: the budget is well inside.
 - The Allow names the caller's usage plan key (``usageIdentifierKey``, controlplane.dal.tenant_keys).
 
-Imports on purpose: boto3 (the runtime's), joserfc (bundled with ``cryptography``), the standard library,
-``token_format``, ``controlplane.dal`` keys and tenant keys, and the domain errors
-(``controlplane.models.errors``, which import nothing): no pydantic, no Powertools, for a short cold start.
+Imports on purpose: boto3 (the runtime's), joserfc (bundled with ``cryptography``), the standard
+library, ``controlplane.dal`` keys and tenant keys, and the domain errors (``controlplane.models.errors``,
+which import nothing): no pydantic, no Powertools, no module more than these, for a short cold start.
 """
 
 import base64
@@ -57,7 +54,6 @@ from joserfc.errors import JoseError
 from joserfc.jwk import RSAKey
 from joserfc.jwt import JWTClaimsRegistry
 
-from authorizer.token_format import well_typed
 from controlplane.dal import stamps, tenant_keys
 from controlplane.dal.keys import org_key, user_key
 from controlplane.dal.schema import SORT_KEY
@@ -75,6 +71,7 @@ REQUEST_SECONDS = CONNECT_SECONDS + READ_SECONDS  # the longest one BatchGetItem
 READS = 3  # BatchGetItem requests per decision at most: the first, then again after an error or unprocessed keys
 PAUSE_SECONDS = 0.05  # the longest random pause before the first resend, doubled before the next
 _LOCAL_HOSTS = ("http://127.0.0.1:", "http://localhost:", "http://host.docker.internal:")  # sam local: the host
+_STRING_CLAIMS = ("sub", "custom:org_id", "custom:user_id", "cognito:username")  # what the decision reads
 ALGORITHM = "RS256"  # Cognito's; ``none`` and HS256 (signed with the public key as a secret) never pass
 
 logger = logging.getLogger("authorizer")
@@ -124,9 +121,12 @@ def verify(authorization: str) -> dict[str, Any]:
         _claims_registry().validate(decoded.claims)
     except (JoseError, ValueError) as error:
         raise Unauthorized(f"invalid token: {error}") from None
-    if not decoded.claims.get("sub") or not well_typed(decoded.claims):
+    claims = decoded.claims  # of Cognito's types only: no mapping's keys read as groups, no list made an id
+    groups = claims.get("cognito:groups", [])
+    typed = isinstance(groups, str) or (isinstance(groups, list) and all(isinstance(g, str) for g in groups))
+    if not claims.get("sub") or not typed or not all(isinstance(claims.get(c, ""), str) for c in _STRING_CLAIMS):
         raise Unauthorized("no subject, or a claim of a type Cognito does not sign")
-    return decoded.claims
+    return claims
 
 
 def _header(token: str) -> dict[str, Any]:
