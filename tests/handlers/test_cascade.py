@@ -10,7 +10,7 @@ from controlplane import config
 from controlplane.dal import batches, stamps
 from controlplane.dal.codec import to_dynamo
 from controlplane.dal.table import Table, api_table
-from controlplane.logic import cascade, tickets
+from controlplane.logic import cascade, deletions, tickets
 from controlplane.models.resources import TicketCreate
 from tests.api import call, create_org, create_ticket, create_user, deliver
 
@@ -297,6 +297,27 @@ def test_a_delete_an_outage_stops_before_its_mark_is_503_and_queues_nothing(acme
     assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
     assert call("GET", "/orgs/acme").body["deleting_since"] is None
     assert "Messages" not in boto3.client("sqs").receive_message(QueueUrl=deletions_queue)
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
+def test_a_delete_an_outage_stops_half_way_whose_rest_cannot_be_queued_is_503(acme, monkeypatch, deletions_queue):
+    # Given DynamoDB failing once the delete has marked acme, and SQS as the delete hands its rest over
+    with monkeypatch.context() as outage:
+        outage.setattr(batches, "delete_all", _failing_500)
+        outage.setattr(deletions, "_enqueue", _failing_500)
+        reply = call("DELETE", "/orgs/acme")
+
+    # Then the outage's 503 stands and nothing is queued; acme stays marked, and the delete sent again
+    # finishes it
+    assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
+    assert call("GET", "/orgs/acme").body["deleting_since"] is not None
+    assert "Messages" not in boto3.client("sqs").receive_message(QueueUrl=deletions_queue)
+    again = call("DELETE", "/orgs/acme")
+    assert again.status in (202, 204), again.body
+    if again.status == 202:
+        _drain(deletions_queue, {"org_id": "acme", "deleting_since": again.body["deleting_since"]})
+    assert call("GET", "/orgs/acme").status == 404
+    assert _items_of(acme, "acme") == []
 
 
 def _drain(queue_url: str, expected: dict) -> None:

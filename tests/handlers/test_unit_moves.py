@@ -657,6 +657,33 @@ def test_a_move_that_fails_half_way_on_a_bug_is_not_queued(acme, monkeypatch, de
     assert "Messages" not in boto3.client("sqs").receive_message(QueueUrl=deletions_queue)
 
 
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
+def test_a_move_failing_half_way_when_the_queue_fails_too_is_503_and_keeps_its_lock(acme, monkeypatch, deletions_queue):
+    from controlplane.dal import tree as tree_module
+
+    # Given a move whose request loses DynamoDB once its units are marked, and SQS as it hands the rest over
+    def queue_down(*args, **kwargs):
+        raise _sqs_unreachable()
+
+    with monkeypatch.context() as outage:
+        outage.setattr(tree_module, "note_marked", _unreachable)
+        outage.setattr(move_queue, "enqueue", queue_down)
+        reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+
+    # Then the outage's 503 stands, no job was queued, and the lock still holds the org's unit creates
+    # (the next move of the org, once the lock is abandoned, finishes this one)
+    assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
+    assert "Messages" not in boto3.client("sqs").receive_message(QueueUrl=deletions_queue)
+    refused = create_unit("cache", "platform")
+    assert (refused.status, refused.error_code) == (409, "move_in_progress"), refused.body
+
+
+def _sqs_unreachable():
+    from botocore.exceptions import EndpointConnectionError
+
+    return EndpointConnectionError(endpoint_url="https://sqs.us-east-1.amazonaws.com")
+
+
 def test_a_move_another_run_finished_meanwhile_answers_the_moved_unit(acme, monkeypatch):
     from controlplane.dal import tree as tree_module
 
