@@ -52,15 +52,12 @@ def _detail_type(record: dict[str, Any]) -> Any:
     return json.loads(record["body"]).get("detail-type")
 
 
-def changes_access(record: dict[str, Any]) -> bool:
-    return _detail_type(record) in ACCESS_CHANGES
-
-
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     started = time.monotonic()
     records = event.get("Records") or []
-    changes = sum(changes_access(record) for record in records)
-    again = any(_detail_type(record) == FLUSH_AGAIN for record in records)
+    detail_types = [_detail_type(record) for record in records]  # each body parsed once
+    changes = sum(detail_type in ACCESS_CHANGES for detail_type in detail_types)
+    again = FLUSH_AGAIN in detail_types
     if changes or again:
         apigateway().flush_stage_authorizers_cache(restApiId=os.environ["REST_API_ID"], stageName=os.environ["STAGE"])
         if changes:  # sent after the flush: a failed send fails the batch, whose retry flushes again
