@@ -41,6 +41,9 @@ def responses(route: routes.Route) -> dict[int, dict[str, Any]]:
     }
     for busy in (429, 503):
         documented[busy]["headers"] = {"Retry-After": {**_HEADERS["Retry-After"], "required": True}}
+    if "move_in_progress" in route.conflicts:
+        # Only that 409 says when to retry; the route's others do not.
+        documented[409]["headers"] = {"Retry-After": {**_HEADERS["Retry-After"], "required": False}}
     for status, model in route.successes.items():
         documented[status] = {"description": HTTPStatus(status).phrase}
         if model is not None:
@@ -49,6 +52,9 @@ def responses(route: routes.Route) -> dict[int, dict[str, Any]]:
             documented[status]["headers"] = {
                 name: {**_HEADERS[name], "required": True} for name in ("Location", "ETag")
             }
+        elif status == 202 and route.location is not None:
+            # A job the request started: where to follow it.
+            documented[status]["headers"] = {"Location": {**_HEADERS["Location"], "required": True}}
         elif model is not None and _versioned(model):
             # Sent with one versioned resource; not with a page, or a resource with its children.
             documented[status]["headers"] = {"ETag": {**_HEADERS["ETag"], "required": _versioned(model, every=True)}}
