@@ -16,7 +16,7 @@ from controlplane.models.resources import Page, Resource
 _HEADERS: dict[str, dict[str, Any]] = {
     "ETag": {
         "description": 'The version of the resource, e.g. `"3"`: send it as If-Match',
-        "schema": {"type": "string"},
+        "schema": {"type": "string", "pattern": '^"[0-9]+"$'},
     },
     "Location": {"description": "The path of the new resource", "schema": {"type": "string"}},
     "Retry-After": {"description": "Seconds to wait before retrying", "schema": {"type": "integer"}},
