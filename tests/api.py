@@ -1,33 +1,26 @@
 """The tests' callers and the resources most tests start from, on the local kit's ``call``."""
 
-import json
 from typing import Any
 
 from controlplane.http.routes import ORGANIZATIONS
 from controlplane.logic.access import ADMIN, MEMBER
-from local import ROOT, apigw
+from local import apigw
 from local.apigw import OPERATOR_CONTEXT, Reply, authorizer_context, run
+from tests import contract
 
 OPERATOR = OPERATOR_CONTEXT
-# Each operation's statuses in the committed OpenAPI document (tests/unit/test_routes.py: it is the code's).
-_DOCUMENTED = {
-    (method.upper(), path): set(operation["responses"])
-    for path, item in json.loads((ROOT / "docs" / "openapi.json").read_text())["paths"].items()
-    for method, operation in item.items()
-    if isinstance(operation, dict) and "responses" in operation
-}
 
 __all__ = ["OPERATOR", "Reply", "admin", "call", "create_org", "create_ticket", "create_user", "deliver", "member"]
 
 
 def call(method: str, path: str, body: Any = None, **options) -> Reply:
-    """``local.apigw.call``, and the answer's status is one the OpenAPI document gives its route: every
-    test that calls a route checks the document as it goes."""
+    """``local.apigw.call``, and the answer is what the OpenAPI document says its route answers (its
+    status, body and headers: ``tests.contract``): every test that calls a route checks the document
+    as it goes. A path no route has is the gateway's 404 or 405, which the document gives no route."""
     reply = apigw.call(method, path, body, **options)
     route, _ = apigw.match(method, path)
     if route is not None:
-        documented = _DOCUMENTED[(route.method, route.path)]
-        assert str(reply.status) in documented, f"{route} answered {reply.status}, undocumented: {reply.body}"
+        contract.check(route, reply)
     return reply
 
 

@@ -9,6 +9,7 @@ from moto import mock_aws
 from controlplane import config
 from controlplane.dal.schema import TABLE_SCHEMA
 from local import dynamodb_local, environment, server
+from tests import contract
 
 TABLE_NAME = "control-plane-test"
 
@@ -116,11 +117,14 @@ def dynamodb_calls(table):
 
 
 @pytest.fixture
-def gateway():
+def gateway(monkeypatch):
     """The local gateway (make run's) in a thread of this process, on a free port; the functions
-    behind it use whatever table the test set up."""
+    behind it use whatever table the test set up. Each answer it gives a route is held against the
+    OpenAPI document, and the test fails at its end on any that differs (``contract.watch``)."""
+    drift = contract.watch(monkeypatch)
     with server.in_thread() as url:
         yield url
+    assert not drift, "the local gateway answered what the OpenAPI document does not give:\n" + "\n".join(drift)
 
 
 # The tests that run the table's stream through the events function (handlers, and cpctl's activity
