@@ -124,6 +124,24 @@ def test_a_move_failed_at_any_request_leaves_no_lock_once_its_queued_rest_has_ru
     )
 
 
+def test_a_move_failed_at_any_request_with_no_queue_leaves_no_lock_once_its_unit_is_read(fail_at):
+    def then(org_id: str, reply) -> None:
+        # make run's: a 503 left no lock; a 202 left the rest to the next request on the org's units,
+        # here the GET its answer asks for, which finishes it
+        if reply.status == 202:
+            read = call("GET", f"/orgs/{org_id}/units/platform")
+            assert (read.status, read.body["moving"]) == (200, False), (org_id, read.body)
+        _assert_consistent(org_id)
+
+    _sweep(
+        fail_at,
+        _org_with_units,
+        lambda org_id: call("PATCH", f"/orgs/{org_id}/units/platform", {"parent_id": "ops"}),
+        then,
+        accepted=True,
+    )
+
+
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
 def test_a_queued_move_whose_job_fails_at_any_request_finishes_when_delivered_again(
     deletions_queue, fail_at, monkeypatch

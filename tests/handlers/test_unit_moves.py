@@ -604,9 +604,11 @@ def test_a_move_that_fails_under_its_lock_before_its_first_write_gives_the_lock_
 def test_a_move_that_died_half_way_is_not_done_for_its_retry_until_it_is_finished(acme, monkeypatch):
     from controlplane.dal import tree as tree_module
 
-    # Given a move of platform under ops whose request died after marking its units (a timeout, say)
+    # Given a move of platform under ops whose request died after marking its units (a timeout, say:
+    # it noted nothing on its lock, as it does when an outage stops it)
     with monkeypatch.context() as dying:
         dying.setattr(tree_module, "note_marked", _unreachable)
+        dying.setattr(tree_module, "note_stopped", _unreachable)
         assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 503
 
     # When it is asked for again while it could still be running, and once it is older than any request lives
@@ -618,6 +620,93 @@ def test_a_move_that_died_half_way_is_not_done_for_its_retry_until_it_is_finishe
     assert (early.status, early.error_code) == (409, "move_in_progress"), early.body
     assert (late.status, late.body["path"], late.body["moving"]) == (200, "/ops/platform", False), late.body
     assert_tree_is(MOVED)
+
+
+def _stopped_half_way(monkeypatch) -> None:
+    """A move of platform under ops with no queue (make run) whose request loses DynamoDB once its
+    units are marked: answered 202, as in the cloud, and nothing has run it on since."""
+    from controlplane.dal import tree as tree_module
+
+    with monkeypatch.context() as outage:
+        outage.setattr(tree_module, "note_marked", _unreachable)
+        reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+    assert (reply.status, reply.body.get("status")) == (202, "moving"), reply.body
+    assert api_table().get(keys.tree_key("acme"), consistent=True)[tree.MOVE][tree.STOPPED] is True
+
+
+def test_a_move_an_outage_stops_half_way_with_no_queue_answers_202_and_its_units_get_finishes_it(acme, monkeypatch):
+    # Given a move with no queue (make run) stopped half-way by an outage: 202, as in the cloud
+    _stopped_half_way(monkeypatch)
+
+    # When the unit is read, as the 202 says (until `moving` is false)
+    read = call("GET", "/orgs/acme/units/platform")
+
+    # Then that read ran the move on to its end, as the queue's job would have: every path is right,
+    # and the org takes new units at once, with no one asking for a move again
+    assert (read.status, read.body["path"], read.body["moving"]) == (200, "/ops/platform", False), read.body
+    assert_tree_is(MOVED)
+    assert create_unit("cache", "platform").status == 201
+
+
+@pytest.mark.parametrize("request_", ["create", "delete", "list", "list_users", "move_again"])
+def test_a_move_stopped_with_no_queue_is_run_on_by_the_next_request_that_meets_its_lock(acme, monkeypatch, request_):
+    # Given a move with no queue (make run) stopped half-way by an outage, and no GET of its unit since
+    assert create_unit("spare", "web").status == 201
+    _stopped_half_way(monkeypatch)
+
+    # When a request on the org's units meets its lock
+    reply = {
+        "create": lambda: create_unit("cache", "web"),
+        "delete": lambda: call("DELETE", "/orgs/acme/units/spare"),
+        "list": lambda: call("GET", "/orgs/acme/units"),
+        "list_users": lambda: call("GET", "/orgs/acme/units/eng/users"),
+        "move_again": lambda: call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}),
+    }[request_]()
+
+    # Then it runs the move on first and is answered as after it, not 409 move_in_progress for a
+    # lock that nothing would end
+    assert reply.status < 300, reply.body
+    if request_ == "move_again":
+        assert (reply.body["path"], reply.body["moving"]) == ("/ops/platform", False), reply.body
+    assert tree.MOVE not in api_table().get(keys.tree_key("acme"), consistent=True)
+    assert call("GET", "/orgs/acme/units/db").body["path"] == "/ops/platform/db"
+    assert call("GET", "/orgs/acme/users/dan").body["unit"] == "db"
+
+
+def test_a_stopped_moves_run_on_that_an_outage_stops_again_leaves_it_for_the_next_read(acme, monkeypatch):
+    # Given a move with no queue stopped half-way, and DynamoDB failing again as a read runs it on
+    _stopped_half_way(monkeypatch)
+    from controlplane.dal import tree as tree_module
+
+    with monkeypatch.context() as outage:
+        outage.setattr(tree_module, "unlock_move", _unreachable)
+        first = call("GET", "/orgs/acme/units/platform")
+
+    # Then that read answers the unit as moving (not a 503), the lock stays noted, and the next read finishes it
+    assert (first.status, first.body["moving"]) == (200, True), first.body
+    assert api_table().get(keys.tree_key("acme"), consistent=True)[tree.MOVE][tree.STOPPED] is True
+    second = call("GET", "/orgs/acme/units/platform")
+    assert (second.status, second.body["moving"]) == (200, False), second.body
+    assert_tree_is(MOVED)
+
+
+def test_a_move_stopped_with_no_queue_whose_note_fails_too_is_503_and_waits_for_a_move_after_60_s(acme, monkeypatch):
+    from controlplane.dal import tree as tree_module
+
+    # Given a move with no queue whose request loses DynamoDB once its units are marked, and again as
+    # it notes its lock stopped
+    with monkeypatch.context() as outage:
+        outage.setattr(tree_module, "note_marked", _unreachable)
+        outage.setattr(tree_module, "note_stopped", _unreachable)
+        reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+
+    # Then the outage's 503 stands (as when the queue fails too), and the lock is a dead request's:
+    # a read of the unit does not run it on (it may still be running)
+    assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
+    read = call("GET", "/orgs/acme/units/platform")
+    assert (read.status, read.body["moving"]) == (200, True), read.body
+    refused = create_unit("cache", "web")
+    assert (refused.status, refused.error_code) == (409, "move_in_progress"), refused.body
 
 
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's

@@ -111,6 +111,7 @@ OURS = {
         "dal.tree",
         "logic.moves",
         "logic.move_queue",  # its job on the queue
+        "logic.stopped_moves",  # with no queue, a move an outage stopped is run on by the next unit request
         "logic.tree_reads",
         "logic.units",
     },

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the stub packages are for the type checker only, never in L
 
 MOVING = "moving"  # on a unit: the id of the move rewriting its path
 MOVE = "move"  # on the tree item: the move under way, the lock
+STOPPED = "stopped"  # on the lock: its run in a request stopped on an outage, with no queue to go on
 UNIT_COUNT, MOVES, LAST_MOVE = "unit_count", "moves", "last_move"
 # On the tree item: when its latest unit was created (epoch seconds), which GSI1 may not show yet.
 LAST_CREATED = "last_unit_created"
@@ -232,6 +233,20 @@ def note_marked(table: Table, tree: Key, move_id: str, at: float) -> float:
             ReturnValues="ALL_NEW",
         )
     return float(from_dynamo(response["Attributes"])[MOVE]["marked_at"])
+
+
+def note_stopped(table: Table, tree: Key, move_id: str) -> None:
+    """Say that the move ``move_id``'s run in its request stopped (an outage) and no queue goes on
+    with it: the next request that meets its lock runs it on. Refused: the lock is gone or another's."""
+    with translate():
+        table.client.update_item(
+            TableName=table.name,
+            Key=to_dynamo(tree),
+            UpdateExpression="SET #move.#stopped = :stopped",
+            ConditionExpression="#move.#id = :id",
+            ExpressionAttributeNames={"#move": MOVE, "#stopped": STOPPED, "#id": "id"},
+            ExpressionAttributeValues=to_dynamo({":stopped": True, ":id": move_id}),
+        )
 
 
 def unlock_move(table: Table, tree: Key, move_id: str, last: Item, at: float) -> None:

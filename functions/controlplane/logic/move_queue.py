@@ -1,10 +1,16 @@
 """A unit move's job on the deletions queue (``moves``): a move too big for its request goes on
-from there, as does one whose run in its request failed half-way on an outage."""
+from there, as does one whose run in its request failed half-way on an outage. Where there is no
+queue (make run), such a move's lock is noted ``stopped`` instead, and the next request that meets
+it runs it on (``moves.run_stopped``), as the queue's job would have."""
 
 import json
+from contextlib import suppress
 
 from controlplane import config
+from controlplane.dal import keys, tree
+from controlplane.dal.conditions import ConditionFailed
 from controlplane.dal.outage import is_outage
+from controlplane.dal.table import api_table
 from controlplane.models.errors import ServiceUnavailable
 from controlplane.observability import logger
 
@@ -16,17 +22,22 @@ def enqueue(org_id: str) -> None:
     config.sqs().send_message(QueueUrl=config.deletions_queue(), MessageBody=body)
 
 
-def handed_over(org_id: str, failed: Exception) -> bool:
-    """Whether the queue took the rest of a move whose run in its request ``failed`` on an outage
-    (DynamoDB failing or busy), so that its lock waits for no one to ask for a move again: the
-    org's unit creates and deletes, and its marked units' new users, wait for it. False where there
-    is no queue (make run), for any other error, or when the queue fails too."""
-    if not config.settings().deletions_queue_url or not (isinstance(failed, ServiceUnavailable) or is_outage(failed)):
+def handed_over(org_id: str, move_id: str, failed: Exception) -> bool:
+    """Whether the rest of the move ``move_id``, whose run in its request ``failed`` on an outage
+    (DynamoDB failing or busy), was handed over, so that its lock waits for no one to ask for a move
+    again: the org's unit creates and deletes, and its marked units' new users, wait for it. To the
+    queue; with none (make run), to the next request that meets the lock, by noting it ``stopped``.
+    False for any other error, or when the queue (or the note) fails too."""
+    if not (isinstance(failed, ServiceUnavailable) or is_outage(failed)):
         return False
     try:
-        enqueue(org_id)
+        if config.settings().deletions_queue_url:
+            enqueue(org_id)
+        else:
+            with suppress(ConditionFailed):  # the lock is gone: another run finished the move
+                tree.note_stopped(api_table(), keys.tree_key(org_id), move_id)
     except Exception:  # the 503 stands: the next move of the org once the lock is abandoned finishes it
-        logger.warning("Move: its rest could not be queued either", org_id=org_id, exc_info=True)
+        logger.warning("Move: its rest could not be handed over either", org_id=org_id, exc_info=True)
         return False
-    logger.warning("Move: failed in its request, the queue finishes it", org_id=org_id, exc_info=failed)
+    logger.warning("Move: failed in its request, handed over", org_id=org_id, exc_info=failed)
     return True

@@ -74,8 +74,8 @@ def move_unit(
         raise
     try:
         resume(org_id, locked_by=locked_by)
-    except Exception as failed:  # an outage half-way: the lock stays; the queue, if it takes the rest, ends it
-        if not move_queue.handed_over(org_id, failed):
+    except Exception as failed:  # an outage half-way: the lock stays; whoever takes the rest ends it
+        if not move_queue.handed_over(org_id, move["id"], failed):
             raise
         return False
     return True
@@ -170,8 +170,10 @@ def _finish_abandoned(org_id: str) -> None:
 
 
 def _abandoned(move: Item) -> bool:
+    """A lock no run holds: its request stopped it with no queue to go on (make run), or died."""
     started = datetime.fromisoformat(move["started_at"].replace("Z", "+00:00"))
-    return not move.get("queued") and (datetime.now(UTC) - started).total_seconds() > STALE_SECONDS
+    stale = (datetime.now(UTC) - started).total_seconds() > STALE_SECONDS
+    return not move.get("queued") and (bool(move.get(tree.STOPPED)) or stale)
 
 
 def _settle(tree_item: Item, read_at: float, time_left: Callable[[], float] = lambda: math.inf) -> bool:
