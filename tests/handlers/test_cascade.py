@@ -104,7 +104,7 @@ def test_no_user_can_join_an_org_being_deleted(acme):
     api_table().mark({"PK": "ORG#acme", "SK": "METADATA#acme"}, stamps.DELETING, "2026-01-01T00:00:00Z")
 
     assert create_user("acme", "late").status == 404
-    assert call("GET", "/orgs/acme").body["deleting_since"] == "2026-01-01T00:00:00Z"
+    assert cascade.deletion_mark("acme") == "2026-01-01T00:00:00Z"  # a GET, with no queue, would run its delete on
 
 
 def test_unprocessed_items_are_retried_until_written(acme, monkeypatch):
@@ -284,6 +284,53 @@ def test_a_delete_an_outage_stops_half_way_answers_202_and_finishes_from_the_que
     _drain(deletions_queue, {"org_id": "acme", "deleting_since": mark})
     assert call("GET", "/orgs/acme").status == 404
     assert _items_of(acme, "acme") == []
+
+
+@pytest.mark.parametrize("query", [None, {"include": "users"}])
+def test_a_delete_an_outage_stops_half_way_with_no_queue_answers_202_and_its_next_get_finishes_it(
+    acme, monkeypatch, query
+):
+    # Given no queue (make run), and DynamoDB failing (500, after botocore's retries) once the delete has marked acme
+    with monkeypatch.context() as outage:
+        outage.setattr(batches, "delete_all", _failing_500)
+        reply = call("DELETE", "/orgs/acme")
+
+    # Then the delete is accepted, as in the cloud: a 503 would have a half-deleted org wait for
+    # someone to ask for its delete again
+    assert (reply.status, reply.body.get("status")) == (202, "deleting"), reply.body
+    assert _items_of(acme, "acme")  # half done
+
+    # And the org's GET, which its 202 asks for, runs the delete on to its end, as the queue's job would
+    assert call("GET", "/orgs/acme", query=query).status == 404
+    assert _items_of(acme, "acme") == []
+    assert len(_items_of(acme, "bolt")) == 4
+
+
+def test_a_deleting_orgs_get_that_an_outage_stops_again_answers_it_deleting_and_the_next_get_finishes(
+    acme, monkeypatch
+):
+    # Given no queue, a delete an outage stopped half-way, and DynamoDB failing again as a GET runs it on
+    with monkeypatch.context() as outage:
+        outage.setattr(batches, "delete_all", _failing_500)
+        assert call("DELETE", "/orgs/acme").status == 202
+        first = call("GET", "/orgs/acme")
+
+    # Then that GET answers the org as being deleted (not a 503), and the next one finishes it
+    assert (first.status, first.body["deleting_since"] is not None) == (200, True), first.body
+    assert call("GET", "/orgs/acme").status == 404
+    assert _items_of(acme, "acme") == []
+
+
+def test_a_delete_an_outage_stops_before_its_mark_with_no_queue_is_503_and_changes_nothing(acme, monkeypatch):
+    # Given no queue, and DynamoDB failing on the delete's first write, the org's mark
+    with monkeypatch.context() as outage:
+        outage.setattr(Table, "mark", _failing_500)
+        reply = call("DELETE", "/orgs/acme")
+
+    # Then it is a 503 and the org is as it was: no delete began, and its GET deletes nothing
+    assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
+    assert call("GET", "/orgs/acme").body["deleting_since"] is None
+    assert call("GET", "/orgs/acme/users/user-0").status == 200
 
 
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
@@ -484,7 +531,7 @@ def test_a_delete_out_of_time_for_a_sweeps_wait_stops_before_it_and_finishes_whe
     # Then it stops there (to be queued), with alice's marker and the org left for the rest
     assert finished is False
     assert api_table().get(keys.sweep_key("acme", "alice"), consistent=True) is not None
-    assert call("GET", "/orgs/acme").body["deleting_since"]
+    assert cascade.deletion_mark("acme")  # still there (a GET, with no queue, would run the delete on)
     assert cascade.continue_delete("acme", cascade.deletion_mark("acme")) is True
     assert _items_of(table, "acme") == []
 

@@ -4,7 +4,8 @@
 marked), then puts the org on the deletions queue (SQS) and answers 202. The organizations
 function also consumes that queue: each message continues the (resumable) delete and, if its own
 time runs short, queues the org again. Where no queue is configured (the local run) the delete
-simply runs to the end within the request.
+simply runs to the end within the request; one an outage stops once the org is marked answers 202
+all the same, and the org's next GET runs it on (``organizations.get_org``).
 
 The queue also carries the jobs that bring an org's sign-ins in line with its status (``signins``):
 a message with ``"kind": "sign-ins"``, or the lifecycle event of a status change that starts one
@@ -39,17 +40,19 @@ REQUEST_SECONDS = 29.0
 
 
 def delete_org(org_id: str, version: int | None, lambda_context: LambdaContext, caller: Caller | None = None) -> bool:
-    """True when the org is gone; False when the rest was queued."""
+    """True when the org is gone; False when the rest was handed over (queued; with no queue, left
+    to the org's next GET)."""
     actor = caller.subject if caller else None
-    if not config.settings().deletions_queue_url:
-        return cascade.delete_org(org_id, version, actor=actor)
+    queue = bool(config.settings().deletions_queue_url)
     deadline = time.monotonic() + REQUEST_SECONDS
     try:
+        if not queue:  # make run: to the end, within the request
+            return cascade.delete_org(org_id, version, actor=actor)
         done = cascade.delete_org(
             org_id, version, lambda: min(deadline - time.monotonic(), _remaining(lambda_context)), actor=actor
         )
     except Exception as failed:  # an outage once the org is marked: the queue finishes it, as one out of time
-        if not (isinstance(failed, ServiceUnavailable) or is_outage(failed)) or not _handed_over(org_id):
+        if not (isinstance(failed, ServiceUnavailable) or is_outage(failed)) or not _handed_over(org_id, queue):
             raise
         return False
     if not done:
@@ -95,13 +98,14 @@ def _continue(record: SQSRecord, lambda_context: LambdaContext) -> None:
         _enqueue(org_id, mark)
 
 
-def _handed_over(org_id: str) -> bool:
+def _handed_over(org_id: str, queue: bool) -> bool:
     """Queue the rest of a delete whose run in its request met an outage, if the org is marked (its
-    delete began): a half-deleted org then waits for no one to ask for its delete again. False if
-    it is not, or the read or the queue fails too (the outage's 503 stands)."""
+    delete began): a half-deleted org then waits for no one to ask for its delete again. With no
+    ``queue`` (make run), the org's next GET runs it on (``organizations.get_org``), as the 202 asks
+    for. False if it is not marked, or the read or the queue fails too (the outage's 503 stands)."""
     try:
         mark = cascade.deletion_mark(org_id)
-        if mark is not None:
+        if mark is not None and queue:
             _enqueue(org_id, mark)
     except Exception:
         logger.warning("Org delete: its rest could not be queued", org_id=org_id, exc_info=True)
