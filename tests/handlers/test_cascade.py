@@ -173,6 +173,25 @@ def test_a_users_delete_waits_for_nothing_where_gsi1_is_synchronous(acme, monkey
     assert slept and max(slept) < 0.01  # the sweep ran, with no wait (settle time 0 here)
 
 
+def test_a_user_delete_an_outage_stops_after_the_user_went_with_no_queue_is_swept_when_asked_again(acme, monkeypatch):
+    # Given no queue (make run), and DynamoDB failing (500, after botocore's retries) as the delete
+    # goes on to user-0's tickets, once their item is gone
+    with monkeypatch.context() as outage:
+        outage.setattr(cascade, "delete_tickets_of", _failing_500)
+        reply = call("DELETE", "/orgs/acme/users/user-0")
+    assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
+
+    # When the delete is asked again, as a 503 says
+    again = call("DELETE", "/orgs/acme/users/user-0")
+
+    # Then it is 404, as in the cloud, and it swept the tickets first, as the cloud's queued sweep
+    # does: a user created again with that id does not find the deleted user's tickets
+    assert again.status == 404, again.body
+    assert create_user("acme", "user-0").status == 201
+    assert call("GET", "/orgs/acme/users/user-0/tickets").body["items"] == []
+    assert [i for i in _items_of(acme, "acme") if i["SK"]["S"].startswith("SWEEP#")] == []
+
+
 def test_no_ticket_can_be_opened_once_the_users_item_is_gone(acme, monkeypatch):
     # Given a user's delete that has removed their item but not yet their tickets
     opened = []

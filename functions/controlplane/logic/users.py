@@ -241,10 +241,16 @@ def delete_user(org_id: str, user_id: str, version: int | None = None) -> None:
     delete goes through, even if a PATCH changed the user since that check (a 412 then would leave
     a user who can never sign in again). The sweep's marker is written
     and its job queued before the item goes, so whatever stops the request after that, the tickets
-    go: the queue's job sweeps them (or, where there is no queue, this request; or the org's delete,
-    which sweeps every marker left)."""
+    go: the queue's job sweeps them (or, where there is no queue, this request; stopped after the
+    item went, the delete asked again, before its 404; or the org's delete, which sweeps every
+    marker left)."""
     table = api_table()
-    _existing(org_id, user_id, version)
+    try:
+        _existing(org_id, user_id, version)
+    except errors.NotFound:
+        if not config.settings().deletions_queue_url:  # make run: what the queue's job would have swept
+            cascade.sweep_user(org_id, user_id)
+        raise
     cascade.remove_sign_in(org_id, user_id)
     marker = cascade.mark_for_sweep(table, org_id, user_id)
     queued = cascade.schedule_sweep(org_id, user_id)
