@@ -340,6 +340,24 @@ def test_a_deleting_orgs_get_that_an_outage_stops_again_answers_it_deleting_and_
     assert _items_of(acme, "acme") == []
 
 
+def test_a_deleting_orgs_get_whose_run_on_meets_a_bug_is_answered_as_the_bug(acme, monkeypatch):
+    # Given no queue, a delete an outage stopped half-way, and a bug (no outage) as a GET runs it on
+    with monkeypatch.context() as outage:
+        outage.setattr(batches, "delete_all", _failing_500)
+        assert call("DELETE", "/orgs/acme").status == 202
+
+    def bug(*args, **kwargs):
+        raise KeyError("injected")
+
+    with monkeypatch.context() as failing:
+        failing.setattr(cascade, "continue_delete", bug)
+        read = call("GET", "/orgs/acme")
+
+    # Then that GET is the bug's 500, not the org answered as being deleted; the next GET finishes it
+    assert (read.status, read.error_code) == (500, "internal_error"), read.body
+    assert call("GET", "/orgs/acme").status == 404
+
+
 def test_a_delete_an_outage_stops_before_its_mark_with_no_queue_is_503_and_changes_nothing(acme, monkeypatch):
     # Given no queue, and DynamoDB failing on the delete's first write, the org's mark
     with monkeypatch.context() as outage:

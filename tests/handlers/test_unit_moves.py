@@ -690,6 +690,23 @@ def test_a_stopped_moves_run_on_that_an_outage_stops_again_leaves_it_for_the_nex
     assert_tree_is(MOVED)
 
 
+def test_a_stopped_moves_run_on_that_meets_a_bug_is_answered_as_the_bug(acme, monkeypatch):
+    # Given a move with no queue stopped half-way, and a bug (no outage) as a read runs it on
+    _stopped_half_way(monkeypatch)
+
+    def bug(*args, **kwargs):
+        raise KeyError("injected")
+
+    with monkeypatch.context() as failing:
+        failing.setattr(moves, "resume", bug)
+        read = call("GET", "/orgs/acme/units/platform")
+
+    # Then the read is the bug's 500, not a unit answered as still moving, and the lock stays for the next read
+    assert (read.status, read.error_code) == (500, "internal_error"), read.body
+    assert call("GET", "/orgs/acme/units/platform").body["moving"] is False
+    assert_tree_is(MOVED)
+
+
 def test_a_move_stopped_with_no_queue_whose_note_fails_too_is_503_and_waits_for_a_move_after_60_s(acme, monkeypatch):
     from controlplane.dal import tree as tree_module
 
