@@ -690,6 +690,22 @@ def test_a_stopped_moves_run_on_that_an_outage_stops_again_leaves_it_for_the_nex
     assert_tree_is(MOVED)
 
 
+def test_a_user_import_into_a_unit_a_stopped_move_marked_runs_the_move_on_and_places_its_users(acme, monkeypatch):
+    # Given a move with no queue (make run) stopped half-way by an outage: db is marked, no one may join it
+    _stopped_half_way(monkeypatch)
+
+    # When an import places a user in db (its job runs within the request, make run's way)
+    row = {"user_id": "eve", "name": "Eve", "email": "eve@example.com", "unit": "db"}
+    started = call("POST", "/orgs/acme/user-imports", {"rows": [row]})
+
+    # Then the job ran the move on, as the unit routes do, and placed eve at db's new path: the import
+    # is done, where it would wait, running, for a move that nothing would ever finish
+    assert (started.status, started.body["status"], started.body["created"]) == (202, "done", 1), started.body
+    assert tree.MOVE not in api_table().get(keys.tree_key("acme"), consistent=True)
+    assert ids(call("GET", "/orgs/acme/units/db/users", query={"direct": "true"})) == ["dan", "eve"]
+    assert call("GET", "/orgs/acme/units/db").body["path"] == "/ops/platform/db"
+
+
 def test_a_stopped_moves_run_on_that_meets_a_bug_is_answered_as_the_bug(acme, monkeypatch):
     # Given a move with no queue stopped half-way, and a bug (no outage) as a read runs it on
     _stopped_half_way(monkeypatch)

@@ -31,7 +31,7 @@ from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.imports import RUNNING, STORING
 from controlplane.dal.outage import is_outage
 from controlplane.dal.table import api_table
-from controlplane.logic import import_job
+from controlplane.logic import import_job, stopped_moves
 from controlplane.logic.access import Caller
 from controlplane.logic.import_job import refusal
 from controlplane.models import errors
@@ -73,16 +73,21 @@ def _run_in_line(org_id: str, import_id: str) -> None:
     """No queue (make run): the job runs within the request, to its end. One that stops on a refusal
     worth retrying (a move under way, seats being counted, throttling) stays ``running``, as a queued
     one waits for its redelivery, and the import's next GET runs it on: no queue ever will. So does
-    one that an outage stops (DynamoDB failing): the import is stored, and a 503 would hide its id."""
-    try:
-        while (delay := import_job.run(org_id, import_id)) is not None:
-            logger.info("User import: another pass", org_id=org_id, import_id=import_id, delay=delay)
-    except Exception as stopped:
-        if not (isinstance(stopped, ServiceUnavailable) or is_outage(stopped)):
-            raise
-        logger.warning(
-            "User import: stopped; its next read carries on", org_id=org_id, import_id=import_id, exc_info=stopped
-        )
+    one that an outage stops (DynamoDB failing): the import is stored, and a 503 would hide its id.
+    A unit move that an outage stopped (which no queue finishes either) is run on, and the job again."""
+    for _ in range(2):
+        try:
+            while (delay := import_job.run(org_id, import_id)) is not None:
+                logger.info("User import: another pass", org_id=org_id, import_id=import_id, delay=delay)
+            return
+        except Exception as stopped:
+            if not (isinstance(stopped, ServiceUnavailable) or is_outage(stopped)):
+                raise
+            logger.warning(
+                "User import: stopped; its next read carries on", org_id=org_id, import_id=import_id, exc_info=stopped
+            )
+        if not stopped_moves.run_stopped(org_id):
+            return
 
 
 def _parts(org_id: str, import_id: str, rows: list[dict[str, Any]]) -> list[Item]:

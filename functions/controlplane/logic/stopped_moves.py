@@ -2,7 +2,8 @@
 answers ``202`` as in the cloud, its lock noted ``stopped`` (``move_queue.handed_over``), and the
 next request on the org's units that meets it runs it on first, as the queue's job would have run it
 in the cloud: a GET of a unit it moves (its ``202`` says to GET the unit until ``moving`` is false),
-a unit's create or delete, a listing, and the next move (``moves._abandoned``)."""
+a unit's create or delete, a listing, the next move (``moves._abandoned``), and a user import's job
+run in line (``imports``)."""
 
 from collections.abc import Callable
 from typing import TypeVar
