@@ -1,7 +1,7 @@
 """A unit move's job on the deletions queue (``moves``): a move too big for its request goes on
 from there, as does one whose run in its request failed half-way on an outage. Where there is no
 queue (make run), such a move's lock is noted ``stopped`` instead, and the next request that meets
-it runs it on (``moves.run_stopped``), as the queue's job would have."""
+it runs it on (``stopped_moves.run_stopped``), as the queue's job would have."""
 
 import json
 from contextlib import suppress
