@@ -204,6 +204,10 @@ def test_an_org_delete_removes_its_units(acme, table):
         ("/orgs/acme/units", {"under": "en#g"}),
         ("/orgs/acme/units", {"under": "ENG"}),
         ("/orgs/acme/units/eng/users", {"direct": "maybe"}),
+        ("/orgs/acme/units/eng/users", {"direct": "yes"}),
+        ("/orgs/acme/units/eng/users", {"direct": "1"}),
+        ("/orgs/acme/units/eng/users", {"direct": "True"}),
+        ("/orgs/acme/units", {"limit": "10.0"}),
         ("/orgs/acme/units/eng%23x/users", {}),
     ],
 )

@@ -97,6 +97,17 @@ def test_limit_outside_1_to_100_returns_422(table, limit):
     assert reply.error_code == "validation_error"
 
 
+@pytest.mark.parametrize("limit", ["10.0", "1_0", "+5", " 5", "5 ", "1e1", "0x5", "\u0665"])
+def test_a_limit_not_in_decimal_digits_is_422_though_it_reads_as_a_number(table, limit):
+    reply = call("GET", "/orgs", query={"limit": limit})
+
+    assert reply.status == 422, reply.body
+    assert [(detail["loc"], detail["message"]) for detail in reply.body["error"]["details"]] == [
+        (["query", "limit"], "must be written in decimal digits")
+    ]
+    assert call("GET", "/orgs", query={"limit": "05"}).status == 200  # digits, with a leading zero
+
+
 BASE64URL = string.ascii_uppercase + string.ascii_lowercase + string.digits + "-_"
 
 
