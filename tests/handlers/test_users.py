@@ -1,3 +1,6 @@
+import boto3
+import pytest
+
 from tests.api import call, create_org, create_ticket, create_user
 
 
@@ -135,3 +138,17 @@ def test_delete_missing_user_returns_404(table):
     create_org("acme")
 
     assert call("DELETE", "/orgs/acme/users/ghost").status == 404
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
+def test_delete_missing_user_with_a_queue_is_404_after_one_read_and_queues_nothing(
+    table, deletions_queue, dynamodb_calls
+):
+    """Where a queue sweeps a deleted user's tickets, the delete asked again sweeps nothing itself
+    (make run's does: tests/handlers/test_cascade.py)."""
+    create_org("acme")
+    dynamodb_calls.clear()
+
+    assert call("DELETE", "/orgs/acme/users/ghost").status == 404
+    assert dynamodb_calls == ["GetItem"]
+    assert boto3.client("sqs").receive_message(QueueUrl=deletions_queue).get("Messages", []) == []
