@@ -35,7 +35,6 @@ Under = Annotated[
 ]
 Direct = Annotated[
     bool,
-    Field(),
     Query(description="`true`: only the unit's own users, not those of the units below it"),
     _as_written("true|false", "true or false"),
 ]
