@@ -71,6 +71,21 @@ def test_include_users_first_page_continues_on_the_user_list(table):
     assert rest["next_cursor"] is None
 
 
+@pytest.mark.parametrize(
+    ("path", "include"), [("/orgs/acme", "users"), ("/orgs/acme/users/alice", "tickets")], ids=["org", "user"]
+)
+def test_a_cursor_beside_include_is_422_not_the_first_page_again(alice_with_45_tickets, path, include):
+    # include= is the first page; the cursor it returns goes on the list route.
+    create_user("acme", "bob")
+    cursor = call("GET", path, query={"include": include, "limit": 1}).body["next_cursor"]
+    assert cursor is not None
+
+    reply = call("GET", path, query={"include": include, "limit": 1, "cursor": cursor})
+
+    assert reply.status == 422, reply.body
+    assert [detail["loc"] for detail in reply.body["error"]["details"]] == [["query", "cursor"]]
+
+
 def test_45_orgs_come_in_pages_of_20_20_5_without_gaps(table):
     org_ids = sorted(f"org-{i:02d}" for i in range(45))
     for org_id in org_ids:

@@ -48,6 +48,21 @@ def test_bad_id_in_path_returns_4xx_before_any_dynamodb_call(dynamodb_calls, rou
     assert dynamodb_calls == []
 
 
+@pytest.mark.parametrize("route", [pytest.param(route, id=str(route)) for route in ROUTES])
+def test_a_query_parameter_the_route_does_not_take_is_422_before_any_dynamodb_call(dynamodb_calls, route):
+    # Read as if it had not been sent, a misspelt ``limt`` would be the default page size, and a
+    # ``cursor`` beside ``include=`` the first page again.
+    path = route.path.format(**GOOD)
+
+    reply = call(route.method, path, BODIES.get((route.method, route.path)), query={"limt": "5"})
+
+    assert (reply.status, reply.error_code) == (422, "validation_error"), reply.body
+    assert reply.body["error"]["details"] == [
+        {"loc": ["query", "limt"], "message": "not a parameter of this request", "type": "extra_forbidden"}
+    ]
+    assert dynamodb_calls == []
+
+
 @pytest.mark.parametrize("bad", ["ac#me", "ACME", "", "a" * 64, "-x", "acmé"])
 def test_bad_id_in_create_body_returns_422_and_writes_nothing(dynamodb_calls, bad):
     reply = call("POST", "/orgs", {"org_id": bad, "name": "X"})

@@ -3,6 +3,7 @@ error contract's exception handlers; and what a route function asks of it: to be
 route record describes it, the caller the entry point admitted, and a create that happens once per
 Idempotency-Key."""
 
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -34,7 +35,7 @@ from controlplane.http.errors import (
 )
 from controlplane.http.responses import Reply, cors, created, request_id
 from controlplane.logic.access import Caller
-from controlplane.models.errors import ApiError, ServiceUnavailable, TooDeep
+from controlplane.models.errors import ApiError, InvalidRequest, ServiceUnavailable, TooDeep
 from controlplane.models.problems import plain
 from controlplane.models.resources import Resource
 from controlplane.observability import logger
@@ -45,6 +46,8 @@ RouteFunction = TypeVar("RouteFunction", bound=Callable[..., Any])
 # largest valid ticket however it is encoded, except a user import's) is checked by the entry point,
 # before this parser.
 _LARGEST_BODY = max(route.max_body for route in routes.ROUTES)
+# As a body's field that is not one (``models.problems``).
+NOT_A_PARAMETER = "not a parameter of this request"
 
 
 def _asked_once(question: Callable[[Any], bool]) -> Callable[[Any], bool]:
@@ -74,7 +77,7 @@ class Resolver(APIGatewayRestResolver):
     def operation(self, operation_id: str) -> Callable[[RouteFunction], RouteFunction]:
         """Register a route function as the table's record ``operation_id`` describes it."""
         route = routes.operation(operation_id)
-        return self.route(
+        register = self.route(
             route.rule,
             route.method,
             summary=route.summary,
@@ -84,6 +87,35 @@ class Resolver(APIGatewayRestResolver):
             # Plain dicts: Powertools' OpenAPIResponseHeader has no ``required``, an OpenAPI header field we set.
             responses=cast(dict[int, OpenAPIResponse], responses(route)),
         )
+
+        def registered(function: RouteFunction) -> RouteFunction:
+            # Powertools reads the parameters and the return type through ``__wrapped__``.
+            @functools.wraps(function)
+            def answered(**parameters: Any) -> Any:
+                self._refuse_unknown_query()
+                return function(**parameters)
+
+            register(answered)
+            return function
+
+        return registered
+
+    def _refuse_unknown_query(self) -> None:
+        """422 for a query parameter the route does not take (``?include=users&cursor=...``, where
+        ``cursor`` belongs to the list route, or a misspelt ``?limt=5``), as a body's unknown field
+        is: a request is not answered as if part of it had not been sent. Powertools ignores them."""
+        given = self.current_event.get("queryStringParameters")
+        if not given:
+            return
+        # The parameters Powertools validated for this route: its route object, on the context key
+        # Powertools' own ``app.request`` reads.
+        known = {field.alias for field in self.context["_route"].dependant.query_params}
+        unknown = [name for name in given if name not in known]
+        if unknown:
+            details = [
+                {"loc": ["query", name], "message": NOT_A_PARAMETER, "type": "extra_forbidden"} for name in unknown
+            ]
+            raise InvalidRequest(NOT_VALID, details=details)
 
     # Powertools' context is untyped; the entry point put the route and the caller there, once.
     @property
