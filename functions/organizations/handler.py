@@ -4,7 +4,7 @@ from aws_lambda_powertools.event_handler import Response
 
 from controlplane.http import params, responses
 from controlplane.http.resolver import Resolver
-from controlplane.logic import activity, deletions, imports, moves, organizations, stopped_moves
+from controlplane.logic import activity, deletions, imports, moves, organizations, stopped_moves, tree_reads, units
 from controlplane.models.activity import ActivityPage
 from controlplane.models.imports import UserImport, UserImportCreate
 from controlplane.models.resources import (
@@ -67,7 +67,7 @@ def list_activity(
 def create_unit(
     org_id: params.OrgIdPath, body: UnitCreate, idempotency_key: params.IdempotencyKey = None
 ) -> Response[Unit]:
-    return app.create_once(idempotency_key, body, lambda: stopped_moves.create_unit(org_id, body, app.caller))
+    return app.create_once(idempotency_key, body, lambda: units.create_unit(org_id, body, app.caller))
 
 
 @app.operation("listUnits")
@@ -77,7 +77,7 @@ def list_units(
     limit: params.Limit = params.DEFAULT_LIMIT,
     cursor: params.Cursor = None,
 ) -> UnitPage:
-    return stopped_moves.list_units(org_id, under, limit, cursor)
+    return tree_reads.list_units(org_id, under, limit, cursor)
 
 
 @app.operation("getUnit")
@@ -100,7 +100,7 @@ def update_unit(
 def delete_unit(
     org_id: params.OrgIdPath, unit_id: params.UnitIdPath, if_match: params.IfMatch = None
 ) -> Response[None]:
-    stopped_moves.delete_unit(org_id, unit_id, responses.expected_version(if_match))
+    units.delete_unit(org_id, unit_id, responses.expected_version(if_match))
     return responses.no_content()
 
 
@@ -112,7 +112,7 @@ def list_unit_users(
     limit: params.Limit = params.DEFAULT_LIMIT,
     cursor: params.Cursor = None,
 ) -> UserPage:
-    return stopped_moves.list_unit_users(org_id, unit_id, direct, limit, cursor)
+    return tree_reads.list_unit_users(org_id, unit_id, direct, limit, cursor)
 
 
 @app.operation("importUsers")

@@ -648,7 +648,9 @@ def test_a_move_an_outage_stops_half_way_with_no_queue_answers_202_and_its_units
     assert create_unit("cache", "platform").status == 201
 
 
-@pytest.mark.parametrize("request_", ["create", "delete", "list", "list_users", "move_again"])
+@pytest.mark.parametrize(
+    "request_", ["create", "delete", "list", "list_users", "move_again", "create_user_in_it", "move_user_into_it"]
+)
 def test_a_move_stopped_with_no_queue_is_run_on_by_the_next_request_that_meets_its_lock(acme, monkeypatch, request_):
     # Given a move with no queue (make run) stopped half-way by an outage, and no GET of its unit since
     assert create_unit("spare", "web").status == 201
@@ -661,6 +663,9 @@ def test_a_move_stopped_with_no_queue_is_run_on_by_the_next_request_that_meets_i
         "list": lambda: call("GET", "/orgs/acme/units"),
         "list_users": lambda: call("GET", "/orgs/acme/units/eng/users"),
         "move_again": lambda: call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}),
+        # The users function's requests: db is marked, so no one joins it until the move has run on
+        "create_user_in_it": lambda: create_user("acme", "eve", unit="db"),
+        "move_user_into_it": lambda: call("PATCH", "/orgs/acme/users/ann", {"unit": "db"}),
     }[request_]()
 
     # Then it runs the move on first and is answered as after it, not 409 move_in_progress for a
@@ -671,6 +676,8 @@ def test_a_move_stopped_with_no_queue_is_run_on_by_the_next_request_that_meets_i
     assert tree.MOVE not in api_table().get(keys.tree_key("acme"), consistent=True)
     assert call("GET", "/orgs/acme/units/db").body["path"] == "/ops/platform/db"
     assert call("GET", "/orgs/acme/users/dan").body["unit"] == "db"
+    joined = {"create_user_in_it": ["eve"], "move_user_into_it": ["ann"]}.get(request_, [])
+    assert ids(call("GET", "/orgs/acme/units/db/users", query={"direct": "true"})) == sorted(["dan", *joined])
 
 
 def test_a_stopped_moves_run_on_that_an_outage_stops_again_leaves_it_for_the_next_read(acme, monkeypatch):

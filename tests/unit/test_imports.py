@@ -111,7 +111,7 @@ OURS = {
         "dal.tree",
         "logic.moves",
         "logic.move_queue",  # its job on the queue
-        "logic.stopped_moves",  # with no queue, a move an outage stopped is run on by the next unit request
+        "logic.stopped_moves",  # with no queue, a move an outage stopped is run on by the next GET of its unit
         "logic.tree_reads",
         "logic.units",
     },
