@@ -228,7 +228,11 @@ class Reply:
 def call(method: str, path: str, body: Any = None, *, caller: dict | None = OPERATOR_CONTEXT, **options) -> Reply:
     """One request through its function, as ``caller`` (the authorizer's context; None for no
     token): an operator unless told. ``options`` are ``build_event``'s (query, headers, request_id...)."""
-    response = invoke(build_event(method, path, body=body, authorizer=caller, **options))
+    return read(invoke(build_event(method, path, body=body, authorizer=caller, **options)))
+
+
+def read(response: dict[str, Any]) -> Reply:
+    """A proxy response as a client reads it."""
     headers = {name: values[-1] for name, values in (response.get("multiValueHeaders") or {}).items()}
     headers.update(response.get("headers") or {})
     raw = response.get("body")

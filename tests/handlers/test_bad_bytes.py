@@ -15,9 +15,9 @@ from controlplane.http.routes import ROUTES
 from controlplane.models import text
 from controlplane.models.ids import EMAIL_PATTERN
 from local import openapi, tokens
-from local.apigw import build_event, invoke
+from local.apigw import build_event
 from local.samples import BODIES
-from tests.api import OPERATOR, call, create_org, create_ticket, create_user
+from tests.api import OPERATOR, call, create_org, create_ticket, create_user, invoke
 
 GOOD = {"org_id": "acme", "user_id": "alice", "ticket_id": "01JD3Q0Z6V7S3M8E2K9XWQY4PB", "unit_id": "eng"}
 DOCUMENT = openapi.document()

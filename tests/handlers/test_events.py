@@ -5,7 +5,7 @@ import json
 from controlplane.http.routes import FUNCTIONS, ROUTES, Route
 from controlplane.logic import imports, tickets
 from local import events
-from local.apigw import invoke
+from tests.api import invoke
 
 ORDER = ("POST", "GET", "PATCH", "DELETE")
 

@@ -8,9 +8,9 @@ import pytest
 
 from controlplane.http.errors import MAX_BODY_BYTES
 from controlplane.http.routes import ROUTES
-from local.apigw import build_event, invoke
+from local.apigw import build_event
 from local.samples import BODIES
-from tests.api import OPERATOR, call, create_org, create_ticket, create_user
+from tests.api import OPERATOR, call, create_org, create_ticket, create_user, invoke
 
 ULID = "01JD3Q0Z6V7S3M8E2K9XWQY4PB"
 GOOD = {"org_id": "acme", "user_id": "alice", "ticket_id": ULID, "import_id": ULID, "unit_id": "eng"}  # stable ids
