@@ -8,7 +8,7 @@ import pytest
 
 from controlplane.http.errors import MAX_BODY_BYTES
 from controlplane.http.routes import ROUTES
-from local.apigw import build_event
+from local.apigw import build_event, read
 from local.samples import BODIES
 from tests.api import OPERATOR, call, create_org, create_ticket, create_user, invoke
 
@@ -60,6 +60,48 @@ def test_a_query_parameter_the_route_does_not_take_is_422_before_any_dynamodb_ca
     assert reply.body["error"]["details"] == [
         {"loc": ["query", "limt"], "message": "not a parameter of this request", "type": "extra_forbidden"}
     ]
+    assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize("form", ["queryStringParameters", "multiValueQueryStringParameters"])
+def test_a_query_parameter_the_route_does_not_take_is_422_in_either_form_the_event_has_alone(dynamodb_calls, form):
+    # Powertools reads the values from either form; a name in one alone is as much sent as in both.
+    event = build_event("GET", "/orgs/acme/users", query={"limt": "5"}, authorizer=OPERATOR)
+    (other,) = {"queryStringParameters", "multiValueQueryStringParameters"} - {form}
+    event[other] = None
+
+    reply = read(invoke(event))
+
+    assert (reply.status, reply.error_code) == (422, "validation_error"), reply.body
+    assert [detail["loc"] for detail in reply.body["error"]["details"]] == [["query", "limt"]]
+    assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize(
+    ("query", "refused"),
+    [
+        ({"Limit": "5"}, "Limit"),  # names are matched as sent: the route takes limit, not Limit
+        ({"li%6Dit": "5"}, "li%6Dit"),  # the gateway decodes a name; one still encoded was encoded twice
+        ({"limit": "5", "include": "users"}, "include"),  # another route's parameter
+    ],
+    ids=["case", "encoded", "other-route"],
+)
+def test_a_query_name_the_route_does_not_take_exactly_is_422(dynamodb_calls, query, refused):
+    reply = call("GET", "/orgs/acme/users", query=query)
+
+    assert (reply.status, reply.error_code) == (422, "validation_error"), reply.body
+    assert [detail["loc"] for detail in reply.body["error"]["details"]] == [["query", refused]]
+    assert dynamodb_calls == []
+
+
+def test_a_bad_value_and_an_unknown_name_are_422_for_the_value_first(dynamodb_calls):
+    # The values are checked first (docs/API.md): the unknown name is refused once they are good.
+    first = call("GET", "/orgs/acme/users", query={"limit": "abc", "limt": "5"})
+    then = call("GET", "/orgs/acme/users", query={"limit": "5", "limt": "5"})
+
+    assert (first.status, first.error_code) == (422, "validation_error"), first.body
+    assert [detail["loc"] for detail in first.body["error"]["details"]] == [["query", "limit"]]
+    assert [detail["loc"] for detail in then.body["error"]["details"]] == [["query", "limt"]]
     assert dynamodb_calls == []
 
 

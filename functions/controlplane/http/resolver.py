@@ -122,9 +122,12 @@ class Resolver(APIGatewayRestResolver):
         """422 for a query parameter the route does not take (``?include=users&cursor=...``, where
         ``cursor`` belongs to the list route, or a misspelt ``?limt=5``), as a body's unknown field
         is: a request is not answered as if part of it had not been sent. Powertools ignores them."""
-        given = self.current_event.get("queryStringParameters")
-        if not given:
+        event = self.current_event
+        # Both forms, as Powertools reads the values from either (``resolved_query_string_parameters``).
+        single, multi = event.get("queryStringParameters"), event.get("multiValueQueryStringParameters")
+        if not single and not multi:
             return
+        given = dict.fromkeys([*(single or ()), *(multi or ())])
         # The parameters Powertools validated for this route: its route object, on the context key
         # Powertools' own ``app.request`` reads.
         known = {field.alias for field in self.context["_route"].dependant.query_params}
