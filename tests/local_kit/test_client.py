@@ -1,6 +1,8 @@
 """The typed client: its coverage of the route table, its retries (scripted answers), and the real
 API through the local gateway on DynamoDB Local. (The e2e suite, e2e/, uses it on every route.)"""
 
+import contextlib
+import inspect
 import json
 
 import httpx
@@ -21,10 +23,12 @@ from cpctl.errors import (
     PreconditionFailed,
     ServiceUnavailable,
     Throttled,
+    UnexpectedAnswer,
 )
 from cpctl.retries import MAX_ATTEMPTS, MAX_WAIT_SECONDS
-from local import tokens
+from local import ROOT, apigw, tokens
 
+OPENAPI = ROOT / "docs" / "openapi.json"
 ORG = {
     "org_id": "acme",
     "name": "Acme",
@@ -220,6 +224,44 @@ def test_a_reason_over_500_characters_is_refused_before_sending():
         api.client().suspend_org("acme", "x" * 501)
 
     assert api.requests == []
+
+
+# Every query parameter a method can send, each given: a name its route does not take is a 422.
+QUERIES = {
+    "list_orgs": lambda c: c.list_orgs(limit=5, cursor="c"),
+    "get_org_with_users": lambda c: c.get_org_with_users("acme", limit=5),
+    "list_activity": lambda c: c.list_activity("acme", limit=5, cursor="c"),
+    "list_users": lambda c: c.list_users("acme", limit=5, cursor="c"),
+    "get_user_with_tickets": lambda c: c.get_user_with_tickets("acme", "alice", limit=5),
+    "list_tickets": lambda c: c.list_tickets("acme", "alice", limit=5, cursor="c"),
+    "list_units": lambda c: c.list_units("acme", under="eng", limit=5, cursor="c"),
+    "list_unit_users": lambda c: c.list_unit_users("acme", "eng", direct=True, limit=5, cursor="c"),
+}
+
+
+def _documented_query(method: str, path: str) -> set[str]:
+    route, _ = apigw.match(method, path)
+    operation = json.loads(OPENAPI.read_text())["paths"][route.path][method.lower()]
+    return {parameter["name"] for parameter in operation.get("parameters", []) if parameter["in"] == "query"}
+
+
+@pytest.mark.parametrize("method", QUERIES)
+def test_every_query_parameter_a_client_method_sends_is_one_its_route_takes(method):
+    api = Scripted(httpx.Response(200, json={}))
+
+    with contextlib.suppress(UnexpectedAnswer):  # the answer is not the page: only what was sent counts
+        QUERIES[method](api.client())
+
+    (sent,) = api.requests
+    assert set(sent.url.params) <= _documented_query(sent.method, sent.url.path)
+    assert len(sent.url.params) == len(set(sent.url.params))  # each once
+
+
+def test_every_client_method_that_sends_a_query_is_checked():
+    methods = {name: value for name, value in vars(Client).items() if inspect.isfunction(value)}
+    sends_a_query = {name for name, method in methods.items() if "params=" in inspect.getsource(method)}
+
+    assert sends_a_query == set(QUERIES)
 
 
 # Against the API: the local gateway over real HTTP, the functions on DynamoDB Local.
