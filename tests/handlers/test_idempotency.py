@@ -47,12 +47,21 @@ def test_replay_returns_the_first_response_and_creates_nothing(acme, dynamodb_ca
     assert len(call("GET", TICKETS).body["items"]) == 1
 
 
-def test_replay_of_a_failed_create_returns_the_same_error(acme):
-    assert _post("/orgs/acme/users", {"user_id": "alice", "name": "A", "email": "a@x.io"}).status == 409
+def test_a_refused_create_keeps_no_record_so_its_retry_runs_again(acme):
+    # docs/API.md: a refused first attempt keeps no record. Its retry while the cause stands is
+    # refused again; once the cause is gone, the same key and body create, and that is what replays.
+    body = {"user_id": "alice", "name": "A", "email": "a@x.io"}
+    first = _post("/orgs/acme/users", body)
+    again = _post("/orgs/acme/users", body)
+    assert (first.status, first.error_code) == (again.status, again.error_code) == (409, "already_exists")
+    assert first.body["error"]["request_id"] != again.body["error"]["request_id"]  # answered anew, not replayed
 
-    replay = _post("/orgs/acme/users", {"user_id": "alice", "name": "A", "email": "a@x.io"})
+    assert call("DELETE", "/orgs/acme/users/alice").status == 204
+    retried = _post("/orgs/acme/users", body)
+    replayed = _post("/orgs/acme/users", body)
 
-    assert replay.status == 409
+    assert retried.status == 201
+    assert replayed.status == 201 and replayed.body == retried.body
 
 
 def test_same_key_with_another_body_returns_422_and_creates_nothing(acme):
