@@ -29,6 +29,16 @@ def test_create_get_and_patch_carry_the_version_as_etag(acme):
         assert call("GET", path).headers["ETag"] == '"2"'
 
 
+@pytest.mark.parametrize("path, include", [("/orgs/acme", "users"), ("/orgs/acme/users/alice", "tickets")])
+def test_an_include_answer_carries_no_etag(acme, path, include):
+    # docs/API.md: an include= answer is not one versioned resource, so it has no ETag to send back
+    # in If-Match. The document gives its 200 the plain GET's optional ETag, so only this sees one.
+    reply = call("GET", path, query={"include": include})
+
+    assert reply.status == 200
+    assert "ETag" not in reply.headers
+
+
 @pytest.mark.parametrize("header", ["If-Match", "if-match"])
 def test_patch_with_current_etag_applies(acme, header):
     for path, change in _resources(acme):
