@@ -260,6 +260,29 @@ def test_a_delete_on_a_terminal_asks_and_yes_skips_the_question(table, cpctl, mo
     assert unasked.exit_code == 0 and "Delete ticket" not in unasked.stdout
 
 
+@pytest.mark.parametrize(
+    ("command", "said", "left"),
+    [
+        (("orgs", "delete", "acme"), "Nothing deleted.", "Acme"),
+        (("orgs", "suspend", "acme", "--reason", "Unpaid invoice"), "Nothing suspended.", "active"),
+    ],
+)
+def test_a_question_answered_no_says_nothing_changed_exits_1_and_changes_nothing(
+    table, cpctl, monkeypatch, command, said, left
+):
+    # docs/CLI.md: answered no, a delete or a suspension says so and exits 1, so a script that
+    # answers for the person (yes n | cpctl ...) does not take it as done
+    cpctl("orgs", "create", "acme", "--name", "Acme")
+    monkeypatch.setattr(common, "terminal", lambda: True)
+
+    declined = cpctl(*command, input="n\n")
+
+    assert declined.exit_code == 1
+    assert declined.stderr.strip().endswith(said)
+    shown = cpctl("orgs", "get", "acme")
+    assert shown.exit_code == 0 and left in shown.stdout and "suspended" not in shown.stdout
+
+
 def test_a_suspension_without_a_terminal_or_yes_exits_2_and_changes_nothing(table, cpctl):
     cpctl("orgs", "create", "acme", "--name", "Acme")
 
