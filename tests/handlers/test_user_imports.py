@@ -166,6 +166,20 @@ def test_an_import_of_no_rows_or_too_many_is_refused_whole(table, rows):
     assert _users() == []
 
 
+@pytest.mark.parametrize("odd", [None, "bob", ["bob", "Bob", "bob@example.com"], 7])
+def test_a_row_that_is_not_an_object_is_422_naming_it_and_nothing_is_stored(table, odd):
+    # docs/API.md: a row is refused on its own only when it is an object; one that is not (a client's
+    # bug, not a person's typo) refuses the request, naming its place, and no row before it goes in
+    create_org("acme")
+
+    reply = _import([_row("alice"), odd, _row("carol")])
+
+    assert (reply.status, reply.error_code) == (422, "validation_error")
+    assert [problem["loc"] for problem in reply.body["error"]["details"]] == [["body", "rows", 1]]
+    assert _users() == []
+    assert api_table().query(keys.org_partition("acme"), prefix=keys.IMPORT_PREFIX, limit=10)[0] == []
+
+
 def test_an_import_body_over_5_mib_is_413_and_a_users_body_over_128_kib_too(table):
     create_org("acme")
 
