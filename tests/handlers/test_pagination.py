@@ -248,18 +248,41 @@ def test_an_empty_cursor_is_the_first_page(alice_with_45_tickets):
 
 
 @pytest.mark.parametrize(
-    "path", ["/orgs", "/orgs/acme/users", "/orgs/acme/users/alice/tickets", "/orgs/acme/users/alice?include=tickets"]
+    "path",
+    [
+        "/orgs",
+        "/orgs/acme/users",
+        "/orgs/acme/users/alice/tickets",
+        "/orgs/acme/users/alice?include=tickets",
+        "/orgs/acme/units",
+        "/orgs/acme/units/root/users",
+    ],
 )
 def test_cursors_carry_no_key_attribute(alice_with_45_tickets, path):
     for i in range(3):
         create_org(f"org{i}")
         create_user("acme", f"user{i}")
+        assert call("POST", "/orgs/acme/units", {"unit_id": f"unit{i}", "name": f"Unit {i}"}).status == 201
     base, _, include = path.partition("?include=")
 
     cursor = call("GET", base, query={"limit": 1} | ({"include": include} if include else {})).body["next_cursor"]
 
     shown = base64.urlsafe_b64decode(cursor.split(".")[0] + "==").decode()
     assert "#" not in shown and "{" not in shown, shown  # an id, not a key
+
+
+def test_a_unit_listings_cursor_holds_the_last_units_place_the_move_count_and_the_units_creation(table):
+    # docs/API.md: not only an id: the place in the tree a page ends at, the org's move count (a
+    # move since is 409 conflict) and the listed unit's created_at (a unit created again since, too)
+    create_org("acme")
+    created = call("POST", "/orgs/acme/units", {"unit_id": "eng", "name": "Eng"}).body["created_at"]
+    for unit_id in ("api", "web"):
+        call("POST", "/orgs/acme/units", {"unit_id": unit_id, "name": unit_id, "parent_id": "eng"})
+
+    page = call("GET", "/orgs/acme/units", query={"under": "eng", "limit": 2}).body
+
+    shown = base64.urlsafe_b64decode(page["next_cursor"].split(".")[0] + "==").decode()
+    assert shown == f"0|{created}|{page['items'][-1]['path']}" == f"0|{created}|/eng/api"
 
 
 def _four_of_each() -> None:
