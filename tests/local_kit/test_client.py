@@ -18,6 +18,7 @@ from cpctl.errors import (
     AlreadyExists,
     ApiError,
     Conflict,
+    MoveInProgress,
     NotFound,
     OrgSuspended,
     PreconditionFailed,
@@ -134,6 +135,42 @@ def test_a_conflict_on_a_request_without_idempotency_key_is_not_retried():
         api.client().update_org("acme", name="X")
 
     assert len(api.requests) == 1
+
+
+UNIT = {
+    "org_id": "acme",
+    "unit_id": "db",
+    "name": "DB",
+    "parent_id": "eng",
+    "path": "/eng/db",
+    "depth": 2,
+    "moving": False,
+    "created_at": "2026-11-22T00:00:00.000Z",
+    "updated_at": "2026-11-22T00:00:00.000Z",
+    "version": 2,
+}
+
+
+def test_a_move_in_progress_is_waited_out_for_any_request_even_an_update_without_a_key():
+    # docs/CLI.md: a 409 move_in_progress changed nothing, so any request is sent again after its
+    # Retry-After, unlike a 409 conflict, which only a keyed create may be sent again after
+    moving = error(409, "move_in_progress", {"Retry-After": "2"})
+    api = Scripted(moving, moving, httpx.Response(200, json=UNIT))
+
+    unit = api.client().update_unit("acme", "db", parent_id="eng")
+
+    assert unit.path == "/eng/db"
+    assert (len(api.requests), api.waits) == (3, [2.0, 2.0])
+    assert api.keys() == [None, None, None]
+
+
+def test_a_move_that_outlasts_the_retries_is_raised_as_move_in_progress():
+    api = Scripted(error(409, "move_in_progress", {"Retry-After": "1"}))
+
+    with pytest.raises(MoveInProgress) as raised:
+        api.client().list_units("acme")
+
+    assert (len(api.requests), raised.value.code) == (MAX_ATTEMPTS, "move_in_progress")
 
 
 def test_retries_are_bounded_and_each_wait_is_capped():
