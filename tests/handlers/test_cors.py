@@ -29,6 +29,16 @@ def test_a_configured_origin_may_read_the_response_and_its_etag(app, origin):
     assert "ETag" in headers["Access-Control-Expose-Headers"]
 
 
+def test_a_configured_origin_may_read_the_location_and_retry_after_too(app):
+    # docs/API.md: ETag, Location and Retry-After are exposed; a console that cannot read a 503's or a
+    # 409 move_in_progress's Retry-After, or a create's Location, has to guess
+    exposed = {
+        name.strip() for name in _get(app, "https://app.example.com")["Access-Control-Expose-Headers"].split(",")
+    }
+
+    assert exposed >= {"ETag", "Location", "Retry-After"}
+
+
 def test_another_origin_is_not_named(app):
     assert "Access-Control-Allow-Origin" not in _get(app, "https://evil.example.com")
 
