@@ -59,6 +59,18 @@ def test_a_small_move_finishes_in_its_request(acme):
     assert sorted(ids(call("GET", "/orgs/acme/units/eng/users"))) == ["bea", "dee"]
 
 
+def test_a_big_move_with_no_queue_finishes_in_its_request(acme, monkeypatch):
+    # Given no queue (make run: docs/API.md, LOCAL.md) and a move too big for a request in the cloud
+    monkeypatch.setattr(moves, "MOVE_IN_REQUEST", 2)
+
+    reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+
+    # Then it is done before the answer, which is the moved unit, not a 202 for a job no queue runs
+    assert reply.status == 200, reply.body
+    assert (reply.body["path"], reply.body["moving"]) == ("/ops/platform", False)
+    assert_tree_is(MOVED)
+
+
 def test_a_move_with_a_rename_does_both(acme):
     reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops", "name": "Core"})
 
