@@ -282,6 +282,19 @@ def test_a_delete_too_big_for_one_request_answers_202_and_finishes_from_the_queu
     assert _items_of(acme, "acme") == []
 
 
+def test_with_no_queue_a_delete_too_big_for_a_request_in_the_cloud_finishes_in_its_request(acme, monkeypatch):
+    # Given no queue (make run: LOCAL.md, API.md) and steps that would not fit a cloud request's time
+    monkeypatch.setattr(cascade, "DELETE_STEP_SECONDS", 10_000)
+
+    reply = call("DELETE", "/orgs/acme")
+
+    # Then it is done before the answer: 204, not a 202 for a job no queue would run
+    assert reply.status == 204, reply.body
+    assert call("GET", "/orgs/acme").status == 404
+    assert _items_of(acme, "acme") == []
+    assert call("GET", "/orgs/bolt/users/bob").status == 200
+
+
 def _failing_500(*args, **kwargs):
     error = {
         "Error": {"Code": "InternalServerError", "Message": "injected"},
