@@ -1,7 +1,9 @@
 """Opaque, tamper-proof pagination cursors.
 
 A cursor is ``base64url(id) . base64url(hmac_sha256(scope, id))``: the id of the last item of the
-page, and a signature over it and the list it belongs to (its *scope*, e.g. ``tickets:acme:alice``).
+page (or, for a list whose order is not by id, its place: an activity entry's log position, a unit
+listing's move count, unit creation and path), and a signature over it and the list it belongs to
+(its *scope*, e.g. ``tickets:acme:alice``).
 Everything else a start key needs comes from the path, so a cursor shows no key attribute, a client
 can neither forge a start key nor carry a cursor from one list (or tenant) to another, and the key
 condition of a query always comes from the path. Only the spelling ``encode`` gives is read: padded,

@@ -28,7 +28,8 @@ class UserImportCreate(Request):
         min_length=1,
         max_length=MOST_ROWS,
         description="Up to 10,000 users, each as `POST /orgs/{org_id}/users` takes one. A row that is not "
-        "valid is refused on its own, with its reason; the others go in",
+        "valid is refused on its own, with its reason; the others go in. A row that is not an object refuses "
+        "the whole import (422)",
         examples=[[{"user_id": "alice", "name": "Alice", "email": "alice@example.com", "role": "admin"}]],
     )
 
