@@ -87,8 +87,8 @@ def split(request: dict, number: int) -> list[float]:
         return app.resolve(request, context)
 
     def route_function():
-        # As the resolver leaves things for it: the event and the admitted caller in place.
-        app.append_context(route=route, caller=caller)
+        # As the resolver leaves things for it: the event, the admitted caller and its route in place.
+        app.append_context(route=route, caller=caller, _route=registered)
         BaseRouter.current_event = app._to_proxy_event(request)
         BaseRouter.lambda_context = context
         return registered.func(**arguments)
