@@ -276,20 +276,23 @@ def test_a_method_no_route_lists_is_405_for_every_caller_before_any_read(table, 
     assert dynamodb_calls == []
 
 
-# Query parameters the document does not list change nothing of what a route reads.
+# Query parameters the document does not list are refused before anything is read: they cannot
+# steer a read into another org.
 
 
 @pytest.mark.parametrize(
     "path",
     ["/orgs/acme", "/orgs/acme/users", "/orgs/acme/units", "/orgs/acme/units/eng/users", "/orgs/acme/users/alice"],
 )
-def test_undocumented_query_parameters_do_not_steer_a_read_into_another_org(orgs, path):
+def test_undocumented_query_parameters_do_not_steer_a_read_into_another_org(orgs, dynamodb_calls, path):
     query = {"org_id": "bolt", "user_id": BOLT_USER, "unit_id": BOLT_UNIT, "PK": "ORG#bolt", "org": "bolt"}
+    dynamodb_calls.clear()
 
     reply = call("GET", path, caller=MEMBER_A if path.endswith("alice") else ADMIN_A, query=query)
 
-    assert reply.status == 200
-    assert reply.body == call("GET", path, caller=ADMIN_A).body
+    assert (reply.status, reply.error_code) == (422, "validation_error"), reply.body
+    assert sorted(detail["loc"][1] for detail in reply.body["error"]["details"]) == sorted(query)
+    assert dynamodb_calls == []
     _leaks_nothing_of_bolt(reply)
 
 
