@@ -2,6 +2,9 @@
 
 from typing import Any
 
+import boto3
+
+from controlplane import config
 from controlplane.http.routes import ORGANIZATIONS
 from controlplane.logic.access import ADMIN, MEMBER
 from local import apigw
@@ -21,6 +24,7 @@ __all__ = [
     "deliver",
     "invoke",
     "member",
+    "user_pool",
 ]
 
 
@@ -43,6 +47,16 @@ def invoke(event: dict[str, Any]) -> dict[str, Any]:
     if route is not None:
         contract.check(route, apigw.read(response))
     return response
+
+
+def user_pool(monkeypatch) -> str:
+    """A Cognito user pool (moto) with the attributes the functions write, named in the functions'
+    settings; its id."""
+    attributes = [{"Name": n, "AttributeDataType": "String", "Mutable": True} for n in ("org_id", "user_id", "role")]
+    pool_id = boto3.client("cognito-idp").create_user_pool(PoolName="users", Schema=attributes)["UserPool"]["Id"]
+    monkeypatch.setenv("USER_POOL_ID", pool_id)
+    config.reset()
+    return pool_id
 
 
 def admin(org_id: str = "acme", user_id: str = "root") -> dict:

@@ -8,7 +8,7 @@ from controlplane import config
 from controlplane.logic import users
 from controlplane.logic.access import Caller
 from controlplane.models.resources import UserCreate
-from tests.api import admin, call, create_org, create_ticket, create_user
+from tests.api import admin, call, create_org, create_ticket, create_user, user_pool
 
 pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito exists on moto only
 
@@ -17,17 +17,9 @@ SUCCESSORS_CREATOR = Caller(subject="op", user_id=None, org_id=None, role=None, 
 
 @pytest.fixture
 def pool(table, monkeypatch):
-    cognito = boto3.client("cognito-idp")
-    pool_id = cognito.create_user_pool(
-        PoolName="users",
-        Schema=[
-            {"Name": name, "AttributeDataType": "String", "Mutable": True} for name in ("org_id", "user_id", "role")
-        ],
-    )["UserPool"]["Id"]
-    monkeypatch.setenv("USER_POOL_ID", pool_id)
-    config.reset()
+    pool_id = user_pool(monkeypatch)
     create_org("acme")
-    return cognito, pool_id
+    return boto3.client("cognito-idp"), pool_id
 
 
 def _sign_in(pool, username: str) -> dict | None:

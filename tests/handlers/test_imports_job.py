@@ -17,7 +17,7 @@ from controlplane.dal.table import api_table
 from controlplane.logic import import_job
 from controlplane.models import plans
 from controlplane.models.errors import ServiceUnavailable
-from tests.api import call, create_org, deliver
+from tests.api import call, create_org, deliver, user_pool
 from tests.events_support import status_changes_to_the_deletions_queue
 from tests.handlers.test_org_units import create_unit
 
@@ -29,12 +29,7 @@ def cloud(table, monkeypatch):
     """A user pool and a deletions queue, and the org's status events on their way to it, as in the
     cloud; the sign-ins' pace lifted."""
     monkeypatch.setattr(import_job, "IMPORT_SIGNINS_PER_SECOND", math.inf)
-    cognito = boto3.client("cognito-idp")
-    pool_id = cognito.create_user_pool(
-        PoolName="users",
-        Schema=[{"Name": n, "AttributeDataType": "String", "Mutable": True} for n in ("org_id", "user_id", "role")],
-    )["UserPool"]["Id"]
-    monkeypatch.setenv("USER_POOL_ID", pool_id)
+    pool_id = user_pool(monkeypatch)
     monkeypatch.setenv("DELETIONS_QUEUE_URL", boto3.client("sqs").create_queue(QueueName="deletions")["QueueUrl"])
     config.reset()
     monkeypatch.setitem(globals(), "_relay", status_changes_to_the_deletions_queue(table, monkeypatch))

@@ -4,7 +4,6 @@ equals its user items and stays within its limit, and every answer is the one a 
 
 import itertools
 
-import boto3
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -13,7 +12,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from controlplane import config
 from controlplane.dal import keys
 from controlplane.models import plans
-from tests.api import call, create_org
+from tests.api import call, create_org, user_pool
 
 pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito exists on moto only
 
@@ -120,12 +119,7 @@ def _cognito_is_down(*_, **__):
 
 
 def test_user_count_equals_the_users_through_any_history(table, monkeypatch):
-    pool_id = boto3.client("cognito-idp").create_user_pool(
-        PoolName="users",
-        Schema=[{"Name": n, "AttributeDataType": "String", "Mutable": True} for n in ("org_id", "user_id", "role")],
-    )["UserPool"]["Id"]
-    monkeypatch.setenv("USER_POOL_ID", pool_id)
-    config.reset()
+    user_pool(monkeypatch)
     assert config.directory() is not None
 
     Seats.TestCase.settings = settings(

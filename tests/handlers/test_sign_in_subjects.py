@@ -6,7 +6,7 @@ import pytest
 from controlplane import config
 from controlplane.dal.table import api_table
 from ops import sign_in_subjects
-from tests.api import call, create_org, create_user
+from tests.api import call, create_org, create_user, user_pool
 
 pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito exists on moto only
 
@@ -19,11 +19,7 @@ class NoWait:
 @pytest.fixture
 def legacy(table, monkeypatch):
     """acme (alice, bob) and bolt (carol), stored before subjects were kept; bob's sign-in is gone."""
-    cognito = boto3.client("cognito-idp")
-    schema = [{"Name": n, "AttributeDataType": "String", "Mutable": True} for n in ("org_id", "user_id", "role")]
-    pool_id = cognito.create_user_pool(PoolName="users", Schema=schema)["UserPool"]["Id"]
-    monkeypatch.setenv("USER_POOL_ID", pool_id)
-    config.reset()
+    cognito, pool_id = boto3.client("cognito-idp"), user_pool(monkeypatch)
     for org_id, user_id in [("acme", "alice"), ("acme", "bob"), ("bolt", "carol")]:
         if call("GET", f"/orgs/{org_id}").status == 404:
             create_org(org_id)

@@ -17,7 +17,7 @@ from controlplane.dal.codec import to_dynamo
 from controlplane.dal.table import api_table
 from controlplane.logic import signins
 from controlplane.models.errors import ServiceUnavailable
-from tests.api import call, create_org, create_user, deliver
+from tests.api import call, create_org, create_user, deliver, user_pool
 from tests.events_support import status_changes_to_the_deletions_queue
 
 pytestmark = pytest.mark.parametrize("table", ["moto"], indirect=True)  # Cognito and SQS exist on moto only
@@ -31,12 +31,7 @@ def cognito_calls(table, monkeypatch) -> list[str]:
     cloud; the Cognito operations sent, in order. The job's pace is lifted: the tests count calls,
     never wait for them."""
     monkeypatch.setattr(signins, "CALLS_PER_SECOND", math.inf)
-    cognito = boto3.client("cognito-idp")
-    pool_id = cognito.create_user_pool(
-        PoolName="users",
-        Schema=[{"Name": n, "AttributeDataType": "String", "Mutable": True} for n in ("org_id", "user_id", "role")],
-    )["UserPool"]["Id"]
-    monkeypatch.setenv("USER_POOL_ID", pool_id)
+    user_pool(monkeypatch)
     monkeypatch.setenv("DELETIONS_QUEUE_URL", boto3.client("sqs").create_queue(QueueName="deletions")["QueueUrl"])
     config.reset()
     monkeypatch.setitem(globals(), "_relay", status_changes_to_the_deletions_queue(table, monkeypatch))

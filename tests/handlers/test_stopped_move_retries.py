@@ -10,7 +10,7 @@ from controlplane import config
 from controlplane.dal import keys, stamps, tree
 from controlplane.dal.table import api_table
 from controlplane.logic import stopped_moves
-from tests.api import call, create_org, create_user
+from tests.api import call, create_org, create_user, user_pool
 from tests.handlers.test_org_units import create_unit, ids
 from tests.handlers.test_unit_moves import _stopped_half_way, _unreachable
 
@@ -129,12 +129,7 @@ def test_with_a_queue_a_request_a_move_refuses_is_409_and_runs_no_move_on(
 @pytest.fixture
 def pool(table, monkeypatch):
     """A Cognito user pool (moto) the functions' settings name, before acme's users are created."""
-    cognito = boto3.client("cognito-idp")
-    schema = [{"Name": name, "AttributeDataType": "String", "Mutable": True} for name in ("org_id", "user_id", "role")]
-    pool_id = cognito.create_user_pool(PoolName="users", Schema=schema)["UserPool"]["Id"]
-    monkeypatch.setenv("USER_POOL_ID", pool_id)
-    config.reset()
-    yield cognito, pool_id
+    yield boto3.client("cognito-idp"), user_pool(monkeypatch)
     config.reset()
 
 
