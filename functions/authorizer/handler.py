@@ -18,10 +18,11 @@ it names), API Gateway's cache key; one decision serves every route for ``author
   tenant's ``<org_id>.<user_id>``, is refused. A token in no group without an org and a user is refused.
 - The Allow covers every method of the stage: the decision is cached per token and reused on other
   routes, whose records (``controlplane.http.routes``) stay the only fine-grained rules.
-- Fail closed: a JWKS or DynamoDB outage raises, which the stack's gateway responses answer 503
+- Fail closed: a JWKS, Secrets Manager or DynamoDB outage raises, which the stack's gateway responses answer 503
   service_unavailable (infra/api.py), never an Allow.
 - Bounded: one invocation has ``DECISION_SECONDS``. The JWKS fetch waits at most ``JWKS_TIMEOUT_SECONDS`` per
-  socket operation (connect, read). A BatchGetItem request (one botocore attempt) is started only if a whole
+  socket operation (connect, read), a container's first read of the usage plan key's secret at most
+  ``tenant_keys.READ_SECONDS`` (one request). A BatchGetItem request (one botocore attempt) is started only if a whole
   one, ``REQUEST_SECONDS`` (its connect and read timeouts), ends by the deadline, ``READS`` at most, each resend
   after a random pause (at most ``PAUSE_SECONDS``, doubled each time: throttling). Then it raises, as an outage
   does; Lambda's timeout (infra AUTHORIZER_TIMEOUT) ends the invocation whatever it waits on. AWS documents a limit
@@ -192,16 +193,17 @@ def decide(claims: dict[str, Any], method_arn: str, deadline: float | None = Non
     operator = OPERATORS_GROUP in groups
     org_id = "" if operator else str(claims.get("custom:org_id") or "")
     user_id = "" if operator else str(claims.get("custom:user_id") or "")
-    context = {"sub": str(claims["sub"]), "org_id": org_id, "user_id": user_id, "role": "", "groups": "", "plan": ""}
-    if operator:
-        context["groups"] = ",".join(groups)
-        if USERNAME_SEPARATOR in str(claims.get("cognito:username") or ""):
-            return _policy("Deny", context, method_arn, "forbidden", "An operator's username may not contain a dot")
-    elif refusal := _membership(context, org_id, user_id, deadline):
+    context = {"sub": str(claims["sub"]), "org_id": org_id, "user_id": user_id, "role": ""}
+    context |= {"groups": ",".join(groups) if operator else "", "plan": ""}
+    if operator and USERNAME_SEPARATOR in str(claims.get("cognito:username") or ""):
+        return _policy("Deny", context, method_arn, "forbidden", "An operator's username may not contain a dot")
+    # The caller's usage plan key (API key source AUTHORIZER), before the membership read, which starts only if it
+    # can end by the deadline: a container's first reads a secret (one request, tenant_keys.READ_SECONDS at most).
+    key = tenant_keys.usage_identifier_key(org_id or None, operator)
+    if not operator and (refusal := _membership(context, org_id, user_id, deadline)):
         return _policy("Deny", context, method_arn, refusal.code, refusal.message)
     policy = _policy("Allow", context, method_arn)
-    # The caller's usage plan key (API key source AUTHORIZER): the org's, or the operators'.
-    if key := tenant_keys.usage_identifier_key(org_id or None, operator):
+    if key:
         policy["usageIdentifierKey"] = key
     return policy
 

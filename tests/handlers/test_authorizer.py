@@ -372,6 +372,107 @@ def test_a_jwks_fetch_that_leaves_no_time_for_a_read_fails_the_decision_without_
     assert clock.now - started <= handler.DECISION_SECONDS
 
 
+# The usage plan key's secret, in Secrets Manager as in the cloud: read on a container's first decision,
+# within the decision's budget
+
+SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:tenant-key-AbCdEf"
+SECRET_READ = (200, {"ARN": SECRET_ARN, "Name": "tenant-key", "SecretString": "a-secret-in-secrets-manager"})
+
+
+@pytest.fixture
+def secret_reads(monkeypatch, jwks):
+    """The tenant key secret named by ARN, as the stack does: the GetSecretValue requests sent (URLs)."""
+    monkeypatch.setenv("TENANT_KEY_SECRET_ARN", SECRET_ARN)
+    tenant_keys.reset()
+    yield []
+    tenant_keys.reset()
+
+
+def _secret_answers(sent: list[str], clock: Clock, answers: list[tuple[int, dict]], seconds: float = 0.0) -> None:
+    """Secrets Manager answers the authorizer's reads with ``answers`` in turn, each after ``seconds``."""
+    hook = _answer(sent, clock, answers, seconds)
+    tenant_keys.secrets_manager().meta.events.register("before-send.secrets-manager.GetSecretValue", hook)
+
+
+def _secret_read_longest() -> float:
+    """The longest one read of the secret waits: its client's connect and read timeouts, one attempt."""
+    config = tenant_keys.secrets_manager().meta.config
+    assert config.retries["total_max_attempts"] == 1
+    return config.connect_timeout + config.read_timeout
+
+
+def test_a_containers_first_decision_reads_the_secret_once_and_names_the_orgs_key_from_it(jwks, clock, secret_reads):
+    # Given the tenant key secret in Secrets Manager
+    subject = signed_up()
+    _secret_answers(secret_reads, clock, [SECRET_READ])
+
+    # When two decisions are asked
+    first, second = authorize(token(sub=subject)), authorize(token(sub=subject))
+
+    # Then the secret was read once, and both name the org's key: the HMAC of its id under that secret
+    expected = hmac.new(b"a-secret-in-secrets-manager", b"acme", hashlib.sha256).hexdigest()
+    assert (first["usageIdentifierKey"], second["usageIdentifierKey"]) == (expected, expected)
+    assert len(secret_reads) == 1
+
+
+def test_a_slow_secret_read_and_a_slow_membership_read_still_allow_within_the_budget(jwks, clock, reads, secret_reads):
+    # Given a container's first decision, whose JWKS, secret read and membership read each take long:
+    # the two reads the longest their clients wait
+    subject = signed_up()
+    reads.clear()
+    secret_longest, read_longest = _secret_read_longest(), _slow_reads(clock)
+    _secret_answers(secret_reads, clock, [SECRET_READ], secret_longest)
+    jwks.seconds = handler.DECISION_SECONDS - secret_longest - read_longest - 0.5
+    started = clock.now
+
+    # When a decision is asked
+    policy = authorize(token(sub=subject))
+
+    # Then both reads are made once and the caller allowed, within the budget
+    assert _statement(policy)["Effect"] == "Allow"
+    assert (len(secret_reads), len(reads)) == (1, 1)
+    assert clock.now - started <= handler.DECISION_SECONDS
+
+
+def test_a_secret_read_that_leaves_no_time_for_the_membership_read_fails_the_decision_without_it(
+    jwks, clock, reads, secret_reads
+):
+    # Given a container's first decision, whose slow JWKS and slow secret read leave too little of the
+    # budget for one slow membership read
+    subject = signed_up()
+    reads.clear()
+    secret_longest, read_longest = _secret_read_longest(), _slow_reads(clock)
+    _secret_answers(secret_reads, clock, [SECRET_READ], secret_longest)
+    jwks.seconds = handler.DECISION_SECONDS - secret_longest - read_longest + 0.5
+    started = clock.now
+
+    # When a decision is asked, then it fails closed (an outage's error) without the membership read
+    with pytest.raises(RuntimeError, match="ran out"):
+        authorize(token(sub=subject))
+    assert (len(secret_reads), reads) == (1, [])
+    assert clock.now - started <= handler.DECISION_SECONDS
+
+
+@pytest.mark.parametrize("role", ["admin", "operator"])
+def test_a_failing_secret_read_fails_the_decision_and_the_next_decision_reads_again(
+    jwks, clock, secret_reads, monkeypatch, role
+):
+    # Given a Secrets Manager that fails once, then answers, and holds the secret the caller's key needs
+    monkeypatch.setenv("OPERATORS_KEY_ARN" if role == "operator" else "TENANT_KEY_SECRET_ARN", SECRET_ARN)
+    subject = signed_up() if role != "operator" else "sub-operator"
+    _secret_answers(secret_reads, clock, [(500, {"__type": "InternalServiceError"}), SECRET_READ])
+
+    # When a decision is asked, it fails closed (an outage's error, not a 401 nor a policy) after one request
+    with pytest.raises(Exception) as raised:
+        authorize(token(role=role, sub=subject))
+    assert str(raised.value) != "Unauthorized"
+    assert len(secret_reads) == 1
+
+    # And the next decision reads the secret again, and allows
+    assert _statement(authorize(token(role=role, sub=subject)))["Effect"] == "Allow"
+    assert len(secret_reads) == 2
+
+
 def test_an_operator_is_allowed_without_any_read(jwks, reads):
     policy = authorize(f"Bearer {token(role='operator')}")
 

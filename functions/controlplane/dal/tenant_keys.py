@@ -12,13 +12,22 @@ cannot compute an HMAC at deploy, and the operators need their key before any ev
 
 Both secrets are read once per container, on first use, never at import: ``TENANT_KEY_SECRET_ARN``
 and ``OPERATORS_KEY_ARN`` (Secrets Manager) in the cloud, ``TENANT_KEY_SECRET`` and ``OPERATORS_KEY``
-locally. Import-light on purpose: the authorizer's cold start imports it.
+locally. A read is one request of at most ``READ_SECONDS`` (its connect and read timeouts), so that
+the authorizer's decision keeps its budget; a failed read raises (an outage: 503) and is not
+remembered, so the next call reads again. Import-light on purpose: the authorizer's cold start
+imports it.
 """
 
 import hashlib
 import hmac
 import os
 from functools import cache
+from typing import Any
+
+CONNECT_SECONDS, READ_TIMEOUT_SECONDS = 1.0, 1.0  # GetSecretValue of one small secret answers in milliseconds
+READ_SECONDS = CONNECT_SECONDS + READ_TIMEOUT_SECONDS  # the longest one read waits
+
+_secrets_manager: Any = None
 
 
 def tenant_key(org_id: str) -> str:
@@ -40,15 +49,32 @@ def usage_identifier_key(org_id: str | None, operator: bool) -> str | None:
 @cache
 def _secret(name: str) -> bytes:
     if arn := os.environ.get(f"{name}_ARN"):
-        import boto3
-
-        return str(boto3.client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"]).encode()
+        return str(secrets_manager().get_secret_value(SecretId=arn)["SecretString"]).encode()
     value = os.environ.get(name)
     if not value:
         raise RuntimeError(f"environment variable {name} (or {name}_ARN) is not set")
     return value.encode()
 
 
+def secrets_manager() -> Any:
+    """The client that reads the secrets, made on first use: one attempt (``total_max_attempts``
+    counts the first), since botocore's retries and backoff would outlast the authorizer's budget."""
+    global _secrets_manager
+    if _secrets_manager is None:
+        import boto3
+        from botocore.config import Config
+
+        config = Config(
+            retries={"mode": "standard", "total_max_attempts": 1},
+            connect_timeout=CONNECT_SECONDS,
+            read_timeout=READ_TIMEOUT_SECONDS,
+        )
+        _secrets_manager = boto3.client("secretsmanager", config=config)
+    return _secrets_manager
+
+
 def reset() -> None:
-    """Forget the secrets read (tests that change them)."""
+    """Forget the secrets read and the client (tests that change them)."""
+    global _secrets_manager
     _secret.cache_clear()
+    _secrets_manager = None
