@@ -81,9 +81,11 @@ def _required(name: str) -> str:
 def _cursor_secret() -> bytes:
     """``CURSOR_SECRET`` locally and in tests; ``CURSOR_SECRET_ARN`` (Secrets Manager) in the cloud."""
     if arn := os.environ.get("CURSOR_SECRET_ARN"):
-        from aws_lambda_powertools.utilities.parameters import get_secret
+        from aws_lambda_powertools.utilities.parameters import SecretsProvider
 
-        return str(get_secret(arn)).encode()
+        # With the functions' client settings: Powertools' default client waits 60 s per socket operation,
+        # five times, where this read must fail (503) within the request's time.
+        return str(SecretsProvider(boto_config=CLIENT_CONFIG).get(arn)).encode()
     return _required("CURSOR_SECRET").encode()
 
 

@@ -219,6 +219,27 @@ def test_a_dynamodb_outage_is_503_with_retry_after_within_10_seconds(
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.parametrize("outage", ["hanging", "unreachable", "failing"])
+def test_a_secrets_manager_outage_on_a_containers_first_request_is_503_within_10_seconds(
+    monkeypatch, request, black_hole, failing_server, outage
+):
+    # Given the cursor secret in Secrets Manager, as in the cloud, and Secrets Manager out
+    endpoint = {"unreachable": _closed_port(), "hanging": black_hole, "failing": failing_server}[outage]
+    monkeypatch.setenv("CURSOR_SECRET_ARN", "arn:aws:secretsmanager:us-east-1:123456789012:secret:cursor-AbCdEf")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", endpoint)
+    config.reset()
+    request.addfinalizer(config.reset)
+    started = time.monotonic()
+
+    # When a new container's first request reads it
+    reply = call("GET", "/orgs/acme/users")
+
+    # Then the answer is a 503 to retry, within the request's time
+    assert reply.status == 503, reply.body
+    assert reply.error_code == "service_unavailable"
+    assert time.monotonic() - started < 10
+
+
 @pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 def test_a_cognito_outage_is_503_and_leaves_no_user(table, monkeypatch):
     create_org("acme")
