@@ -40,6 +40,7 @@ def get_org(
 ) -> Response[Org | OrgWithUsers]:
     if include == "users":
         return responses.with_etag(organizations.get_org_with_users(org_id, limit, app.caller))
+    app.refuse_query("limit")  # the size of a page that only include=users has
     return responses.with_etag(organizations.get_org(org_id, app.caller))
 
 

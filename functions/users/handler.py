@@ -33,6 +33,7 @@ def get_user(
 ) -> Response[User | UserWithTickets]:
     if include == "tickets":
         return responses.with_etag(users.get_user_with_tickets(org_id, user_id, limit))
+    app.refuse_query("limit")  # the size of a page that only include=tickets has
     return responses.with_etag(users.get_user(org_id, user_id))
 
 

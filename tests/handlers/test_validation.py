@@ -94,6 +94,35 @@ def test_a_query_name_the_route_does_not_take_exactly_is_422(dynamodb_calls, que
     assert dynamodb_calls == []
 
 
+@pytest.mark.parametrize(
+    ("path", "include"), [("/orgs/acme", "users"), ("/orgs/acme/users/alice", "tickets")], ids=["org", "user"]
+)
+def test_a_page_size_without_include_is_422_and_with_it_sizes_the_page(table, dynamodb_calls, path, include):
+    # Given an org whose user has more tickets and the org more users than a page of 2
+    create_org("acme")
+    for user_id in ("alice", "bob", "carol"):
+        create_user("acme", user_id)
+    for _ in range(3):
+        create_ticket("acme", "alice")
+    dynamodb_calls.clear()
+
+    # When the org or the user is read with a page size and no include=
+    refused = call("GET", path, query={"limit": "2"})
+
+    # Then it is refused as a parameter this request does not take (read without it, it would be
+    # answered as if it had not been sent), before any DynamoDB request
+    assert (refused.status, refused.error_code) == (422, "validation_error"), refused.body
+    assert refused.body["error"]["details"] == [
+        {"loc": ["query", "limit"], "message": "not a parameter of this request", "type": "extra_forbidden"}
+    ]
+    assert dynamodb_calls == []
+
+    # And with include=, the same limit sizes the included page
+    included = call("GET", path, query={"include": include, "limit": "2"})
+    assert included.status == 200, included.body
+    assert len(included.body[include]) == 2 and included.body["next_cursor"]
+
+
 def test_a_bad_value_and_an_unknown_name_are_422_for_the_value_first(dynamodb_calls):
     # The values are checked first (docs/API.md): the unknown name is refused once they are good.
     first = call("GET", "/orgs/acme/users", query={"limit": "abc", "limt": "5"})

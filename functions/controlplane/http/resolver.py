@@ -70,6 +70,12 @@ def _asked_once(question: Callable[[Any], bool]) -> Callable[[Any], bool]:
 openapi_validation.is_scalar_field = _asked_once(openapi_validation.is_scalar_field)  # type: ignore[attr-defined,assignment]
 
 
+def _refuse_query(names: list[str]) -> None:
+    if names:
+        details = [{"loc": ["query", name], "message": NOT_A_PARAMETER, "type": "extra_forbidden"} for name in names]
+        raise InvalidRequest(NOT_VALID, details=details)
+
+
 class Resolver(APIGatewayRestResolver):
     def __init__(self) -> None:
         super().__init__(enable_validation=True, json_body_deserializer=_parse_body, cors=cors())
@@ -122,21 +128,25 @@ class Resolver(APIGatewayRestResolver):
         """422 for a query parameter the route does not take (``?include=users&cursor=...``, where
         ``cursor`` belongs to the list route, or a misspelt ``?limt=5``), as a body's unknown field
         is: a request is not answered as if part of it had not been sent. Powertools ignores them."""
+        if given := self._query_names():
+            # The parameters Powertools validated for this route: its route object, on the context key
+            # Powertools' own ``app.request`` reads.
+            known = {field.alias for field in self.context["_route"].dependant.query_params}
+            _refuse_query([name for name in given if name not in known])
+
+    def refuse_query(self, *names: str) -> None:
+        """422 for each of ``names`` the query has: parameters of the route that this request, as a
+        whole, does not take (``limit`` with no ``include=``: no page to size)."""
+        _refuse_query([name for name in self._query_names() if name in names])
+
+    def _query_names(self) -> list[str]:
+        """The names the query has, in both forms, as Powertools reads the values from either
+        (``resolved_query_string_parameters``)."""
         event = self.current_event
-        # Both forms, as Powertools reads the values from either (``resolved_query_string_parameters``).
         single, multi = event.get("queryStringParameters"), event.get("multiValueQueryStringParameters")
         if not single and not multi:
-            return
-        given = dict.fromkeys([*(single or ()), *(multi or ())])
-        # The parameters Powertools validated for this route: its route object, on the context key
-        # Powertools' own ``app.request`` reads.
-        known = {field.alias for field in self.context["_route"].dependant.query_params}
-        unknown = [name for name in given if name not in known]
-        if unknown:
-            details = [
-                {"loc": ["query", name], "message": NOT_A_PARAMETER, "type": "extra_forbidden"} for name in unknown
-            ]
-            raise InvalidRequest(NOT_VALID, details=details)
+            return []
+        return list(dict.fromkeys([*(single or ()), *(multi or ())]))
 
     # Powertools' context is untyped; the entry point put the route and the caller there, once.
     @property
