@@ -92,6 +92,10 @@ OPERATIONS = {
         "the unit until `moving` is false. A rename is one UpdateItem; a move rewrites one item per unit and "
         "user below it.",
         None,
+        grows=(
+            "what it moves: a rename is one UpdateItem; a move, about two UpdateItems per unit and one per user "
+            "below it, beside a few reads and the Queries that find them (measured in docs/BENCHMARKS.md)"
+        ),
     ),
     "deleteUnit": Operation(
         "Deletes a unit that has no units and no users below it; one that has is `409 conflict`, and so is a "

@@ -192,3 +192,24 @@ def test_a_create_with_an_idempotency_key_costs_what_its_description_adds(seeded
     assert reply.status == 201, reply.body
     requests = descriptions.OPERATIONS[route.operation_id].requests or ()
     assert len(dynamodb_calls) == len(requests) + descriptions.IDEMPOTENCY_REQUESTS
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)
+def test_a_units_update_costs_what_a_rename_and_a_move_send_not_what_a_delete_does(seeded, dynamodb_calls):
+    # Given the cost updateUnit's description gives, which grows with the data (a move)
+    route = next(route for route in ROUTES if route.operation_id == "updateUnit")
+    cost = descriptions.cost(route, descriptions.OPERATIONS[route.operation_id].requests)
+
+    # When a unit is renamed, and then moved
+    assert call("PATCH", "/orgs/acme/units/eng", {"name": "Eng"}).status == 200
+    renamed = list(dynamodb_calls)
+    assert call("POST", "/orgs/acme/units", {"unit_id": "ops", "name": "Ops"}).status == 201
+    dynamodb_calls.clear()
+    assert call("PATCH", "/orgs/acme/units/eng", {"parent_id": "ops"}).status == 200
+
+    # Then the rename was the one UpdateItem it names, and the move, which deletes nothing, UpdateItems
+    assert renamed == ["UpdateItem"]
+    assert "DeleteItem" not in dynamodb_calls and "BatchWriteItem" not in dynamodb_calls
+    assert "UpdateItem" in dynamodb_calls
+    assert "deletes" not in cost and "BatchWriteItem" not in cost
+    assert "a rename is one UpdateItem" in cost and "UpdateItems per unit" in cost
