@@ -47,8 +47,6 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from joserfc import jwt
 from joserfc.errors import JoseError
@@ -56,6 +54,7 @@ from joserfc.jwk import RSAKey
 from joserfc.jwt import JWTClaimsRegistry
 
 from controlplane.dal import stamps, tenant_keys
+from controlplane.dal.bounded import one_attempt_client
 from controlplane.dal.keys import org_key, user_key
 from controlplane.dal.schema import SORT_KEY
 from controlplane.models.errors import ApiError, Forbidden, session_ended, suspended_session
@@ -273,16 +272,8 @@ def read_org_and_user(
 def dynamodb() -> Any:
     """The authorizer's client, made on first use (tests reset it with ``reset()``)."""
     global _dynamodb
-    if _dynamodb is None:
-        # One attempt per call (total_max_attempts counts the first): read_org_and_user sends again,
-        # within the decision's budget, which botocore's backoff (a retry-after header can add 5 s)
-        # would not keep.
-        config = Config(
-            retries={"mode": "standard", "total_max_attempts": 1},
-            connect_timeout=CONNECT_SECONDS,
-            read_timeout=READ_SECONDS,
-        )
-        _dynamodb = boto3.client("dynamodb", config=config)
+    if _dynamodb is None:  # one attempt per call: read_org_and_user sends again, within the decision's budget
+        _dynamodb = one_attempt_client("dynamodb", CONNECT_SECONDS, READ_SECONDS)
     return _dynamodb
 
 

@@ -196,9 +196,9 @@ def test_the_authorizers_cold_start_loads_boto3_joserfc_and_two_small_modules_of
     loaded = _modules_after_import("authorizer")
 
     # Then: no pydantic, no Powertools; of ours, only the key builder, the stamps' names, the usage plan
-    # keys and the domain errors (session_ended; they import nothing)
+    # keys, the one-attempt client and the domain errors (session_ended; they import nothing)
     ours = {name.removeprefix("controlplane.") for name in loaded if name.startswith("controlplane.")}
-    assert ours - LAYERS == {"dal.keys", "dal.schema", "dal.stamps", "dal.tenant_keys", "models.errors"}
+    assert ours - LAYERS == {"dal.bounded", "dal.keys", "dal.schema", "dal.stamps", "dal.tenant_keys", "models.errors"}
     roots = {name.split(".")[0] for name in loaded} - set(sys.stdlib_module_names)
     others = {root for root in roots if not root.startswith("_")} - {"controlplane", "authorizer"}
     assert others & {"pydantic", "aws_lambda_powertools", "aws_xray_sdk"} == set()

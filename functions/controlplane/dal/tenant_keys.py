@@ -24,6 +24,8 @@ import os
 from functools import cache
 from typing import Any
 
+from controlplane.dal.bounded import one_attempt_client
+
 CONNECT_SECONDS, READ_TIMEOUT_SECONDS = 1.0, 1.0  # GetSecretValue of one small secret answers in milliseconds
 READ_SECONDS = CONNECT_SECONDS + READ_TIMEOUT_SECONDS  # the longest one read waits
 
@@ -57,19 +59,10 @@ def _secret(name: str) -> bytes:
 
 
 def secrets_manager() -> Any:
-    """The client that reads the secrets, made on first use: one attempt (``total_max_attempts``
-    counts the first), since botocore's retries and backoff would outlast the authorizer's budget."""
+    """The client that reads the secrets, made on first use: one request a read (``dal.bounded``)."""
     global _secrets_manager
     if _secrets_manager is None:
-        import boto3
-        from botocore.config import Config
-
-        config = Config(
-            retries={"mode": "standard", "total_max_attempts": 1},
-            connect_timeout=CONNECT_SECONDS,
-            read_timeout=READ_TIMEOUT_SECONDS,
-        )
-        _secrets_manager = boto3.client("secretsmanager", config=config)
+        _secrets_manager = one_attempt_client("secretsmanager", CONNECT_SECONDS, READ_TIMEOUT_SECONDS)
     return _secrets_manager
 
 
