@@ -546,3 +546,36 @@ def test_a_sign_in_the_job_made_and_stored_before_it_died_is_kept_by_the_next_de
     assert _get(started["import_id"])["sign_ins"] == {"done": 1, "pending": 0, "failed": []}
     assert _sign_ins(cloud) == ["acme.user-000"]
     assert _attribute(cloud, "user-000", "sub") == made == _stored_subject("user-000")
+
+
+def test_an_email_corrected_after_the_jobs_sign_in_was_made_is_kept_when_a_redelivery_replaces_it(cloud, monkeypatch):
+    # Given an import whose job made user-000's sign-in, then died before storing its subject on the item
+    from controlplane.dal.table import Table
+
+    started = _import(_rows(1))
+    [message] = _queued()
+    mark = Table.mark
+
+    def die_once(*args, **kwargs):
+        monkeypatch.setattr(Table, "mark", mark)
+        raise ConnectionError("injected: the function died here")
+
+    monkeypatch.setattr(Table, "mark", die_once)
+    with pytest.raises(BatchProcessingError):
+        deliver([message])
+
+    # And an admin corrects their e-mail and makes them an admin meanwhile (their sign-in exists: allowed)
+    fixed = call("PATCH", "/orgs/acme/users/user-000", {"email": "fixed@example.com", "role": "admin"})
+    assert fixed.status == 200, fixed.body
+
+    # When SQS delivers the message again, and the job replaces the sign-in whose subject no item holds
+    assert deliver([message]) == {"batchItemFailures": []}
+
+    # Then the new sign-in (and its invitation) has the user's e-mail and role as the item has them,
+    # not the row's from before the correction
+    assert _get(started["import_id"])["sign_ins"] == {"done": 1, "pending": 0, "failed": []}
+    assert _stored_subject("user-000") == _attribute(cloud, "user-000", "sub")
+    assert (_attribute(cloud, "user-000", "email"), _attribute(cloud, "user-000", "custom:role")) == (
+        "fixed@example.com",
+        "admin",
+    )

@@ -281,7 +281,9 @@ def _new_sign_in(directory: Directory, org_id: str, import_id: str, row: Item) -
     is a new user's of that id if the item is not this import's (``ConditionFailed``: it stays); this
     job's own from before a crash if the item keeps its subject; otherwise no token of it passes the
     authorizer and it is replaced, as a single create replaces a left-over. It may also be another
-    delivery's, not yet stored: the item may take it after this read, and this one must overwrite it."""
+    delivery's, not yet stored: the item may take it after this read, and this one must overwrite it.
+    A replacement is made from the item, not the row: while the sign-in existed, an admin could change
+    the user's e-mail or role (the guard is the sign-in), and the item holds that change."""
     user_id = row["user_id"]
     try:
         return directory.create_or_refusal(org_id, user_id, row["email"], row["role"]), False
@@ -294,4 +296,4 @@ def _new_sign_in(directory: Directory, org_id: str, import_id: str, row: Item) -
             return subject, False
         logger.warning("Replacing a left-over sign-in", org_id=org_id, user_id=user_id)
         directory.delete(org_id, user_id)
-        return directory.create_or_refusal(org_id, user_id, row["email"], row["role"]), True
+        return directory.create_or_refusal(org_id, user_id, stored["email"], stored["role"]), True
