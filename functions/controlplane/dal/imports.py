@@ -9,7 +9,7 @@ a row to do holds a valid user (user_id and unit 63 characters each, name 128 ch
 to 300 (``logic.import_job.refusal``: under 1.6 KB in UTF-8). Then the job adds, per row, a created
 user_id or a refusal, and per user a sign-in failure (300 characters): 97 rows stay under 300 KB. A part holds its rows
 (until the job is done with them), what became of them (the users created, the rows refused, the
-sign-ins tried and failed) and how far the job got (``next``: rows decided; ``signed``: sign-ins
+sign-ins tried and failed) and how far the job got (``decided``: its rows are; ``signed``: sign-ins
 tried). Each step of the job moves a part on with one UpdateItem, on condition that the part is
 still where the step found it: a job delivered twice does each step once.
 """

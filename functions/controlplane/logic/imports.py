@@ -18,7 +18,7 @@ Then the sign-ins (``logic.import_job``), at ``IMPORT_SIGNINS_PER_SECOND``: Admi
 category, 50 requests a second per account by default (docs/DATA_MODEL.md, "Big tenants"); an
 import takes 10 and leaves the rest to interactive creates. A sign-in that fails is listed with why
 and tried again by a later pass (``RETRY_SECONDS`` later, up to ``SIGN_IN_ATTEMPTS`` tries). A sign-in
-that exists already with this user's attributes is this job's own, from before a crash.
+that exists already is this job's own, from before a crash, when the user item keeps its subject.
 """
 
 from typing import Any
