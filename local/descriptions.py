@@ -153,7 +153,8 @@ OPERATIONS = {
     ),
     "updateUser": Operation(
         "Changes a user's name, email or role, only the fields sent; a new email or role reaches their "
-        "sign-in too. `unit` moves the user to another unit (a GetItem, a TransactWriteItems and a GetItem), "
+        "sign-in too. `unit` moves the user to another unit (a GetItem, a TransactWriteItems and a GetItem; to "
+        "the root, the one UpdateItem), "
         "not together with `email` or `role`. With `If-Match`, only the version you read is changed.",
         ("UpdateItem",),
         field_rules=True,

@@ -213,3 +213,21 @@ def test_a_units_update_costs_what_a_rename_and_a_move_send_not_what_a_delete_do
     assert "UpdateItem" in dynamodb_calls
     assert "deletes" not in cost and "BatchWriteItem" not in cost
     assert "a rename is one UpdateItem" in cost and "UpdateItems per unit" in cost
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)
+def test_a_users_move_costs_what_update_users_description_says(seeded, dynamodb_calls):
+    # Given updateUser's description
+    does = descriptions.OPERATIONS["updateUser"].does
+
+    # When alice is moved into a unit, and then back to the root
+    assert call("PATCH", "/orgs/acme/users/alice", {"unit": "eng"}).status == 200
+    into_a_unit = list(dynamodb_calls)
+    dynamodb_calls.clear()
+    assert call("PATCH", "/orgs/acme/users/alice", {"unit": "root"}).status == 200
+
+    # Then each sent what it says: a unit's placement read, the write with its check and the read back;
+    # the root's, the route's one UpdateItem (the root is never stored, so there is nothing to check)
+    assert into_a_unit == ["GetItem", "TransactWriteItems", "GetItem"]
+    assert dynamodb_calls == ["UpdateItem"]
+    assert "(a GetItem, a TransactWriteItems and a GetItem; to the root, the one UpdateItem)" in does
