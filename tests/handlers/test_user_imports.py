@@ -158,6 +158,24 @@ def test_a_suspended_org_cannot_import_and_nothing_is_stored(table):
     assert api_table().query(keys.org_partition("acme"), prefix=keys.IMPORT_PREFIX, limit=10)[0] == []
 
 
+def test_an_org_suspended_after_the_requests_read_of_it_is_409_and_nothing_is_stored(table, monkeypatch):
+    # Given an org the import's request reads as active (a read that has not seen the suspension yet:
+    # DynamoDB's default, eventually consistent), and that is suspended now
+    create_org("acme")
+    active, _ = seats.read(api_table(), "acme")
+    call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "Unpaid"})
+    reads = seats.read
+    monkeypatch.setattr(seats, "read", lambda table, org_id, consistent=False: (active, reads(table, org_id)[1]))
+
+    # When an import is asked
+    reply = _import([_row("zoe")])
+
+    # Then it is refused as a suspended org's, as when the read saw it, and nothing is stored
+    assert (reply.status, reply.error_code) == (409, "org_suspended"), reply.body
+    assert api_table().query(keys.org_partition("acme"), prefix=keys.IMPORT_PREFIX, limit=10)[0] == []
+    assert _users() == []
+
+
 @pytest.mark.parametrize("rows", [[], [{"user_id": "a"}] * 10_001, "not a list"], ids=["none", "10001", "text"])
 def test_an_import_of_no_rows_or_too_many_is_refused_whole(table, rows):
     create_org("acme")

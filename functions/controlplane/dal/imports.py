@@ -20,7 +20,6 @@ from controlplane.dal import batches, keys, seats
 from controlplane.dal.codec import from_dynamo, to_dynamo
 from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
-from controlplane.dal.stamps import DELETING
 from controlplane.dal.table import Key, Table, translate
 from controlplane.dal.transactions import transact
 from controlplane.observability import tracer
@@ -47,8 +46,9 @@ def part_key(org_id: str, import_id: str, part: int) -> Key:
 @tracer.capture_method
 def create(table: Table, record: Item, parts: list[Item]) -> Item:
     """The import (``record``, ``storing``) first, then its parts, then the import ``running`` in one
-    transaction with a check that its org exists and is not being deleted: no part is ever stored
-    without its import, an import is read (and run) only once all its parts are, and none outlives
+    transaction with a check that its org exists, is not being deleted and is not suspended (as a
+    user's create checks, ``seats.org_open``): no part is ever stored without its import, an import
+    is read (and run) only once all its parts are, and none outlives
     its org (a delete that marked the org after the check finds the import ``running`` and deletes
     it; one that marked it before refuses it here). If a write fails or is refused, what was written
     goes before the error is raised (refused: ``ConditionFailed``, action 1 the org's check, with
@@ -59,7 +59,7 @@ def create(table: Table, record: Item, parts: list[Item]) -> Item:
         batches.put_all(table, parts)
         org_id = record["org_id"]
         transact(
-            table, [{"Update": _advance_request(table, record, {"status": RUNNING})}, _org_not_deleting(table, org_id)]
+            table, [{"Update": _advance_request(table, record, {"status": RUNNING})}, seats.org_open(table, org_id)]
         )
     except Exception:  # cleaned up, then raised as it was
         discard(table, record, parts)
@@ -71,19 +71,6 @@ def create(table: Table, record: Item, parts: list[Item]) -> Item:
 def discard(table: Table, record: Item, parts: list[Item]) -> None:
     """Delete an import and its parts (whatever state they are in): one no job will ever run."""
     batches.delete_all(table, [record, *parts])
-
-
-def _org_not_deleting(table: Table, org_id: str) -> "TransactWriteItemTypeDef":
-    """The org exists and its delete has not begun (checked, not written)."""
-    return {
-        "ConditionCheck": {
-            "TableName": table.name,
-            "Key": to_dynamo(keys.org_key(org_id)),
-            "ConditionExpression": "attribute_exists(#pk) AND attribute_not_exists(#deleting)",
-            "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#deleting": DELETING},
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }
-    }
 
 
 @tracer.capture_method

@@ -64,7 +64,7 @@ def create_org(table: Table, org: Item, limit: int) -> None:
     transact(table, request)
 
 
-def _org_open(table: Table, org_id: str) -> "TransactWriteItemTypeDef":
+def org_open(table: Table, org_id: str) -> "TransactWriteItemTypeDef":
     """The org exists, is not being deleted and is not suspended (checked, not written)."""
     return {
         "ConditionCheck": {
@@ -115,7 +115,7 @@ def take(
         }
         for user in users
     ]
-    request.append(_org_open(table, org_id))
+    request.append(org_open(table, org_id))
     request.append(_on_counter(table, org_id, "ADD #count :n", expression, values))
     _with_counter(table, org_id, [*request, *checks], counter_action=n + 1)
 

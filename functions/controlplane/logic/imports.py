@@ -56,8 +56,11 @@ def start_import(org_id: str, body: UserImportCreate, caller: Caller) -> UserImp
     record = stamps.new_item(keys.import_key(org_id, import_id), keys.USER_IMPORT, attributes, caller.subject)
     try:
         imports.create(table, record, parts)
-    except ConditionFailed:  # the org's delete began meanwhile (or took the import): as if it had before
-        raise errors.org_missing(org_id) from None
+    except ConditionFailed as failed:  # the org changed since it was read (a stale read): as if before
+        org = failed.item if failed.action == 1 else None
+        if org is not None and stamps.DELETING not in org and org.get("status") == SUSPENDED:
+            raise suspended(org_id) from None
+        raise errors.org_missing(org_id) from None  # its delete began (or took the import)
     if config.settings().deletions_queue_url:
         try:
             import_job.enqueue(org_id, import_id)
