@@ -83,7 +83,7 @@ def list_units(
 
 @app.operation("getUnit")
 def get_unit(org_id: params.OrgIdPath, unit_id: params.UnitIdPath) -> Response[Unit]:
-    return responses.with_etag(stopped_moves.get_unit(org_id, unit_id))
+    return responses.with_etag(stopped_moves.get_unit(org_id, unit_id, app.time_left))
 
 
 @app.operation("updateUnit")

@@ -1,7 +1,7 @@
 """With no queue (make run), a request that a move stopped half-way refuses ``409 move_in_progress``
 is asked again by the resolver once the move has run on (``http/resolver.py``): its refused first
 attempt leaves nothing the second trips over (an Idempotency-Key's record, a sign-in), and with a
-queue (the cloud) nothing of it happens."""
+queue (the cloud) a live move's refusal stands."""
 
 import boto3
 import pytest
@@ -11,6 +11,7 @@ from controlplane.dal import keys, stamps, tree
 from controlplane.dal.table import api_table
 from controlplane.logic import stopped_moves
 from tests.api import call, create_org, create_user, user_pool
+from tests.handlers.test_abandoned_moves import _died_half_way
 from tests.handlers.test_org_units import create_unit, ids
 from tests.handlers.test_unit_moves import _stopped_half_way, _unreachable
 
@@ -44,8 +45,8 @@ def run_ons(monkeypatch) -> list[bool]:
     answered: list[bool] = []
     run_stopped = stopped_moves.run_stopped
 
-    def recorded(org_id: str) -> bool:
-        answered.append(run_stopped(org_id))
+    def recorded(org_id: str, *time_left) -> bool:
+        answered.append(run_stopped(org_id, *time_left))
         return answered[-1]
 
     monkeypatch.setattr(stopped_moves, "run_stopped", recorded)
@@ -105,25 +106,23 @@ def test_a_keyed_create_whose_run_on_an_outage_stops_again_is_409_and_the_same_k
 
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
 @pytest.mark.parametrize("resource", ["unit", "user"])
-def test_with_a_queue_a_request_a_move_refuses_is_409_and_runs_no_move_on(
+def test_with_a_queue_a_request_a_live_move_refuses_is_409_and_runs_no_move_on(
     acme, monkeypatch, run_ons, deletions_queue, resource
 ):
-    # Given a move's lock noted stopped, where a queue is configured (the cloud hands a stopped move to it)
-    monkeypatch.delenv("DELETIONS_QUEUE_URL")
-    config.reset()
-    _stopped_half_way(monkeypatch)
-    monkeypatch.setenv("DELETIONS_QUEUE_URL", deletions_queue)
-    config.reset()
+    # Given a queue (the cloud), and a move that has marked its units and may still be running (its
+    # request died, but less than a request's lifetime ago)
+    _died_half_way(monkeypatch)
     run_ons.clear()
 
     # When a create meets the lock
     refused = _keyed(resource)
 
-    # Then it is 409 move_in_progress with Retry-After, as before: the resolver runs no move on
+    # Then it is 409 move_in_progress with Retry-After: the resolver runs no live move on (only an
+    # abandoned one: tests/handlers/test_abandoned_moves.py)
     assert (refused.status, refused.error_code) == (409, "move_in_progress"), refused.body
     assert int(refused.headers["Retry-After"]) > 0
-    assert run_ons == []
-    assert api_table().get(keys.tree_key("acme"), consistent=True)[tree.MOVE][tree.STOPPED] is True
+    assert run_ons == [False]
+    assert tree.MOVE in api_table().get(keys.tree_key("acme"), consistent=True)
 
 
 @pytest.fixture

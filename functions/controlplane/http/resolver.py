@@ -17,7 +17,6 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
-from controlplane import config
 from controlplane.dal.outage import is_outage
 from controlplane.http import json_body, routes
 from controlplane.http.docs import responses
@@ -103,7 +102,7 @@ class Resolver(APIGatewayRestResolver):
                 try:
                     return function(**parameters)
                 except MoveInProgress:
-                    if not self._ran_a_stopped_move():
+                    if not self._ran_an_abandoned_move():
                         raise
                 return function(**parameters)
 
@@ -112,17 +111,20 @@ class Resolver(APIGatewayRestResolver):
 
         return registered
 
-    def _ran_a_stopped_move(self) -> bool:
-        """With no queue (make run), a request refused by a move that an outage stopped half-way is
-        asked again once the move has run on, as the cloud's queue would have run it meanwhile
-        (``logic.stopped_moves``). A request refused ``move_in_progress`` leaves nothing written (a
-        unit's delete takes its mark back), so it may be asked again; each such route is an org's."""
-        if config.settings().deletions_queue_url:
-            return False
-        # Here, not at the top: only make run, and only after a refusal, needs the move code.
+    def _ran_an_abandoned_move(self) -> bool:
+        """A request refused by a move whose lock no run holds (an outage stopped it with no queue
+        to go on, make run's; or its request died, anywhere) is asked again once this request has
+        run the move on, within its own time (``logic.stopped_moves``); a live move's refusal
+        stands. A request refused ``move_in_progress`` leaves nothing written (a unit's delete takes
+        its mark back), so it may be asked again; each such route is an org's."""
+        # Here, not at the top: only a refused request needs the move code.
         from controlplane.logic import stopped_moves
 
-        return stopped_moves.run_stopped(self.current_event.path_parameters["org_id"])
+        return stopped_moves.run_stopped(self.current_event.path_parameters["org_id"], self.time_left)
+
+    def time_left(self) -> float:
+        """Seconds until Lambda ends this request."""
+        return float(self.lambda_context.get_remaining_time_in_millis()) / 1000
 
     def _refuse_unknown_query(self) -> None:
         """422 for a query parameter the route does not take (``?include=users&cursor=...``, where

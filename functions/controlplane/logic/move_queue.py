@@ -1,7 +1,8 @@
 """A unit move's job on the deletions queue (``moves``): a move too big for its request goes on
 from there, as does one whose run in its request failed half-way on an outage. Where there is no
 queue (make run), such a move's lock is noted ``stopped`` instead, and the next request that meets
-it runs it on (``stopped_moves.run_stopped``), as the queue's job would have."""
+it runs it on (``stopped_moves.run_stopped``), as the queue's job would have; so does one that meets
+a lock whose request died, anywhere, once it is abandoned (``moves.abandoned``)."""
 
 import json
 from contextlib import suppress
@@ -36,7 +37,7 @@ def handed_over(org_id: str, move_id: str, failed: Exception) -> bool:
         else:
             with suppress(ConditionFailed):  # the lock is gone: another run finished the move
                 tree.note_stopped(api_table(), keys.tree_key(org_id), move_id)
-    except Exception:  # the 503 stands: the next move of the org once the lock is abandoned finishes it
+    except Exception:  # the 503 stands: once the lock is abandoned, the next request that meets it finishes it
         logger.warning("Move: its rest could not be handed over either", org_id=org_id, exc_info=True)
         return False
     logger.warning("Move: failed in its request, handed over", org_id=org_id, exc_info=failed)

@@ -11,7 +11,8 @@ overlapping or not, is 409 ``move_in_progress`` with ``Retry-After``), then ``re
 3. the marks go, then the lock, which leaves ``last_move`` behind for the listings' cursors.
 
 Every step is a conditional write on the value it replaces, so the job can stop anywhere and run
-again (a redelivered message, a job out of time) and finish with every path right. A subtree of at
+again, even at once (a redelivered message, a job out of time, requests that each meet a dead
+request's lock: ``stopped_moves``), and finish with every path right. A subtree of at
 most ``MOVE_IN_REQUEST`` units and users moves within its request; a larger one answers 202 and
 moves from the deletions queue, as an org's delete does.
 """
@@ -37,7 +38,7 @@ from controlplane.models.units import MAX_DEPTH, MOVE_IN_REQUEST, ROOT, Unit, Un
 
 STEP_SECONDS = 5.0  # stop starting steps when less time is left, and queue the rest
 # A lock older than this whose move ran within a request (so no message will finish it) was left
-# by a request that died: the next move of the org finishes it first.
+# by a request that died: the next request that meets it finishes it first (``stopped_moves``).
 STALE_SECONDS = tree.REQUEST_LIFETIME
 
 
@@ -83,7 +84,7 @@ def move_unit(
 
 def _release(org_id: str, move: Item) -> None:
     """Give up the lock of a move that has moved nothing (a listing may start again). Failing too
-    (an outage), the lock stays: an unqueued one is finished by the next move once abandoned."""
+    (an outage), the lock stays: an unqueued one, once abandoned, by the next request that meets it."""
     last = {"from": move["from"], "to": move["to"]}
     with suppress(ConditionFailed):  # released already
         tree.unlock_move(api_table(), keys.tree_key(org_id), move["id"], last, time.time())
@@ -164,13 +165,14 @@ def _finish_abandoned(org_id: str) -> None:
     held = (api_table().get(keys.tree_key(org_id), consistent=True) or {}).get(tree.MOVE)
     if held is None:
         return
-    if not _abandoned(held):
+    if not abandoned(held):
         raise errors.unit_moving(org_id)
     resume(org_id)
 
 
-def _abandoned(move: Item) -> bool:
-    """A lock no run holds: its request stopped it with no queue to go on (make run), or died."""
+def abandoned(move: Item) -> bool:
+    """A lock no run holds: its request stopped it with no queue to go on (make run), or died. Any
+    number of runs may finish it at once: each step is conditional on the value it replaces."""
     started = datetime.fromisoformat(move["started_at"].replace("Z", "+00:00"))
     stale = (datetime.now(UTC) - started).total_seconds() > STALE_SECONDS
     return not move.get("queued") and (bool(move.get(tree.STOPPED)) or stale)
