@@ -7,7 +7,7 @@ import pytest
 
 from controlplane.lifecycle import activity
 from local.apigw import LambdaContext
-from tests.api import admin, call, create_org, create_user
+from tests.api import admin, call, create_org, create_ticket, create_user
 from tests.events_support import feeder
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
@@ -29,6 +29,30 @@ def test_a_new_org_of_a_deleted_orgs_id_never_shows_the_old_orgs_log(bus, stream
     reply = call("GET", "/orgs/acme/activity", caller=admin("acme", "newadmin"))
     assert reply.status == 200, reply.body
     assert [(e["type"], e["resource"]["id"]) for e in reply.body["items"]] == []
+
+
+def test_a_new_orgs_entry_written_before_its_created_entry_does_not_open_the_old_orgs_log(bus, stream):
+    # Given acme, whose log names its user alice, deleted
+    create_org("acme")
+    create_user("acme", "alice")
+    feeder().feed(stream.read())
+    assert call("DELETE", "/orgs/acme").status == 204
+    feeder().feed(stream.read())
+    # and another tenant's acme, whose ticket's partition (a shard of its own) the events function
+    # has read before the org's (its Created entry is not written yet)
+    create_org("acme")
+    create_user("acme", "newadmin", role="admin")
+    create_ticket("acme", "newadmin", caller=admin("acme", "newadmin"))
+    records = stream.read()
+    feeder().feed([r for r in records if "#TICKET#" in r["dynamodb"]["Keys"]["PK"]["S"]])
+
+    # When its admin reads the log
+    reply = call("GET", "/orgs/acme/activity", caller=admin("acme", "newadmin"))
+
+    # Then none of the deleted org's entries is on it
+    assert reply.status == 200, reply.body
+    assert [(e["type"], e["resource"]["id"]) for e in reply.body["items"] if e["resource"]["kind"] != "ticket"] == []
+    assert reply.body["next_cursor"] is None
 
 
 class _Clock(LambdaContext):

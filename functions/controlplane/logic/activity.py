@@ -7,10 +7,12 @@ A deleted org's log stays until its entries' TTL, so an operator can still answe
 for an operator, a missing org with entries left answers them. An org created again with the same id
 shows only its own log: the list ends at the newest ``Organization Created`` entry, as what sorts
 before it belongs to the org deleted before (that page may read more items than it returns); until
-that entry is written (the stream's lag), the org has no entry at all (its records come in stream
-order, its Created first), so a first page with no entry as new as the org's ``created_at`` is empty:
-a new org of that id never shows the old one's log. Only that: an entry of this org stamped a few
-milliseconds before it by another host's clock is not dropped (nor the entries after it). A later
+that entry is written (the stream's lag), the first page ends before the first entry older than the
+org's ``created_at`` (or any ``Organization Created``), and is the last: the org's own records come in
+stream order, its Created first, but a ticket's or a unit's partition is another shard, whose entries
+can be written before it, so a new org of that id never shows the old one's log. Only that: once
+its Created is written, an entry of this org stamped a few milliseconds before it by another host's
+clock is not dropped (nor the entries after it). A later
 page does not read the org, so its cursor is bound to the caller who took it: the users of an org
 created again have new sign-ins, and their cursors start in their org's log.
 """
@@ -35,8 +37,9 @@ def list_activity(org_id: str, limit: int, cursor_token: str | None, caller: Cal
         if org is None and not (caller.operator and found):
             raise errors.org_missing(org_id)
         found, more = found[:limit], last is not None
-        if org is not None and not any(entry["occurred_at"] >= org["created_at"] for entry in found):
-            found, more = [], False  # all an earlier org's: this one's Created entry is not written yet
+        if org is not None and not _has_own_created(found, org):
+            own = _since_org(found, org)  # this org's Created entry is not written yet (the stream's lag)
+            found, more = own, more and len(own) == len(found)
     else:
         start = keys.activity_key(org_id, after) if after else None
         found, last = table.query(
@@ -50,6 +53,20 @@ def list_activity(org_id: str, limit: int, cursor_token: str | None, caller: Cal
         items=[ActivityEntry.model_validate(entry).seen_by(caller.operator) for entry in page],
         next_cursor=cursor.next_cursor(scope, page, "position", more),
     )
+
+
+def _has_own_created(found: list[Item], org: Item) -> bool:
+    return any(entry["type"] == _ORG_CREATED and entry["occurred_at"] == org["created_at"] for entry in found)
+
+
+def _since_org(found: list[Item], org: Item) -> list[Item]:
+    """Before the org's own Created entry is written, the entries up to the first one older than the
+    org: a ticket's or a unit's partition is another shard of the stream, whose entries can be written
+    first, and what sorts below them is an earlier org's of that id (its Created, its Deleted...)."""
+    for index, entry in enumerate(found):
+        if entry["occurred_at"] < org["created_at"] or entry["type"] == _ORG_CREATED:
+            return found[:index]
+    return found
 
 
 def _since_created(found: list[Item]) -> list[Item]:
