@@ -6,15 +6,16 @@ comes first, newest-first, and a missing org is a 404 in that same request.
 A deleted org's log stays until its entries' TTL, so an operator can still answer "who deleted it":
 for an operator, a missing org with entries left answers them. An org created again with the same id
 shows only its own log: the list ends at the newest ``Organization Created`` entry, as what sorts
-before it belongs to the org deleted before (that page may read more items than it returns); until
+before it belongs to the org deleted before (that page may read more items than it returns). Until
 that entry is written (the stream's lag), the first page ends before the first entry older than the
-org's ``created_at`` (or any ``Organization Created``), and is the last: the org's own records come in
-stream order, its Created first, but a ticket's or a unit's partition is another shard, whose entries
-can be written before it, so a new org of that id never shows the old one's log. Only that: once
-its Created is written, an entry of this org stamped a few milliseconds before it by another host's
-clock is not dropped (nor the entries after it). A later
-page does not read the org, so its cursor is bound to the caller who took it: the users of an org
-created again have new sign-ins, and their cursors start in their org's log.
+org's ``created_at`` (or any ``Organization Created``), with no cursor if it ends there: the org's own
+records come in stream order, its Created first, but a ticket's or a unit's partition is another
+shard, whose entries can be written before it. Not covered (docs/ACTIVITY.md): a first page full of
+this org's entries gives a cursor, and a later page, which does not read the org, could reach the
+earlier org's entries while the Created entry is still not written. Once it is, an entry of this org
+stamped a few milliseconds before it by another host's clock is not dropped (nor the entries after
+it). A later page's cursor is bound to the caller who took it: the users of an org created again
+have new sign-ins, and their cursors start in their org's log.
 """
 
 from controlplane.dal import cursor, keys
