@@ -481,3 +481,24 @@ def test_a_sign_in_returned_without_a_subject_leaves_no_user_and_the_next_create
     monkeypatch.undo()
     assert create_user("acme", "alice").status == 201
     assert _stored_subject("alice") == _sign_in(pool, "acme.alice")["sub"]
+
+
+def test_a_ticket_opened_for_a_user_whose_create_then_fails_goes_with_them(pool, monkeypatch):
+    # Given alice's create, taken in the table, and a ticket opened for her (she is listed) while
+    # Cognito is asked for her sign-in, which it refuses
+    opened: list[int] = []
+
+    def open_a_ticket_then_refuse(**_):
+        opened.append(create_ticket("acme", "alice").status)
+        raise ClientError({"Error": {"Code": "InvalidParameterException", "Message": "injected"}}, "AdminCreateUser")
+
+    with monkeypatch.context() as cognito:
+        cognito.setattr(config.directory().client, "admin_create_user", open_a_ticket_then_refuse)
+        assert create_user("acme", "alice").status == 422
+    assert opened == [201]
+
+    # When a user of that id is created again
+    assert create_user("acme", "alice").status == 201
+
+    # Then the failed create's user went with her ticket: the new alice does not inherit it
+    assert call("GET", "/orgs/acme/users/alice/tickets").body["items"] == []

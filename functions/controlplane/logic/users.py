@@ -117,9 +117,18 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
 def _remove_made(org_id: str, user_id: str, made: tuple[refusals.Rule, ...]) -> None:
     """A failed create's clean-up: its item, if still there (``made``). One gone, or a successor's,
     is not this create's to remove, and the create's own error stands, not a 404 for a user who may
-    well be there (deleted and created again meanwhile)."""
+    well be there (deleted and created again meanwhile). The user was listed while the create ran,
+    so a ticket may have been opened for them: it goes with them, as a user's delete's do
+    (``delete_user``), or it would outlive them, into the next user of that id, and past the org's
+    delete, which finds tickets through their users and sweep markers only."""
+    table = api_table()
+    marker = cascade.mark_for_sweep(table, org_id, user_id)
+    queued = cascade.schedule_sweep(org_id, user_id)
     with suppress(errors.NotFound):
         _remove(org_id, user_id, made)
+        cascade.delete_tickets_of(table, org_id, user_id, before=ulid_floor(int(time.time() * 1000) + 1))
+    if not queued:
+        cascade.sweep(table, org_id, marker)
 
 
 def _made_here(org_id: str, item: Item) -> tuple[refusals.Rule, ...]:
