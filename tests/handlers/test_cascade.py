@@ -732,3 +732,27 @@ def test_a_queued_sweep_out_of_time_queues_itself_again_and_the_next_delivery_sw
     assert deliver([again]) == {"batchItemFailures": []}
     assert call("GET", f"/orgs/acme/tickets/{hidden[0]}").status == 404
     assert api_table().get(keys.sweep_key("acme", "user-1"), consistent=True) is None
+
+
+@pytest.mark.parametrize("overtaker", ["/orgs/acme", "/orgs/acme/users/user-1"])
+def test_a_user_delete_overtaken_after_it_found_the_user_leaves_no_sweep_marker_with_no_queue(
+    acme, monkeypatch, overtaker
+):
+    # Given no queue (make run), and user-1's delete, which has found them, overtaken before it marks
+    # them for a sweep by the org's delete, or by another delete of user-1
+    real, overtaken = cascade.remove_sign_in, []
+
+    def overtaken_first(org_id, user_id):
+        if not overtaken:
+            overtaken.append("running")
+            overtaken[0] = call("DELETE", overtaker).status
+        return real(org_id, user_id)
+
+    monkeypatch.setattr(cascade, "remove_sign_in", overtaken_first)
+
+    # When it goes on, and finds the user gone
+    assert call("DELETE", "/orgs/acme/users/user-1").status == 404
+    assert overtaken == [204]
+
+    # Then it left no sweep marker behind (in an org deleted, for the next org of that id to inherit)
+    assert [i for i in _items_of(acme, "acme") if i["SK"]["S"].startswith("SWEEP#")] == []
