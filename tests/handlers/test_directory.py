@@ -502,3 +502,29 @@ def test_a_ticket_opened_for_a_user_whose_create_then_fails_goes_with_them(pool,
 
     # Then the failed create's user went with her ticket: the new alice does not inherit it
     assert call("GET", "/orgs/acme/users/alice/tickets").body["items"] == []
+
+
+def test_a_failed_create_whose_sweep_cannot_be_queued_still_takes_its_user_and_ticket_back(
+    pool, deletions_queue, monkeypatch
+):
+    # Given alice's create, taken in the table, a ticket opened for her while Cognito is asked for her
+    # sign-in, which it refuses, and the queue that would take her sweep failing too
+    def open_a_ticket_then_refuse(**_):
+        assert create_ticket("acme", "alice").status == 201
+        raise ClientError({"Error": {"Code": "InvalidParameterException", "Message": "injected"}}, "AdminCreateUser")
+
+    def queue_down(**_):
+        raise ClientError({"Error": {"Code": "InternalError", "Message": "injected"}}, "SendMessage")
+
+    with monkeypatch.context() as failing:
+        failing.setattr(config.directory().client, "admin_create_user", open_a_ticket_then_refuse)
+        failing.setattr(config.sqs(), "send_message", queue_down)
+        reply = create_user("acme", "alice")
+
+    # Then the create's own error is the answer, and alice went all the same, with her seat and her
+    # ticket: nothing of a refused create stays
+    assert (reply.status, reply.error_code) == (422, "validation_error"), reply.body
+    assert call("GET", "/orgs/acme/users/alice").status == 404
+    assert call("GET", "/orgs/acme").body["usage"]["users"] == 0
+    assert create_user("acme", "alice").status == 201
+    assert call("GET", "/orgs/acme/users/alice/tickets").body["items"] == []

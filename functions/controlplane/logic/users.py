@@ -123,7 +123,11 @@ def _remove_made(org_id: str, user_id: str, made: tuple[refusals.Rule, ...]) -> 
     delete, which finds tickets through their users and sweep markers only."""
     table = api_table()
     marker = cascade.mark_for_sweep(table, org_id, user_id)
-    queued = cascade.schedule_sweep(org_id, user_id)
+    try:
+        queued = cascade.schedule_sweep(org_id, user_id)
+    except Exception:  # the create's own error stands, and the user still goes: swept here instead
+        logger.warning("Could not queue a failed create's sweep", org_id=org_id, user_id=user_id, exc_info=True)
+        queued = False
     with suppress(errors.NotFound):
         _remove(org_id, user_id, made)
         cascade.delete_tickets_of(table, org_id, user_id, before=ulid_floor(int(time.time() * 1000) + 1))
