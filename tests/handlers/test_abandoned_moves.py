@@ -10,20 +10,12 @@ from controlplane.dal import keys, tree
 from controlplane.dal.table import api_table
 from controlplane.logic import moves, stopped_moves
 from local.apigw import LambdaContext
-from tests.api import call, create_org, create_user
+from tests.api import call, create_user
+from tests.handlers import test_unit_moves
 from tests.handlers.test_org_units import create_unit, ids
 from tests.handlers.test_unit_moves import MOVED, assert_tree_is
 
-
-@pytest.fixture
-def acme(table):
-    """test_unit_moves' org: eng (platform (db), web), ops (ann); bea in eng, cid in platform, dan in
-    db, dee in web."""
-    create_org("acme", plan="pro")
-    for unit_id, parent_id in [("eng", None), ("platform", "eng"), ("db", "platform"), ("web", "eng"), ("ops", None)]:
-        create_unit(unit_id, parent_id)
-    for user_id, unit in [("ann", "ops"), ("bea", "eng"), ("cid", "platform"), ("dan", "db"), ("dee", "web")]:
-        assert create_user("acme", user_id, unit=unit).status == 201
+acme = test_unit_moves.acme  # its org, a fixture here too: eng (platform (db), web), ops (ann) and five users
 
 
 @pytest.fixture

@@ -13,13 +13,18 @@ from tests.events_support import feeder
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 
 
-def test_a_new_org_of_a_deleted_orgs_id_never_shows_the_old_orgs_log(bus, stream):
-    # Given acme, whose log names its user alice, deleted
+def _deleted_acme(stream) -> None:
+    """acme, with its user alice, deleted; the events function has written all of its log."""
     create_org("acme")
     create_user("acme", "alice")
     feeder().feed(stream.read())
     assert call("DELETE", "/orgs/acme").status == 204
     feeder().feed(stream.read())
+
+
+def test_a_new_org_of_a_deleted_orgs_id_never_shows_the_old_orgs_log(bus, stream):
+    # Given acme, whose log names its user alice, deleted
+    _deleted_acme(stream)
 
     # When another tenant gets the id acme, before the events function has written its first entry
     create_org("acme")
@@ -33,11 +38,7 @@ def test_a_new_org_of_a_deleted_orgs_id_never_shows_the_old_orgs_log(bus, stream
 
 def test_a_new_orgs_entry_written_before_its_created_entry_does_not_open_the_old_orgs_log(bus, stream):
     # Given acme, whose log names its user alice, deleted
-    create_org("acme")
-    create_user("acme", "alice")
-    feeder().feed(stream.read())
-    assert call("DELETE", "/orgs/acme").status == 204
-    feeder().feed(stream.read())
+    _deleted_acme(stream)
     # and another tenant's acme, whose ticket's partition (a shard of its own) the events function
     # has read before the org's (its Created entry is not written yet)
     create_org("acme")

@@ -10,9 +10,10 @@ from controlplane import config
 from controlplane.dal import keys, stamps, tree
 from controlplane.dal.table import api_table
 from controlplane.logic import stopped_moves
-from tests.api import call, create_org, create_user, user_pool
+from tests.api import call, user_pool
+from tests.handlers import test_unit_moves
 from tests.handlers.test_abandoned_moves import _died_half_way
-from tests.handlers.test_org_units import create_unit, ids
+from tests.handlers.test_org_units import ids
 from tests.handlers.test_unit_moves import _stopped_half_way, _unreachable
 
 CREATES = {
@@ -28,15 +29,7 @@ def _keyed(resource: str, key: str = "key-1"):
     return call("POST", path, body, headers={"Idempotency-Key": [key]})
 
 
-@pytest.fixture
-def acme(table):
-    """test_unit_moves' org, which ``_stopped_half_way`` moves: eng (platform (db), web), ops (ann);
-    bea in eng, cid in platform, dan in db, dee in web."""
-    create_org("acme", plan="pro")
-    for unit_id, parent_id in [("eng", None), ("platform", "eng"), ("db", "platform"), ("web", "eng"), ("ops", None)]:
-        create_unit(unit_id, parent_id)
-    for user_id, unit in [("ann", "ops"), ("bea", "eng"), ("cid", "platform"), ("dan", "db"), ("dee", "web")]:
-        assert create_user("acme", user_id, unit=unit).status == 201
+acme = test_unit_moves.acme  # its org, a fixture here too: eng (platform (db), web), ops (ann) and five users
 
 
 @pytest.fixture
