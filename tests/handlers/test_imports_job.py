@@ -69,6 +69,20 @@ def _stored_subject(user_id: str) -> str:
     return api_table().get(keys.user_key("acme", user_id), consistent=True)[stamps.SIGN_IN_SUBJECT]
 
 
+def _dies_once_at(monkeypatch, owner, name: str, message: dict) -> None:
+    """A delivery of ``message`` that dies as it first calls ``owner.name`` (a crash, not an error it
+    answers), left for SQS to deliver again; later calls go through."""
+    called = getattr(owner, name)
+
+    def die_once(*args, **kwargs):
+        monkeypatch.setattr(owner, name, called)
+        raise ConnectionError("injected: the function died here")
+
+    monkeypatch.setattr(owner, name, die_once)
+    with pytest.raises(BatchProcessingError):
+        deliver([message])
+
+
 def _rows(count: int) -> list[dict]:
     return [{"user_id": f"user-{i:03d}", "name": "U", "email": f"u{i}@example.com"} for i in range(count)]
 
@@ -123,15 +137,7 @@ def test_a_job_that_crashed_after_its_users_went_in_continues_and_creates_nobody
     # transaction, before it could write the part's progress
     started = _import(_rows(150))
     [message] = _queued()
-    advance = imports.advance
-
-    def crash_once(*args, **kwargs):
-        monkeypatch.setattr(imports, "advance", advance)
-        raise ConnectionError("injected: the function died here")
-
-    monkeypatch.setattr(imports, "advance", crash_once)
-    with pytest.raises(BatchProcessingError):
-        deliver([message])
+    _dies_once_at(monkeypatch, imports, "advance", message)
     _, counter = seats.read(api_table(), "acme", consistent=True)
     assert counter is not None and counter[plans.USER_COUNT] == imports.PART_ROWS
 
@@ -526,15 +532,7 @@ def test_a_sign_in_the_job_made_and_stored_before_it_died_is_kept_by_the_next_de
 
     started = _import(_rows(1))
     [message] = _queued()
-    as_its_org_is = signins.as_its_org_is
-
-    def die_once(*args):
-        monkeypatch.setattr(signins, "as_its_org_is", as_its_org_is)
-        raise ConnectionError("injected: the function died here")
-
-    monkeypatch.setattr(signins, "as_its_org_is", die_once)
-    with pytest.raises(BatchProcessingError):
-        deliver([message])
+    _dies_once_at(monkeypatch, signins, "as_its_org_is", message)
     made = _attribute(cloud, "user-000", "sub")
     assert _stored_subject("user-000") == made
     assert _get(started["import_id"])["sign_ins"]["pending"] == 1
@@ -554,15 +552,7 @@ def test_an_email_corrected_after_the_jobs_sign_in_was_made_is_kept_when_a_redel
 
     started = _import(_rows(1))
     [message] = _queued()
-    mark = Table.mark
-
-    def die_once(*args, **kwargs):
-        monkeypatch.setattr(Table, "mark", mark)
-        raise ConnectionError("injected: the function died here")
-
-    monkeypatch.setattr(Table, "mark", die_once)
-    with pytest.raises(BatchProcessingError):
-        deliver([message])
+    _dies_once_at(monkeypatch, Table, "mark", message)
 
     # And an admin corrects their e-mail and makes them an admin meanwhile (their sign-in exists: allowed)
     fixed = call("PATCH", "/orgs/acme/users/user-000", {"email": "fixed@example.com", "role": "admin"})
