@@ -167,3 +167,47 @@ def test_two_requests_that_run_the_same_abandoned_move_at_once_move_each_entry_o
     assert created.status == 201, created.body
     assert call("GET", "/orgs/acme/units/platform").body["version"] == 2
     assert_tree_is(MOVED | {"cache": "/eng/web/cache"})
+
+
+@pytest.mark.parametrize("meets", ["get_unit", "next_move"])
+def test_a_request_finishing_an_abandoned_move_leaves_a_newer_live_move_to_its_own_run(acme, queue, monkeypatch, meets):
+    # Given an abandoned move of platform under ops; and, between a request's reading of it as
+    # abandoned and its run, another run finishes it and a newer move (web under ops) takes the lock
+    # and is under way in its own request
+    _died_half_way(monkeypatch)
+    _abandoned(monkeypatch)
+    abandoned, newer = moves.abandoned, []
+
+    def overtaken(held):
+        if newer:
+            return abandoned(held)
+        newer.append(moves.resume("acme"))  # the other run, to the end
+        _web_moving(monkeypatch)
+        newer.append(api_table().get(keys.tree_key("acme"), consistent=True)[tree.MOVE]["id"])
+        return True
+
+    monkeypatch.setattr(moves, "abandoned", overtaken)
+
+    # When the request runs on the move it read as abandoned
+    # (its logic, not the whole request: the functions' resolver is one per process)
+    if meets == "get_unit":
+        stopped_moves.get_unit("acme", "platform")
+    else:
+        moves._finish_abandoned("acme")
+
+    # Then it left the newer move alone: its lock is still held, web not moved yet
+    held = api_table().get(keys.tree_key("acme"), consistent=True).get(tree.MOVE, {})
+    assert newer[0] is True and held.get("id") == newer[1]
+    assert api_table().get(keys.unit_key("acme", "web"), consistent=True)["path"] == "/eng/web"
+
+
+def _web_moving(monkeypatch) -> None:
+    """A move of web under ops that has taken the lock and not moved anything yet."""
+
+    def died(*args, **kwargs):
+        raise Died
+
+    with monkeypatch.context() as dying:
+        dying.setattr(tree, "rewrite", died)
+        with pytest.raises(Died):
+            call("PATCH", "/orgs/acme/units/web", {"parent_id": "ops"})

@@ -79,7 +79,8 @@ def _continue(record: SQSRecord, lambda_context: LambdaContext) -> None:
         signins.resume(job, lambda: _remaining(lambda_context))
         return
     if message.get("kind") == move_queue.KIND:
-        moves.continue_job(message, lambda: _remaining(lambda_context))
+        if not moves.resume(message["org_id"], lambda: _remaining(lambda_context)):
+            move_queue.enqueue(message["org_id"])  # the rest, in a message of its own
         return
     if message.get("kind") == import_job.KIND:
         import_job.resume(message, lambda: _remaining(lambda_context))

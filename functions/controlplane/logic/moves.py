@@ -167,7 +167,7 @@ def _finish_abandoned(org_id: str) -> None:
         return
     if not abandoned(held):
         raise errors.unit_moving(org_id)
-    resume(org_id)
+    resume(org_id, only=held["id"])
 
 
 def abandoned(move: Item) -> bool:
@@ -195,13 +195,16 @@ def _settle(tree_item: Item, read_at: float, time_left: Callable[[], float] = la
     return True
 
 
-def resume(org_id: str, time_left: Callable[[], float] = lambda: math.inf, locked_by: float | None = None) -> bool:
+def resume(
+    org_id: str, time_left: Callable[[], float] = lambda: math.inf, locked_by: float | None = None, only: str = ""
+) -> bool:
     """Run the org's move under way, if any, from wherever it stopped; False if time ran short.
-    ``locked_by``: when the move's lock was known to be taken (else when it is read here)."""
+    ``locked_by``: when the move's lock was known to be taken (else when it is read here). ``only``: the
+    id of a move read as abandoned; a newer one that took the lock since is its own run's, not ours."""
     table = api_table()
     tree_item = table.get(keys.tree_key(org_id), consistent=True) or {}
     read_at, move = time.time(), tree_item.get(tree.MOVE)
-    if move is None:
+    if move is None or move["id"] != (only or move["id"]):
         return True
     if not _settle(tree_item, locked_by or read_at, time_left):
         return False
@@ -278,13 +281,6 @@ def _step(write: Callable[..., None], *args: Any, **options: Any) -> None:
     """A step of a move; refused, it was done before (a job delivered again)."""
     with suppress(ConditionFailed):
         write(*args, **options)
-
-
-def continue_job(message: dict[str, object], time_left: Callable[[], float]) -> None:
-    """A message of the queue: the move goes on; out of time, the rest is queued again."""
-    org_id = str(message["org_id"])
-    if not resume(org_id, time_left):
-        enqueue(org_id)
 
 
 def update_unit(org_id: str, unit_id: str, body: UnitUpdate, caller: Caller, version: int | None = None) -> Unit | None:

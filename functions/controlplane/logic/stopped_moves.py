@@ -33,7 +33,7 @@ def run_stopped(org_id: str, time_left: Callable[[], float] = lambda: math.inf) 
         held = (api_table().get(keys.tree_key(org_id), consistent=True) or {}).get(tree.MOVE)
         if held is None or not moves.abandoned(held):
             return False
-        return moves.resume(org_id, time_left)
+        return moves.resume(org_id, time_left, only=held["id"])
     except Exception as failed:
         if not (isinstance(failed, ServiceUnavailable) or is_outage(failed)):
             raise
