@@ -133,10 +133,13 @@ def _header(token: str) -> dict[str, Any]:
     try:
         segment = token.split(".")[0]
         header = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
-    except (ValueError, binascii.Error):
+    except (ValueError, binascii.Error, RecursionError):  # RecursionError: JSON nested past Python's limit
         raise Unauthorized("malformed token") from None
     if not isinstance(header, dict) or header.get("alg") != ALGORITHM or not isinstance(header.get("kid"), str):
         raise Unauthorized("not an RS256 token with a kid")
+    crit = header.get("crit", [])  # joserfc iterates it before it checks its type: a TypeError, a 503
+    if not (isinstance(crit, list) and all(isinstance(name, str) for name in crit)):
+        raise Unauthorized("a crit header that is not a list of names")
     return header
 
 

@@ -763,6 +763,31 @@ def test_a_token_whose_kid_is_not_a_string_is_401_not_a_failed_decision(jwks):
     refused(f"Bearer {header}.{_b64(b'{}')}.{_b64(b'signature')}")
 
 
+_NESTED = b"[" * 1000 + b"]" * 1000  # 2,700 characters of base64url: within API Gateway's header limit
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        b'{"alg": "RS256", "kid": "key-1", "crit": 5}',
+        b'{"alg": "RS256", "kid": "key-1", "crit": [5]}',
+        b'{"alg": "RS256", "kid": "key-1", "x": ' + _NESTED + b"}",
+        _NESTED,
+    ],
+    ids=["crit-a-number", "crit-a-list-of-numbers", "nested-in-a-field", "nested-header"],
+)
+def test_a_header_that_cannot_be_read_is_401_not_a_failed_decision(jwks, reads, header):
+    # Given a token whose header no Cognito token has, forged by anyone: a "crit" that is not a list of
+    # names (joserfc iterates it before checking its type: a TypeError), or JSON nested deeper than
+    # Python's recursion limit (a RecursionError)
+    forged = f"Bearer {_b64(header)}.{_b64(b'{}')}.{_b64(b'signature')}"
+
+    # When it is decided, Then it is a 401 (the exact Unauthorized), not a raised error that API Gateway
+    # answers 503 "retry later", and nothing is read
+    refused(forged)
+    assert reads == []
+
+
 # The JWKS: fetched once, again for a new kid, at a bounded rate
 
 
