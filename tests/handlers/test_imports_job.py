@@ -153,6 +153,28 @@ def test_a_job_that_crashed_after_its_users_went_in_continues_and_creates_nobody
     assert len(_sign_ins(cloud)) == 150
 
 
+def test_a_user_deleted_between_a_crashed_delivery_and_the_next_is_not_created_again(cloud, monkeypatch):
+    # Given an import of 3 whose first delivery dies right after its part's transaction put the
+    # users, before it wrote the part's decision; and an admin deletes user-001 in that gap
+    started = _import(_rows(3))
+    [message] = _queued()
+    _dies_once_at(monkeypatch, imports, "advance", message)
+    assert call("DELETE", "/orgs/acme/users/user-001").status == 204
+
+    # When SQS delivers the message again
+    assert deliver([message]) == {"batchItemFailures": []}
+
+    # Then user-001 stays deleted (no user, no seat, no sign-in); the import counts it created, as it
+    # would had the delete come after the decision
+    done = _get(started["import_id"])
+    assert (done["status"], done["created"], done["refused"]) == ("done", 3, [])
+    users, _ = api_table().query(keys.org_partition("acme"), prefix=keys.USER_PREFIX, limit=100, consistent=True)
+    assert sorted(user["user_id"] for user in users) == ["user-000", "user-002"]
+    _, counter = seats.read(api_table(), "acme", consistent=True)
+    assert counter is not None and counter[plans.USER_COUNT] == 2
+    assert _sign_ins(cloud) == ["acme.user-000", "acme.user-002"]
+
+
 def test_a_failed_sign_in_is_shown_with_why_and_retried_by_a_later_pass(cloud, monkeypatch):
     monkeypatch.setattr(import_job, "RETRY_SECONDS", 0)  # the queue's delay: a minute in the cloud
     started = _import(_rows(3))

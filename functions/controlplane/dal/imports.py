@@ -7,7 +7,8 @@ How big a part gets, whatever the body (the route takes 5 MiB, about 54 KB a row
 a row to do holds a valid user (user_id and unit 63 characters each, name 128 characters, up to
 512 bytes, e-mail 254: under 1 KB); a refused row, its user_id cut to 64 characters and its reason
 to 300 (``logic.import_job.refusal``: under 1.6 KB in UTF-8). Then the job adds, per row, a created
-user_id or a refusal, and per user a sign-in failure (300 characters): 97 rows stay under 300 KB. A part holds its rows
+user_id (twice: ``taken`` and ``created``) or a refusal, and per user a sign-in failure (300 characters): 97 rows
+stay under 300 KB. A part holds its rows
 (until the job is done with them), what became of them (the users created, the rows refused, the
 sign-ins tried and failed) and how far the job got (``decided``: its rows are; ``signed``: sign-ins
 tried). Each step of the job moves a part on with one UpdateItem, on condition that the part is
@@ -101,18 +102,21 @@ def users_present(table: Table, org_id: str, user_ids: list[str]) -> dict[str, I
     return found
 
 
-def undecided(table: Table, part: Item) -> "TransactWriteItemTypeDef":
-    """The part exists and is not decided yet (checked, not written): in the transaction that puts
-    its users, so a delivery of the job whose part another one decided first puts none. Every user
-    of a part is then put before its decision, and the import's end finds any the decision did not
-    count (``logic.import_rows.give_back_stranded``)."""
+def undecided(table: Table, part: Item, taken: list[str]) -> "TransactWriteItemTypeDef":
+    """The part exists and is not decided yet, and notes ``taken``, the users it puts, among the
+    part's ``taken``: in the transaction that puts them, so a delivery of the job whose part another
+    one decided first puts none, and a delivery after a crash knows which users its import put,
+    present or not (one deleted since is not put again). Every user of a part is then put before its
+    decision, and the import's end finds any the decision did not count
+    (``logic.import_rows.give_back_stranded``)."""
     return {
-        "ConditionCheck": {
+        "Update": {
             "TableName": table.name,
             "Key": to_dynamo(keys.base_key(part)),
+            "UpdateExpression": "SET #taken = list_append(if_not_exists(#taken, :none), :taken)",
             "ConditionExpression": "attribute_exists(#pk) AND #decided = :false",
-            "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#decided": "decided"},
-            "ExpressionAttributeValues": to_dynamo({":false": False}),
+            "ExpressionAttributeNames": {"#pk": PARTITION_KEY, "#decided": "decided", "#taken": "taken"},
+            "ExpressionAttributeValues": to_dynamo({":false": False, ":none": [], ":taken": taken}),
         }
     }
 

@@ -35,8 +35,7 @@ STEP_SECONDS = 5.0  # stop starting steps when less time than this is left, and 
 PROGRESS_EVERY = 10  # sign-ins per write of a part's progress
 # What a refused row echoes (its user_id; a valid one has at most 63 characters) and why, at most.
 ECHOED_CHARS, MESSAGE_CHARS = 64, 300
-# Reads of the org and its counter in a row that a transaction found out of date before giving up
-# (the queue delivers the job again): other writes kept moving the counter.
+# Reads of the org and its counter in a row found out of date (others kept moving it) before giving up.
 _REREADS = 10
 
 
@@ -112,7 +111,9 @@ def _decide(org_id: str, import_id: str, part: Item, actor: str | None, time_lef
     table = api_table()
     rows = part["rows"]
     present = imports.users_present(table, org_id, [row["user_id"] for row in rows])
-    created = [row["user_id"] for row in rows if present.get(row["user_id"], {}).get("import_id") == import_id]
+    # this import's users: present, or put by a delivery that died before the decision (and deleted since)
+    ours = {*part.get("taken", []), *(u for u, user in present.items() if user.get("import_id") == import_id)}
+    created = [row["user_id"] for row in rows if row["user_id"] in ours]
     refused = [
         refusal(row["row"], row["user_id"], "already_exists", f"User {row['user_id']} already exists")
         for row in rows
@@ -121,7 +122,7 @@ def _decide(org_id: str, import_id: str, part: Item, actor: str | None, time_lef
     put: list[str] = []  # the users this delivery put itself (not another's, found existing)
     try:
         new_created, new_refused = _take(
-            org_id, import_id, part, [row for row in rows if row["user_id"] not in present], actor, put
+            org_id, import_id, part, [row for row in rows if row["user_id"] not in {*present, *created}], actor, put
         )
         refused = sorted(refused + new_refused, key=lambda r: int(r["row"]))
         return imports.advance(
@@ -179,7 +180,7 @@ def _take(
         users = [import_rows.user(org_id, import_id, row, paths[row["unit"]], actor) for row in batch]
         now = time.time()
         checks = (
-            imports.undecided(table, part),
+            imports.undecided(table, part, [row["user_id"] for row in batch]),
             *(tree.placed_in(table, keys.unit_key(org_id, unit), paths[unit], now) for unit in units),
         )
         try:

@@ -10,8 +10,8 @@ adds them to the org's seat counter at once (dal.seats.take: 97 users + the org'
 counter + a check that the part is not decided yet = TransactWriteItems' 100 actions), so 1,000
 users write the counter about 11 times. Rows
 beyond the seats left are refused as ``quota_exceeded``, each; a user_id the org has already is
-``already_exists``. A user item carries its ``import_id``: a part redone after a crash or a
-redelivery finds its own users and counts them as created, so nobody is created twice; a
+``already_exists``. A user item carries its ``import_id``, and the part the ids it put: a part redone after a crash or a
+redelivery finds its own users and counts them as created, so nobody is created twice (nor one deleted since); a
 delivery whose part another one decided first puts no user (dal.imports.undecided).
 
 Then the sign-ins (``logic.import_job``), at ``IMPORT_SIGNINS_PER_SECOND``: AdminCreateUser is in Cognito's UserCreation
