@@ -70,9 +70,13 @@ class Client(Transport):
         """The plans and what each allows; any signed-in caller may read them."""
         return self._model(PlanList, self.request(endpoints.GET_PLANS))
 
-    def import_users(self, org_id: str, rows: list[dict[str, Any]]) -> UserImport:
-        """Start an import of up to 10,000 users (a job creates them); follow it with ``get_user_import``."""
-        response = self.request(endpoints.POST_USER_IMPORTS, body=UserImportCreate(rows=rows), org_id=org_id)
+    def import_users(
+        self, org_id: str, rows: list[dict[str, Any]], *, idempotency_key: str | None = None
+    ) -> UserImport:
+        """Start an import of up to 10,000 users (a job creates them); follow it with ``get_user_import``.
+        Sent again with its key, it is the same import."""
+        body, key = UserImportCreate(rows=rows), self._key(idempotency_key)
+        response = self.request(endpoints.POST_USER_IMPORTS, body=body, idempotency_key=key, org_id=org_id)
         return self._model(UserImport, response)
 
     def get_user_import(self, org_id: str, import_id: str) -> UserImport:

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from controlplane.models.imports import UserImport
 from cpctl.client import Client
-from cpctl.commands.common import INTERRUPTED, STILL_RUNNING, OrgArgument, api, usage_error
+from cpctl.commands.common import INTERRUPTED, STILL_RUNNING, IdempotencyKey, OrgArgument, api, usage_error
 from cpctl.output import Output, complain, new_console, reader_gone
 
 POLL_SECONDS = 1.0
@@ -106,11 +106,17 @@ StatusWait = Annotated[
 ]
 
 
-def users_import(ctx: typer.Context, org_id: OrgArgument, file: FileArgument, wait: ImportWait = WAIT_SECONDS) -> None:
+def users_import(
+    ctx: typer.Context,
+    org_id: OrgArgument,
+    file: FileArgument,
+    wait: ImportWait = WAIT_SECONDS,
+    idempotency_key: IdempotencyKey = None,
+) -> None:
     """Import up to 10,000 users from a CSV or JSON file, as seats allow; print every refused row."""
     rows = read_rows(file)
     with api(ctx) as client:
-        report(ctx, follow(client, client.import_users(org_id, rows), wait))
+        report(ctx, follow(client, client.import_users(org_id, rows, idempotency_key=idempotency_key), wait))
 
 
 def import_status(

@@ -117,8 +117,11 @@ def list_unit_users(
 
 
 @app.operation("importUsers")
-def import_users(org_id: params.OrgIdPath, body: UserImportCreate) -> Response[UserImport]:
-    return responses.started(app, app.route_record, imports.start_import(org_id, body, app.caller))
+def import_users(
+    org_id: params.OrgIdPath, body: UserImportCreate, idempotency_key: params.IdempotencyKey = None
+) -> Response[UserImport]:
+    start = lambda: imports.start_import(org_id, body, app.caller)  # noqa: E731
+    return app.start_once(idempotency_key, body, start, lambda import_id: imports.get_import(org_id, import_id))
 
 
 @app.operation("getUserImport")

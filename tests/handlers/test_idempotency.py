@@ -236,3 +236,34 @@ def test_a_success_record_refused_for_another_reason_stays_a_500(acme, monkeypat
     # Then it is seen as the fault it is, not a 201 that quietly turns every key off
     assert reply.status == 500, reply.body
     assert reply.error_code == "internal_error"
+
+
+IMPORTS = "/orgs/acme/user-imports"
+
+
+def _import_rows(*user_ids: str) -> dict:
+    return {"rows": [{"user_id": u, "name": "U", "email": f"{u}@example.com"} for u in user_ids]}
+
+
+def test_a_user_import_sent_again_with_its_key_is_the_same_import_and_creates_no_second_one(acme, table):
+    # Given an import sent with a key (one of its rows refused in the request: a bad id)
+    body = _import_rows("bea", "cid", "not#valid")
+    first = _post(IMPORTS, body)
+
+    # When it is sent again with the same key and body, then with the same key and another body
+    replay = _post(IMPORTS, body)
+    reused = _post(IMPORTS, _import_rows("dee"))
+
+    # Then the replay is the same import (202, its id and Location), read as it is now; no second
+    # import was started (its rows would all be refused as already_exists); the other body is 422
+    assert (first.status, replay.status) == (202, 202), replay.body
+    assert replay.body["import_id"] == first.body["import_id"]
+    assert replay.headers["Location"] == first.headers["Location"]
+    assert replay.body == call("GET", f"{IMPORTS}/{first.body['import_id']}").body
+    assert (replay.body["created"], [r["row"] for r in replay.body["refused"]]) == (2, [2])
+    assert (reused.status, reused.error_code) == (422, "idempotency_key_reused")
+    started = [item["SK"]["S"] for item in _records(table, "ORG#acme") if item["SK"]["S"].startswith("USER_IMPORT#")]
+    assert [key for key in started if "#PART#" not in key] == [f"USER_IMPORT#{first.body['import_id']}"]
+    # and its record keeps the import's id, not its body (which may hold 10,000 refused rows)
+    [record] = [r for r in _records(table, "IDEMPOTENCY#acme") if "not#valid" not in str(r)]
+    assert first.body["import_id"] in str(record) and "bea@example.com" not in str(record)

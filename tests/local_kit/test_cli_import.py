@@ -158,7 +158,7 @@ def stuck(monkeypatch):
         polls.append(import_id)
         return UserImport.model_validate(RUNNING)
 
-    monkeypatch.setattr(Client, "import_users", lambda self, org_id, rows: UserImport.model_validate(RUNNING))
+    monkeypatch.setattr(Client, "import_users", lambda self, org_id, rows, **_: UserImport.model_validate(RUNNING))
     monkeypatch.setattr(Client, "get_user_import", get_user_import)
     return polls
 
@@ -280,7 +280,7 @@ def test_an_import_done_with_a_sign_in_cognito_refused_for_good_exits_1_and_name
             "failed": [{"user_id": "bob", "reason": "An account with the given email already exists", "attempts": 3}],
         },
     }
-    monkeypatch.setattr(Client, "import_users", lambda self, org_id, rows: UserImport.model_validate(done))
+    monkeypatch.setattr(Client, "import_users", lambda self, org_id, rows, **_: UserImport.model_validate(done))
     monkeypatch.setattr(Client, "get_user_import", lambda self, org_id, import_id: UserImport.model_validate(done))
 
     file = tmp_path / "people.csv"

@@ -48,12 +48,15 @@ def once(
     body: BaseModel,
     make: Callable[[], Response[Any]],
     lambda_context: LambdaContext,
+    slim: tuple[str, Callable[[str], BaseModel]] | None = None,
 ) -> Response[Any]:
     """Run ``make`` once per (``identity``, ``key``); replay its response for later calls.
 
     ``org_id`` is the org of the request's path (None for none). The Lambda context bounds the
     in-progress record by the invocation's remaining time, so a crashed attempt blocks retries for
-    seconds, not for the 24 hours of a finished one.
+    seconds, not for the 24 hours of a finished one. ``slim``, for a body that may outgrow an item
+    (a user import's, with its refused rows): (a field, a read) the record keeps only that field of
+    the body, and a replay's body is the read of it, as it is now.
     """
     if key is None:
         return make()
@@ -70,9 +73,9 @@ def once(
     )
     def respond(request: dict[str, Any]) -> dict[str, Any]:
         response = make()
-        payload = response.body.model_dump(mode="json") if isinstance(response.body, BaseModel) else response.body
+        payload: Any = response.body.model_dump(mode="json") if isinstance(response.body, BaseModel) else response.body
         made.append({"status": response.status_code, "headers": response.headers, "body": payload})
-        return made[0]
+        return {**made[0], "body": {slim[0]: payload[slim[0]]}} if slim else made[0]
 
     made: list[dict[str, Any]] = []
     try:
@@ -89,5 +92,8 @@ def once(
         # Created, but its record not saved (throttled, an outage): the truth is the 201, not a 503
         # whose retry would create again. The record stays in progress until the invocation's time is up.
         logger.warning("Created, but its idempotency record was not saved", exc_info=True)
+    if made:  # the first run (its record saved or not): its whole response
         stored = made[0]
+    elif slim:  # a replay of a slim record: the body read as it is now
+        stored = {**stored, "body": slim[1](stored["body"][slim[0]])}
     return Response(stored["status"], content_types.APPLICATION_JSON, stored["body"], stored["headers"])

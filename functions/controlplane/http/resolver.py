@@ -33,7 +33,7 @@ from controlplane.http.errors import (
     send_as,
     status_of,
 )
-from controlplane.http.responses import Reply, cors, created, request_id
+from controlplane.http.responses import Reply, cors, created, request_id, started
 from controlplane.logic.access import Caller
 from controlplane.models.errors import ApiError, InvalidRequest, MoveInProgress, ServiceUnavailable, TooDeep
 from controlplane.models.problems import plain
@@ -162,17 +162,24 @@ class Resolver(APIGatewayRestResolver):
 
     def create_once(self, idempotency_key: str | None, body: BaseModel, create: Callable[[], Resource]) -> Reply:
         """201 for a new resource, once per Idempotency-Key: a retry replays the first response."""
+        return self._once(idempotency_key, body, lambda: created(self, self.route_record, create()))
+
+    def start_once(
+        self, idempotency_key: str | None, body: BaseModel, start: Callable[[], Any], read: Callable[[str], Any]
+    ) -> Reply:
+        """202 for a job (a user import), once per Idempotency-Key: a retry gets the first response
+        with the job's body as ``read`` (by its ``import_id``) finds it now."""
+        respond = lambda: started(self, self.route_record, start())  # noqa: E731
+        return self._once(idempotency_key, body, respond, ("import_id", read))
+
+    def _once(self, key: str | None, body: BaseModel, respond: Callable[[], Reply], slim: Any = None) -> Reply:
         event = self.current_event
         org_id = (event.path_parameters or {}).get("org_id")
         identity = {"caller": self.caller.subject, "route": f"{event.http_method} {event.path}"}
-
-        def respond() -> Reply:
-            return created(self, self.route_record, create())
-
         # Here, not at the top: Powertools' idempotency utility is only needed for a POST with a key.
         from controlplane.http import idempotency
 
-        return idempotency.once(idempotency_key, org_id, identity, body, respond, self.lambda_context)
+        return idempotency.once(key, org_id, identity, body, respond, self.lambda_context, slim)
 
     def entry_point(self, on_records: LambdaHandler | None = None) -> LambdaHandler:
         """The function's Lambda handler (see ``controlplane.http.entry``)."""
