@@ -46,16 +46,19 @@ from infra.waf import RateLimit
 class ControlPlaneStack(Stack):
     def __init__(self, scope: Construct, *, config: StageConfig, **kwargs) -> None:
         super().__init__(scope, config.stack_name, **kwargs)
-        # Not RETAIN: that also keeps what a failed first create rolls back, so a first deploy that fails
-        # would leave a deletion-protected table and user pool in the way of the next attempt.
+        # Not RETAIN: that also keeps what a failed first create rolls back, leaving it for a person.
         removal_policy = RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE if config.protected else RemovalPolicy.DESTROY
-        data = ControlPlaneTable(self, "Data", protected=config.protected, removal_policy=removal_policy)
+        # Except the deletion-protected table and user pool: CloudFormation cannot delete them, so the
+        # rollback of a failed first create would fail on them (ROLLBACK_FAILED), and so would the stack
+        # delete with which `cdk deploy` starts its next attempt. Kept, they are empty and in nobody's way.
+        protected_policy = RemovalPolicy.RETAIN if config.protected else RemovalPolicy.DESTROY
+        data = ControlPlaneTable(self, "Data", protected=config.protected, removal_policy=protected_policy)
         identity = Identity(
             self,
             "Identity",
             protected=config.protected,
             stage=config.stage,
-            removal_policy=removal_policy,
+            removal_policy=protected_policy,
             ses_identity=config.ses_identity,
             ses_region=config.ses_region,
         )

@@ -1,7 +1,7 @@
 """What a first `cdk deploy` in a fresh region needs, and what it leaves behind: API Gateway's account
 role for the access logs, an app client Cognito accepts, alarms that notify someone, prod resources a
-failed first create does not keep, SnapStart only where Lambda has it, and the share of a new account's
-Lambda concurrency the queue consumers may take, as the docs state it."""
+failed first create does not keep (but never one it cannot delete), SnapStart only where Lambda has it,
+and the share of a new account's Lambda concurrency the queue consumers may take, as the docs state it."""
 
 import json
 import re
@@ -97,13 +97,33 @@ def test_an_alarm_email_that_is_not_an_address_is_refused():
 
 
 def test_prod_keeps_its_data_on_delete_but_not_after_a_failed_first_create(prod):
-    # RETAIN would also keep what a rolled-back first create made, deletion protection included
-    kept = ("AWS::DynamoDB::Table", "AWS::Cognito::UserPool", "AWS::Logs::LogGroup", "AWS::SQS::Queue")
+    # RETAIN would also keep what a rolled-back first create made
+    kept = ("AWS::Logs::LogGroup", "AWS::SQS::Queue")
     for resource_type in kept:
         resources = _of_type(prod, resource_type).values()
         assert resources
         assert {r["DeletionPolicy"] for r in resources} == {"RetainExceptOnCreate"}, resource_type
         assert {r["UpdateReplacePolicy"] for r in resources} == {"Retain"}, resource_type
+
+
+def _deletion_protected(resource: dict) -> bool:
+    properties = resource.get("Properties", {})
+    return properties.get("DeletionProtectionEnabled") is True or properties.get("DeletionProtection") == "ACTIVE"
+
+
+def test_a_rolled_back_first_create_never_has_to_delete_what_is_deletion_protected(prod):
+    # Given prod's deletion-protected resources: DeleteTable and DeleteUserPool refuse them ("Resource
+    # cannot be deleted as it is currently protected against deletion"; Cognito's InvalidParameterException)
+    protected = {k: r for k, r in prod["Resources"].items() if _deletion_protected(r)}
+    assert {r["Type"] for r in protected.values()} == {"AWS::DynamoDB::Table", "AWS::Cognito::UserPool"}
+
+    # Then a first create that rolls back (a new account's CloudFront refusal, say) skips them: under
+    # RetainExceptOnCreate it would try to delete them, fail (ROLLBACK_FAILED), and `cdk deploy`, which
+    # deletes such a stack before trying again, would fail the same way. Kept, they are in nobody's way
+    # (generated names), and outlive a delete or a replacement as the rest of prod's data does.
+    for logical_id, resource in protected.items():
+        assert resource["DeletionPolicy"] == "Retain", logical_id
+        assert resource["UpdateReplacePolicy"] == "Retain", logical_id
 
 
 def test_snap_start_defaults_off_in_a_region_without_it():

@@ -85,7 +85,7 @@ def test_prod_user_pool_is_deletion_protected_and_retained(prod):
     _, pool = _only(prod, "AWS::Cognito::UserPool")
 
     assert pool["Properties"]["DeletionProtection"] == "ACTIVE"
-    assert pool["DeletionPolicy"] == "RetainExceptOnCreate"  # not what a failed first create made
+    assert pool["DeletionPolicy"] == "Retain"  # even after a failed first create: it cannot be deleted
     assert pool["UpdateReplacePolicy"] == "Retain"
 
 

@@ -42,7 +42,7 @@ def test_prod_table_is_deletion_protected_and_retained(prod):
     table = _table(prod)
 
     assert table["Properties"]["DeletionProtectionEnabled"] is True
-    assert table["DeletionPolicy"] == "RetainExceptOnCreate"  # not what a failed first create made
+    assert table["DeletionPolicy"] == "Retain"  # even after a failed first create: it cannot be deleted
     assert table["UpdateReplacePolicy"] == "Retain"
 
 
