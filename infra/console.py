@@ -30,6 +30,10 @@ class Console(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, removal_policy: RemovalPolicy) -> None:
         super().__init__(scope, construct_id)
         self._removal_policy = removal_policy
+        # Where the deployment keeps its files on delete (prod), CloudFormation cannot delete the bucket
+        # once they are written, not even in the rollback of a failed first create: RETAIN, so that
+        # rollback skips it rather than failing (ROLLBACK_FAILED) and blocking the next deploy.
+        kept = removal_policy != RemovalPolicy.DESTROY
         self.bucket = s3.Bucket(
             self,
             "Files",
@@ -37,7 +41,7 @@ class Console(Construct):
             encryption=s3.BucketEncryption.S3_MANAGED,
             enforce_ssl=True,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            removal_policy=removal_policy,
+            removal_policy=RemovalPolicy.RETAIN if kept else removal_policy,
         )
         # CloudFront is global: a response headers policy's and an origin access control's names are unique
         # in the account, and CDK's default names carry the stack but not its region, so the same stage in

@@ -59,8 +59,12 @@ def test_settings_are_written_at_deploy_time_from_the_stack(dev):
 def test_prod_keeps_the_console_bucket_and_its_files(prod):
     _, bucket = _one(prod, "AWS::S3::Bucket")
     _, deployment = _one(prod, "Custom::CDKBucketDeployment")
-    assert bucket["DeletionPolicy"] == "RetainExceptOnCreate"  # not after a failed first create
     assert deployment["Properties"]["RetainOnDelete"] is True
+    # even after a failed first create: once the deployment has written the files, which it keeps,
+    # CloudFormation cannot delete the bucket ("The bucket you tried to delete is not empty"), so a
+    # rollback that tried (RetainExceptOnCreate) would end in ROLLBACK_FAILED, and so would the
+    # stack delete with which `cdk deploy` starts its next attempt
+    assert bucket["DeletionPolicy"] == bucket["UpdateReplacePolicy"] == "Retain"
 
 
 def _console_origin() -> dict:
