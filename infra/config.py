@@ -157,11 +157,13 @@ class StageConfig:
             origins = origins.split(",")
         return cls(
             stage=stage,
-            account_rps_limit=int(node.try_get_context("account_rps_limit") or defaults.account_rps_limit),
+            account_rps_limit=int(_or_default(node.try_get_context("account_rps_limit"), defaults.account_rps_limit)),
             cors_allow_origins=tuple(origin.strip() for origin in origins if origin.strip()),
-            events_archive_days=int(node.try_get_context("events_archive_days") or defaults.events_archive_days),
+            events_archive_days=int(
+                _or_default(node.try_get_context("events_archive_days"), defaults.events_archive_days)
+            ),
             activity_retention_days=int(
-                node.try_get_context("activity_retention_days") or defaults.activity_retention_days
+                _or_default(node.try_get_context("activity_retention_days"), defaults.activity_retention_days)
             ),
             authorizer_ttl_seconds=int(
                 _or_default(node.try_get_context("authorizer_ttl_seconds"), defaults.authorizer_ttl_seconds)
@@ -172,7 +174,7 @@ class StageConfig:
             api_gateway_account_role=_flag(node.try_get_context("api_gateway_account_role")) is not False,
             alarm_email=node.try_get_context("alarm_email") or None,
             waf=_flag(node.try_get_context("waf")),
-            waf_rate_limit=int(node.try_get_context("waf_rate_limit") or defaults.waf_rate_limit),
+            waf_rate_limit=int(_or_default(node.try_get_context("waf_rate_limit"), defaults.waf_rate_limit)),
             ses_identity=_for_stage(node.try_get_context("ses_identity"), stage) or None,
             ses_region=_for_stage(node.try_get_context("ses_region"), stage) or None,
         )

@@ -69,6 +69,22 @@ def test_archive_retention_below_a_day_is_refused():
         StageConfig(events_archive_days=0)
 
 
+@pytest.mark.parametrize(
+    ("key", "refusal"),
+    [
+        ("events_archive_days", "at least 1"),
+        ("activity_retention_days", "at least 1"),
+        ("account_rps_limit", "below the"),
+        ("waf_rate_limit", "at least"),
+    ],
+)
+@pytest.mark.parametrize("given", [0, "0"])
+def test_a_zero_in_cdk_json_or_on_the_command_line_is_refused_not_taken_for_the_default(key, refusal, given):
+    # cdk.json holds a JSON 0; -c key=0 gives the string: both are a setting (and a wrong one), not an absence
+    with pytest.raises(ValueError, match=refusal):
+        StageConfig.from_context(cdk.App(context={key: given}).node)
+
+
 def test_events_function_reads_the_stream_with_partial_batch_responses_bisect_and_an_on_failure_queue(dev):
     function_id, function = _events_function(dev)
     [mapping] = [
