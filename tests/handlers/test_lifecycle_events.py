@@ -252,6 +252,31 @@ def test_entries_putevents_refuses_are_retried_and_sent_once(bus, stream):
 
 
 @on_dynamodb_local
+def test_the_events_of_one_change_are_put_in_order_even_when_the_first_is_refused_once(bus, stream):
+    # Given a change that sends two events (a rename and a new plan: Updated, then Plan Changed), and
+    # a bus that refuses the first of them in its first call
+    create_org("acme")
+    _publish(stream)
+    assert call("PATCH", "/orgs/acme", {"name": "Acme Inc", "plan": "pro"}).status == 200
+    refused = []
+
+    def refuse_once(entry, _):
+        if entry["DetailType"] == "Organization Updated" and not refused:
+            refused.append(entry)
+            return "ThrottlingException"
+        return None
+
+    bus.refuse = refuse_once
+
+    # When the stream goes through the events function
+    _publish(stream)
+
+    # Then both are put, each once, in the change's order: Plan Changed waited for Updated
+    assert refused
+    assert [t for t, _ in _summary(bus)][-2:] == ["Organization Updated", "Organization Plan Changed"]
+
+
+@on_dynamodb_local
 def test_putevents_is_called_with_at_most_ten_entries_and_never_two_records_of_one_item(bus, stream):
     create_org("acme", plan="pro")
     for i in range(12):

@@ -110,7 +110,7 @@ def test_the_retries_the_docs_state_are_the_codes():
 
     assert f"({retries + 1} attempts: the first and {retries} retries," in api
     assert f"(`TransactionConflict`), {transactions._CONFLICT_ATTEMPTS} attempts in all" in api
-    assert f"up to {publisher.PUT_ATTEMPTS - 1} times ({publisher.PUT_ATTEMPTS} calls in all)" in events
+    assert f"again until {publisher.PUT_ATTEMPTS} calls have had a refusal" in events
 
 
 def test_the_authorizers_time_the_docs_state_is_the_codes():

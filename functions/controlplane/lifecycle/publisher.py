@@ -12,7 +12,8 @@ first record reported failed and sends that record *and every later one* again. 
 - no PutEvents call starts without the time it may take (``PUT_SECONDS``): the records left are
   reported instead, since a timed-out invocation is retried whole;
 - a chunk never holds two records of one item, so a later change of an item can never reach the
-  bus before an earlier one that failed.
+  bus before an earlier one that failed; and a record's events are put in order, a call ending
+  before a record's second event (``_call``), so a refused one is retried before the next is sent.
 
 What can still repeat (delivery is at least once, docs/EVENTS.md): the entries of the cut record,
 or of later records in its chunk, that EventBridge accepted before the retries ran out.
@@ -167,30 +168,48 @@ def _entry_bytes(event: Event) -> int:
 
 
 def _put(chunk: list[tuple[Record, list[Event]]], time_left: Callable[[], float]) -> int | None:
-    """PutEvents for a chunk, retrying the entries EventBridge refused; None when all were accepted,
-    else the position in the chunk of the first record with an entry still refused."""
+    """PutEvents for a chunk, in order, retrying the entries EventBridge refused (``PUT_ATTEMPTS``
+    calls with a refusal at most); None when all were accepted, else the position in the chunk of the
+    first record with an event not put. A call ends before a record's second event (``_call``), so
+    the events of one change are put in order even when one is refused."""
     pending = [(position, event) for position, (_, events) in enumerate(chunk) for event in events]
-    for attempt in range(PUT_ATTEMPTS):
-        if not pending:
-            return None
-        if attempt and time_left() < PUT_SECONDS + 2:  # no time for a retry: report what is left
+    calls = failures = 0
+    refused = False  # the last call failed, or EventBridge refused an entry of it
+    while pending and failures < PUT_ATTEMPTS:
+        if calls and time_left() < PUT_SECONDS + (2 if refused else 0):  # no time for it: report what is left
             break
-        if attempt:
-            time.sleep(min(0.1 * 2**attempt, 2) * random.uniform(0.5, 1))
+        if refused:
+            time.sleep(min(0.1 * 2**failures, 2) * random.uniform(0.5, 1))
+        sent, calls = _call(pending), calls + 1
         try:
-            response = config.eventbridge().put_events(Entries=[event.entry(bus_name()) for _, event in pending])
+            response = config.eventbridge().put_events(Entries=[event.entry(bus_name()) for _, event in sent])
         except (ClientError, BotoCoreError) as error:  # the whole call failed: every entry again
-            logger.warning("PutEvents failed", error=str(error), attempt=attempt + 1)
+            logger.warning("PutEvents failed", error=str(error), attempt=failures + 1)
+            failures, refused = failures + 1, True
             continue
-        refused = []
-        for (position, event), result in zip(pending, response["Entries"], strict=True):
+        kept = []
+        for entry, result in zip(sent, response["Entries"], strict=True):
             if result.get("ErrorCode"):
                 logger.warning(
                     "PutEvents refused an entry",
-                    detail_type=event.detail_type,
+                    detail_type=entry[1].detail_type,
                     error_code=result["ErrorCode"],
-                    attempt=attempt + 1,
+                    attempt=failures + 1,
                 )
-                refused.append((position, event))
-        pending = refused
+                kept.append(entry)
+        refused = bool(kept)
+        failures += refused
+        pending = kept + pending[len(sent) :]
     return min(position for position, _ in pending) if pending else None
+
+
+def _call(pending: list[tuple[int, Event]]) -> list[tuple[int, Event]]:
+    """The entries of the next call: the pending ones, in order, up to a record's second (which
+    waits for the first to be accepted; a change that sends two events, a rename and a new plan,
+    takes two calls)."""
+    records: set[int] = set()
+    for index, (position, _) in enumerate(pending):
+        if position in records:
+            return pending[:index]
+        records.add(position)
+    return pending
