@@ -56,6 +56,31 @@ def test_a_new_orgs_entry_written_before_its_created_entry_does_not_open_the_old
     assert reply.body["next_cursor"] is None
 
 
+def test_a_later_page_taken_before_the_new_orgs_created_entry_never_reaches_the_old_orgs_log(bus, stream):
+    # Given acme, whose log names its user alice, deleted; and another tenant's acme with three
+    # tickets, whose entries the events function has written before the org's Created entry
+    _deleted_acme(stream)
+    create_org("acme")
+    create_user("acme", "newadmin", role="admin")
+    newadmin = admin("acme", "newadmin")
+    for _ in range(3):
+        create_ticket("acme", "newadmin", caller=newadmin)
+    records = stream.read()
+    feeder().feed([r for r in records if "#TICKET#" in r["dynamodb"]["Keys"]["PK"]["S"]])
+
+    # When its admin reads the log two entries at a time, following the cursor, while the org's
+    # Created entry is still not written
+    first = call("GET", "/orgs/acme/activity", query={"limit": "2"}, caller=newadmin)
+    assert first.status == 200 and first.body["next_cursor"], first.body
+    query = {"limit": "2", "cursor": first.body["next_cursor"]}
+    later = call("GET", "/orgs/acme/activity", query=query, caller=newadmin)
+
+    # Then the later page holds the third ticket's entry and none of the deleted org's, and ends the log
+    assert later.status == 200, later.body
+    assert [e["resource"]["kind"] for e in first.body["items"] + later.body["items"]] == ["ticket"] * 3
+    assert later.body["next_cursor"] is None
+
+
 class _Clock(LambdaContext):
     """A Lambda context whose remaining time runs down as EventBridge is slow."""
 

@@ -6,26 +6,28 @@ comes first, newest-first, and a missing org is a 404 in that same request.
 A deleted org's log stays until its entries' TTL, so an operator can still answer "who deleted it":
 for an operator, a missing org with entries left answers them. An org created again with the same id
 shows only its own log: the list ends at the newest ``Organization Created`` entry, as what sorts
-before it belongs to the org deleted before (that page may read more items than it returns). Until
-that entry is written (the stream's lag), the first page ends before the first entry older than the
-org's ``created_at`` (or any ``Organization Created``), with no cursor if it ends there: the org's own
-records come in stream order, its Created first, but a ticket's or a unit's partition is another
-shard, whose entries can be written before it. Not covered (docs/ACTIVITY.md): a first page full of
-this org's entries gives a cursor, and a later page, which does not read the org, could reach the
-earlier org's entries while the Created entry is still not written. Once it is, an entry of this org
-stamped a few milliseconds before it by another host's clock is not dropped (nor the entries after
-it). A later page's cursor is bound to the caller who took it: the users of an org created again
-have new sign-ins, and their cursors start in their org's log.
+before it belongs to the org deleted before (that page may read more items than it returns). While
+the first page does not hold that entry (not written yet: the stream's lag; or further on), the log
+ends at the first entry of an earlier org (``_since_org``), with no cursor if it ends there: the
+org's own records come in stream order, its Created first, but a ticket's or a unit's partition is
+another shard, whose entries can be written before it. That page's cursor carries the org's
+``created_at``, and the pages after it, which do not read the org, end at the same place. A later
+page's cursor is bound to the caller who took it: the users of an org created again have new
+sign-ins, and their cursors start in their org's log.
 """
 
-from controlplane.dal import cursor, keys
+from datetime import datetime
+
+from controlplane.dal import cursor, keys, stamps
 from controlplane.dal.conditions import Item
 from controlplane.dal.table import api_table
 from controlplane.logic.access import Caller
 from controlplane.models import errors
 from controlplane.models.activity import ActivityEntry, ActivityPage
 
-_ORG_CREATED = "Organization Created"  # lifecycle.contract's, not imported: it builds its models at import
+# lifecycle.contract's, not imported: it builds its models at import
+_ORG_CREATED, _ORG_DELETED = "Organization Created", "Organization Deleted"
+CLOCKS_SECONDS = 1.0
 
 
 def list_activity(org_id: str, limit: int, cursor_token: str | None, caller: Caller) -> ActivityPage:
@@ -38,21 +40,25 @@ def list_activity(org_id: str, limit: int, cursor_token: str | None, caller: Cal
         if org is None and not (caller.operator and found):
             raise errors.org_missing(org_id)
         found, more = found[:limit], last is not None
-        if org is not None and not _has_own_created(found, org):
-            own = _since_org(found, org)  # this org's Created entry is not written yet (the stream's lag)
-            found, more = own, more and len(own) == len(found)
+        # this org's Created entry is not written yet (the stream's lag): its log ends at its created_at
+        since = org["created_at"] if org is not None and not _has_own_created(found, org) else ""
     else:
-        start = keys.activity_key(org_id, after) if after else None
+        position, _, since = after.partition("|")  # the position, and the created_at the first page found
+        start = keys.activity_key(org_id, position) if position else None
         found, last = table.query(
             partition, limit=limit, newest_first=True, between=keys.activity_range(org_id), start_key=start
         )
         more = last is not None
+    if since:
+        own = _since_org(found, since)
+        found, more = own, more and len(own) == len(found)
     page = _since_created(found)
     if page and page[-1]["type"] == _ORG_CREATED:  # the org's first entry: nothing of its log is older
         more = False
+    position = page[-1]["position"] if page else ""
     return ActivityPage(
         items=[ActivityEntry.model_validate(entry).seen_by(caller.operator) for entry in page],
-        next_cursor=cursor.next_cursor(scope, page, "position", more),
+        next_cursor=cursor.next_cursor(scope, [{"at": f"{position}|{since}" if since else position}], "at", more),
     )
 
 
@@ -60,12 +66,18 @@ def _has_own_created(found: list[Item], org: Item) -> bool:
     return any(entry["type"] == _ORG_CREATED and entry["occurred_at"] == org["created_at"] for entry in found)
 
 
-def _since_org(found: list[Item], org: Item) -> list[Item]:
-    """Before the org's own Created entry is written, the entries up to the first one older than the
-    org: a ticket's or a unit's partition is another shard of the stream, whose entries can be written
-    first, and what sorts below them is an earlier org's of that id (its Created, its Deleted...)."""
+def _since_org(found: list[Item], created_at: str) -> list[Item]:
+    """While the org's own Created entry may not be written yet, its entries: up to an earlier org's
+    of that id, the first entry that is its end (``Organization Deleted``), its Created, or older
+    than this org by more than the hosts' clocks differ (``CLOCKS_SECONDS``; an entry of this org
+    stamped by another host may be a few milliseconds older). A ticket's or a unit's partition is
+    another shard of the stream, whose entries can be written before this org's Created."""
+    earliest = stamps.iso(datetime.fromisoformat(created_at).timestamp() - CLOCKS_SECONDS)
     for index, entry in enumerate(found):
-        if entry["occurred_at"] < org["created_at"] or entry["type"] == _ORG_CREATED:
+        earlier_org = entry["type"] == _ORG_DELETED or (
+            entry["type"] == _ORG_CREATED and entry["occurred_at"] != created_at
+        )
+        if earlier_org or entry["occurred_at"] < earliest:
             return found[:index]
     return found
 
