@@ -16,9 +16,7 @@ page's cursor is bound to the caller who took it: the users of an org created ag
 sign-ins, and their cursors start in their org's log.
 """
 
-from datetime import datetime
-
-from controlplane.dal import cursor, keys, stamps
+from controlplane.dal import cursor, keys
 from controlplane.dal.conditions import Item
 from controlplane.dal.table import api_table
 from controlplane.logic.access import Caller
@@ -27,7 +25,6 @@ from controlplane.models.activity import ActivityEntry, ActivityPage
 
 # lifecycle.contract's, not imported: it builds its models at import
 _ORG_CREATED, _ORG_DELETED = "Organization Created", "Organization Deleted"
-CLOCKS_SECONDS = 1.0
 
 
 def list_activity(org_id: str, limit: int, cursor_token: str | None, caller: Caller) -> ActivityPage:
@@ -67,17 +64,17 @@ def _has_own_created(found: list[Item], org: Item) -> bool:
 
 
 def _since_org(found: list[Item], created_at: str) -> list[Item]:
-    """While the org's own Created entry may not be written yet, its entries: up to an earlier org's
-    of that id, the first entry that is its end (``Organization Deleted``), its Created, or older
-    than this org by more than the hosts' clocks differ (``CLOCKS_SECONDS``; an entry of this org
-    stamped by another host may be a few milliseconds older). A ticket's or a unit's partition is
-    another shard of the stream, whose entries can be written before this org's Created."""
-    earliest = stamps.iso(datetime.fromisoformat(created_at).timestamp() - CLOCKS_SECONDS)
+    """While the org's own Created entry may not be written yet, its entries: up to the first that
+    is older than the org or an earlier org's Created or Deleted (its own Created is kept). A
+    ticket's or a unit's partition is another shard of the stream, whose entries can be written
+    before this org's Created. The stream orders records by the second, so an earlier org's entry
+    of this org's second may sort among this org's: the cut is the org's own stamp, not a margin
+    for the hosts' clocks (an entry of this org stamped a few milliseconds early by another host
+    ends the log there, and hides what is older: only while the Created entry is beyond the page)."""
     for index, entry in enumerate(found):
-        earlier_org = entry["type"] == _ORG_DELETED or (
-            entry["type"] == _ORG_CREATED and entry["occurred_at"] != created_at
-        )
-        if earlier_org or entry["occurred_at"] < earliest:
+        own = entry["type"] == _ORG_CREATED and entry["occurred_at"] == created_at
+        earlier = entry["type"] in (_ORG_CREATED, _ORG_DELETED) and not own
+        if earlier or entry["occurred_at"] < created_at:
             return found[:index]
     return found
 
