@@ -276,6 +276,35 @@ def test_a_create_cognito_refuses_answers_so_even_when_its_user_was_created_agai
     assert call("GET", "/orgs/acme").body["usage"]["users"] == 1
 
 
+def test_a_create_overtaken_before_it_makes_its_sign_in_leaves_the_successors_sign_in(pool, monkeypatch):
+    # Given alice's create, taken in the table; before it asks Cognito for her sign-in, alice is
+    # deleted and created again, whole: the new alice's item and her sign-in, its subject stored
+    client = config.directory().client
+    real, successor = client.admin_create_user, []
+
+    def after_a_successor(**request):
+        if not successor:
+            successor.append(True)
+            users.delete_user("acme", "alice")
+            again = UserCreate(user_id="alice", name="Alice", email="alice@new.example")
+            users.create_user("acme", again, SUCCESSORS_CREATOR)
+        return real(**request)
+
+    monkeypatch.setattr(client, "admin_create_user", after_a_successor)
+
+    # When the first create finds a sign-in of that name
+    reply = create_user("acme", "alice")
+    monkeypatch.undo()
+
+    # Then it is the new alice's, not a left-over: it stays, and the first create answers that its
+    # user is gone; the new alice keeps her item, her seat and a sign-in she can use
+    assert reply.status == 404, reply.body
+    assert _sign_in(pool, "acme.alice") is not None
+    assert _stored_subject("alice") == _sign_in(pool, "acme.alice")["sub"]
+    assert call("GET", "/orgs/acme/users/alice").body["email"] == "alice@new.example"
+    assert call("GET", "/orgs/acme").body["usage"]["users"] == 1
+
+
 def test_a_create_overtaken_before_it_stores_its_subject_leaves_the_successor_its_own(pool, monkeypatch):
     # Given alice's create, which has made her sign-in; before it stores the sign-in's subject, alice
     # is deleted and created again, and that new create's item takes its subject only after the

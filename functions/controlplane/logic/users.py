@@ -90,7 +90,7 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
     if directory is not None:
         made = _made_here(org_id, item)
         try:
-            subject = _new_sign_in(directory, org_id, body)
+            subject = _new_sign_in(directory, org_id, body, made)
         except Exception:
             _remove_made(org_id, body.user_id, made)
             raise
@@ -142,13 +142,19 @@ def _made_here(org_id: str, item: Item) -> tuple[refusals.Rule, ...]:
     return ((Expect("created_at", item["created_at"]), lambda _: gone),)
 
 
-def _new_sign_in(directory: Directory, org_id: str, body: UserCreate) -> str:
-    """The user's new sign-in, and its subject. A sign-in of that name already there has no user item
-    (the table has just taken this one as new): it is left over from a create or delete that failed
-    half-way, no token of it passes the authorizer (no item holds its subject), and it is replaced."""
+def _new_sign_in(directory: Directory, org_id: str, body: UserCreate, made: tuple[refusals.Rule, ...]) -> str:
+    """The user's new sign-in, and its subject. A sign-in of that name already there is a new user's
+    of that id if the item (read consistently, on this path only) is not this create's (``made``):
+    this one's user was deleted and created again, whole, before it got here; it stays, and this
+    user is missing. Otherwise it has no user item (the table took this one as new): it is left over
+    from a create or delete that failed half-way, no token of it passes the authorizer (no item holds
+    its subject), and it is replaced."""
     try:
         return directory.create(org_id, body.user_id, body.email, body.role)
     except AlreadyExists:
+        stored = api_table().get(keys.user_key(org_id, body.user_id), consistent=True)
+        if stored is None or not all(expect.met_by(stored) for expect in refusals.expects(made)):
+            raise errors.user_missing(org_id, body.user_id) from None
         logger.warning("Replacing a left-over sign-in", org_id=org_id, user_id=body.user_id)
         directory.delete(org_id, body.user_id)
         return directory.create(org_id, body.user_id, body.email, body.role)
