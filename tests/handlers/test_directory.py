@@ -440,6 +440,54 @@ def test_a_role_change_leaves_the_address_alone(pool, cognito_unverifies_changed
     assert _sign_in(pool, "acme.alice")["email_verified"] == "true"
 
 
+def test_a_role_change_whose_user_is_deleted_after_it_read_the_sign_in_is_404_not_a_500(pool, monkeypatch):
+    # Given alice, deleted (her sign-in, then her item) right after her role change read her sign-in
+    create_user("acme", "alice")
+    client = config.directory().client
+    real, deleted = client.admin_get_user, []
+
+    def deleted_after_the_read(**request):
+        answer = real(**request)
+        if not deleted:
+            deleted.append(True)
+            users.delete_user("acme", "alice")
+        return answer
+
+    monkeypatch.setattr(client, "admin_get_user", deleted_after_the_read)
+
+    # When the role change goes on to change the sign-in
+    reply = call("PATCH", "/orgs/acme/users/alice", {"role": "admin"})
+    monkeypatch.undo()
+
+    # Then it is 404, as for a user already gone (her sign-in went first), and nothing is left of alice
+    assert (reply.status, reply.error_code) == (404, "not_found"), reply.body
+    assert call("GET", "/orgs/acme/users/alice").status == 404
+    assert _sign_in(pool, "acme.alice") is None
+
+
+def test_a_role_change_whose_user_is_deleted_before_its_write_is_404_not_a_500(pool, monkeypatch):
+    # Given alice, deleted (her sign-in, then her item) right after her role change changed the sign-in
+    create_user("acme", "alice")
+    directory = config.directory()
+    set_attributes, deleted = directory.set_attributes, []
+
+    def deleted_meanwhile(*args):
+        set_attributes(*args)
+        if not deleted:
+            deleted.append(True)
+            users.delete_user("acme", "alice")
+
+    monkeypatch.setattr(directory, "set_attributes", deleted_meanwhile)
+
+    # When the role change's write finds no user, and its sign-in's claim has nowhere to go back to
+    reply = call("PATCH", "/orgs/acme/users/alice", {"role": "admin"})
+    monkeypatch.undo()
+
+    # Then it is 404, as for a user already gone, and nothing is left of alice
+    assert (reply.status, reply.error_code) == (404, "not_found"), reply.body
+    assert _sign_in(pool, "acme.alice") is None
+
+
 def test_a_role_change_that_a_rename_overtakes_after_the_claim_changed_is_412_and_puts_the_claim_back(
     pool, monkeypatch
 ):

@@ -120,14 +120,20 @@ class Directory:
 
     @tracer.capture_method
     def set_attributes(self, org_id: str, user_id: str, attributes: dict[str, str]) -> None:
+        """Change the sign-in's attributes; ``NoSignIn`` if there is none (its user's delete removed it)."""
         if "email" in attributes:
             attributes = {**attributes, **VERIFIED_EMAIL}
-        with _translate():
-            self.client.admin_update_user_attributes(
-                UserPoolId=self.pool,
-                Username=username(org_id, user_id),
-                UserAttributes=[{"Name": name, "Value": value} for name, value in attributes.items()],
-            )
+        try:
+            with _translate():
+                self.client.admin_update_user_attributes(
+                    UserPoolId=self.pool,
+                    Username=username(org_id, user_id),
+                    UserAttributes=[{"Name": name, "Value": value} for name, value in attributes.items()],
+                )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "UserNotFoundException":
+                raise NoSignIn(username(org_id, user_id)) from None
+            raise
 
     @tracer.capture_method
     def delete(self, org_id: str, user_id: str) -> None:

@@ -209,12 +209,16 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
         stored = directory.attributes(org_id, user_id)
     except NoSignIn:
         raise errors.no_sign_in(user_id) from None
-    directory.set_attributes(org_id, user_id, synced)
+    try:
+        directory.set_attributes(org_id, user_id, synced)
+    except NoSignIn:  # gone since it was read: the user's delete, which removes the sign-in first, is under way
+        raise missing from None
     try:
         with refusals.refused_as(missing, rules):
             item = api_table().update(keys.user_key(org_id, user_id), written, stamps.now(), refusals.expects(rules))
     except Exception:
-        directory.set_attributes(org_id, user_id, {name: stored[name] for name in synced if name in stored})
+        with suppress(NoSignIn):  # deleted meanwhile, sign-in first: no claim to put back, and its error stands
+            directory.set_attributes(org_id, user_id, {name: stored[name] for name in synced if name in stored})
         raise
     return User.model_validate(item)
 
