@@ -14,7 +14,7 @@ leaves them behind. It refuses while the stack exists, whose tenants would all b
 
 Pace: CreateApiKey and DeleteApiKey allow 5 a second per account and region (not adjustable), and
 the running consumer spends up to 4 (controlplane.dal.api_keys). Both commands call them at most
-``--writes-per-second`` (1 by default; up to 5 while no org is being created) and take orgs at
+``--writes-per-second`` (1 by default; up to 5 while no org is being created or deleted) and take orgs at
 ``ORGS_PER_SECOND``; botocore's standard retries absorb an occasional TooManyRequestsException. At
 1 a second, re-keying 10,000 orgs after a secret loss (a delete and a create each) takes 5.5 hours.
 """

@@ -77,7 +77,7 @@ def orgs_update(
 
 
 # How soon a suspension, and a reactivation, reaches every request of the org's users: the bound the
-# API keeps (docs/SECURITY.md#the-authorizer-and-suspension).
+# API keeps (docs/SECURITY.md#when-access-ends).
 TAKES_EFFECT_SECONDS = 5
 
 
