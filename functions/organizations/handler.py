@@ -120,7 +120,9 @@ def list_unit_users(
 def import_users(
     org_id: params.OrgIdPath, body: UserImportCreate, idempotency_key: params.IdempotencyKey = None
 ) -> Response[UserImport]:
-    start = lambda: imports.start_import(org_id, body, app.caller)  # noqa: E731
+    def start() -> UserImport:
+        return imports.start_import(org_id, body, app.caller)
+
     return app.start_once(idempotency_key, body, start, lambda import_id: imports.get_import(org_id, import_id))
 
 

@@ -165,14 +165,27 @@ class Resolver(APIGatewayRestResolver):
         return self._once(idempotency_key, body, lambda: created(self, self.route_record, create()))
 
     def start_once(
-        self, idempotency_key: str | None, body: BaseModel, start: Callable[[], Any], read: Callable[[str], Any]
+        self,
+        idempotency_key: str | None,
+        body: BaseModel,
+        start: Callable[[], BaseModel],
+        read: Callable[[str], BaseModel],
     ) -> Reply:
         """202 for a job (a user import), once per Idempotency-Key: a retry gets the first response
         with the job's body as ``read`` (by its ``import_id``) finds it now."""
-        respond = lambda: started(self, self.route_record, start())  # noqa: E731
+
+        def respond() -> Reply:
+            return started(self, self.route_record, start())
+
         return self._once(idempotency_key, body, respond, ("import_id", read))
 
-    def _once(self, key: str | None, body: BaseModel, respond: Callable[[], Reply], slim: Any = None) -> Reply:
+    def _once(
+        self,
+        key: str | None,
+        body: BaseModel,
+        respond: Callable[[], Reply],
+        slim: tuple[str, Callable[[str], BaseModel]] | None = None,
+    ) -> Reply:
         event = self.current_event
         org_id = (event.path_parameters or {}).get("org_id")
         identity = {"caller": self.caller.subject, "route": f"{event.http_method} {event.path}"}
