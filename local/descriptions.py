@@ -121,7 +121,8 @@ OPERATIONS = {
         "quota. Each row that cannot be a user is refused on its own, with its reason (`validation_error`, "
         "`duplicate`, `already_exists`, `quota_exceeded`); the others go in. A suspended org is "
         "`409 org_suspended`, and nothing is stored; an org whose delete has begun, even while the rows are "
-        "stored, is `404`, and nothing stays stored.",
+        "stored, is `404`, and nothing stays stored. Sent again with its `Idempotency-Key`, it is the same "
+        "import: `202` with its `Location`, and the import as it is now (a Query more), not its first body.",
         None,
         grows=(
             "4 to store it (a Query of the org, a PutItem, a BatchWriteItem per 25 parts of 97 rows, a "
