@@ -6,7 +6,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from controlplane import config
-from controlplane.logic import cascade, organizations, tickets
+from controlplane.logic import cascade, imports, organizations, tickets
 from local import tokens
 from local.seed import fetch
 from tests.api import admin, call, create_org, create_user
@@ -267,3 +267,23 @@ def test_a_user_import_sent_again_with_its_key_is_the_same_import_and_creates_no
     # and its record keeps the import's id, not its body (which may hold 10,000 refused rows)
     [record] = [r for r in _records(table, "IDEMPOTENCY#acme") if "not#valid" not in str(r)]
     assert first.body["import_id"] in str(record) and "bea@example.com" not in str(record)
+
+
+def test_a_user_import_sent_again_while_the_first_is_still_running_is_409_conflict(acme, monkeypatch):
+    # Given an import sent with a key, and the same one sent again while the first is being started
+    replies = []
+    real_start = imports.start_import
+
+    def start_while_a_retry_arrives(org_id, body, caller):
+        replies.append(_post(IMPORTS, body.model_dump(mode="json", exclude_unset=True)))
+        return real_start(org_id, body, caller)
+
+    monkeypatch.setattr(imports, "start_import", start_while_a_retry_arrives)
+
+    # When the first is answered
+    first = _post(IMPORTS, _import_rows("bea"))
+
+    # Then it is 202 and the second 409 conflict, the Idempotency-Key in flight, as the OpenAPI
+    # document's 409 of the route shows
+    assert first.status == 202, first.body
+    assert (replies[0].status, replies[0].error_code) == (409, "conflict")

@@ -111,9 +111,10 @@ def _conflicts(route: routes.Route) -> dict[str, Example]:
     examples: dict[str, Example] = {}
     if route.method == "POST" and route.status == 202:  # a job: it starts or it is refused whole
         refused = suspended("acme")
-        return _example("The organization is suspended", refused.code, refused.message)
-    if route.method == "POST":
+        examples |= _example("The organization is suspended", refused.code, refused.message)
+    elif route.method == "POST":
         examples |= _example("The resource already exists", "already_exists", _EXISTS[route.operation_id].message)
+    if route.method == "POST":  # a create or a job, each takes an Idempotency-Key
         examples |= _example(
             "A request with the same Idempotency-Key is still in progress", "conflict", IDEMPOTENCY_IN_PROGRESS
         )
