@@ -6,6 +6,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from controlplane import config
+from controlplane.dal import imports as import_items
 from controlplane.logic import cascade, imports, organizations, tickets
 from local import tokens
 from local.seed import fetch
@@ -287,3 +288,32 @@ def test_a_user_import_sent_again_while_the_first_is_still_running_is_409_confli
     # document's 409 of the route shows
     assert first.status == 202, first.body
     assert (replies[0].status, replies[0].error_code) == (409, "conflict")
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
+def test_a_user_import_whose_read_back_is_throttled_answers_its_202_so_a_retry_starts_no_second_one(
+    acme, table, monkeypatch, deletions_queue
+):
+    # Given the import's request in the cloud, and DynamoDB throttling its read of the import once
+    # the import is stored and its job queued (past botocore's retries)
+    load, reads = import_items.load, []
+
+    def throttled_once(*args, **kwargs):
+        reads.append(args)
+        if len(reads) == 1:
+            raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "x"}}, "Query")
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(import_items, "load", throttled_once)
+
+    # When it is sent with a key, then again with it (as the client does after a 503)
+    first = _post(IMPORTS, _import_rows("bea"))
+    again = _post(IMPORTS, _import_rows("bea"))
+
+    # Then the first is its 202 (the import is stored and will run: a 503 would hide it), and the
+    # second is the same import, not a second one whose rows the first also has
+    assert first.status == 202, first.body
+    assert (first.body["status"], first.body["pending"]) == ("running", 1)
+    assert again.body["import_id"] == first.body["import_id"]
+    started = [item["SK"]["S"] for item in _records(table, "ORG#acme") if item["SK"]["S"].startswith("USER_IMPORT#")]
+    assert [key for key in started if "#PART#" not in key] == [f"USER_IMPORT#{first.body['import_id']}"]

@@ -55,7 +55,7 @@ def start_import(org_id: str, body: UserImportCreate, caller: Caller) -> UserImp
     attributes = {"org_id": org_id, "import_id": import_id, "status": STORING, "total": len(body.rows)}
     record = stamps.new_item(keys.import_key(org_id, import_id), keys.USER_IMPORT, attributes, caller.subject)
     try:
-        imports.create(table, record, parts)
+        record = imports.create(table, record, parts)
     except ConditionFailed as failed:  # the org changed since it was read (a stale read): as if before
         org = failed.item if failed.action == 1 else None
         if org is not None and stamps.DELETING not in org and org.get("status") == SUSPENDED:
@@ -69,7 +69,15 @@ def start_import(org_id: str, body: UserImportCreate, caller: Caller) -> UserImp
             raise
     else:
         _run_in_line(org_id, import_id)
-    return _view(org_id, import_id)
+    try:
+        return _view(org_id, import_id)
+    except Exception as failed:
+        if not (isinstance(failed, ServiceUnavailable) or is_outage(failed)):
+            raise
+        # Stored, and queued or run: its 202, as stored, not a 503 that hides its id (and whose
+        # retry, even with its Idempotency-Key, starts a second import of the same rows)
+        logger.warning("User import: started, but not read back", org_id=org_id, import_id=import_id, exc_info=failed)
+        return _summary(org_id, import_id, record, parts)
 
 
 def _run_in_line(org_id: str, import_id: str) -> None:
