@@ -18,7 +18,7 @@ from typer.core import TyperGroup, TyperOption
 
 from cpctl import endpoints, output, retries
 from cpctl.commands import login, orgs, tickets, units, users
-from cpctl.commands.common import Settings
+from cpctl.commands.common import Settings, header_value
 from cpctl.output import Output
 
 _display_type = TyperOption.display_type_rich
@@ -71,7 +71,11 @@ def main(
     ] = None,
     token: Annotated[
         str | None,
-        typer.Option(envvar="CONTROLPLANE_TOKEN", help="An ID token; default: the one `cpctl login` stored."),
+        typer.Option(
+            envvar="CONTROLPLANE_TOKEN",
+            callback=header_value,
+            help="An ID token; default: the one `cpctl login` stored.",
+        ),
     ] = None,
     output: Annotated[Output, typer.Option("--output", "-o", help="json: the API's JSON, as sent.")] = Output.table,
     timeout: Annotated[

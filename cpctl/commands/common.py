@@ -111,6 +111,16 @@ def pages(every: bool, cursor: str | None, fetch: Callable[[str | None], Page]) 
     return Client.pages(fetch, cursor) if every else iter([fetch(cursor)])
 
 
+def header_value(param: typer.CallbackParam, value: str | None) -> str | None:
+    """An option sent as an HTTP header (a token, an ETag, a key) is plain ASCII text: one pasted with
+    "smart" quotes (“3”) or an ellipsis is a usage error that names it, not a traceback. The
+    value is not repeated: it may be a token."""
+    wrong = next((char for char in value or "" if not (char.isascii() and char.isprintable())), None)
+    if wrong is not None:
+        raise typer.BadParameter(f"an HTTP header cannot carry {wrong!r}: type it in plain ASCII", param=param)
+    return value
+
+
 # Options and arguments several commands take.
 
 OrgArgument = Annotated[str, typer.Argument(metavar="ORG", help="The organization's id, e.g. acme.")]
@@ -122,9 +132,12 @@ TicketArgument = Annotated[
 Limit = Annotated[int | None, typer.Option(min=1, max=100, help="Page size (the API's default: 20).")]
 CursorOption = Annotated[str | None, typer.Option(help="`next_cursor` of the previous page.")]
 All = Annotated[bool, typer.Option("--all", help="Every page, from --cursor on; --limit is then the page size.")]
-IfMatch = Annotated[str | None, typer.Option(help='Only if the resource still has this ETag, e.g. "3".')]
+IfMatch = Annotated[
+    str | None, typer.Option(callback=header_value, help='Only if the resource still has this ETag, e.g. "3".')
+]
 IdempotencyKey = Annotated[
-    str | None, typer.Option(help="Reuse a key to make a retried create safe; default: a new one per call.")
+    str | None,
+    typer.Option(callback=header_value, help="Reuse a key to make a retried create safe; default: a new one per call."),
 ]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")]
 

@@ -126,6 +126,31 @@ def test_usage_errors_are_exit_2_and_send_nothing(table, gateway, cpctl, args):
     assert raw(gateway, "/orgs").json()["items"] == []
 
 
+@pytest.mark.parametrize(
+    ("args", "token"),
+    [
+        (["orgs", "update", "acme", "--name", "Y", "--if-match", "“1”"], None),  # "smart" quotes, pasted
+        (["orgs", "create", "beta", "--name", "B", "--idempotency-key", "clé"], None),
+        (["orgs", "list"], "eyJ…"),  # a token cut short with an ellipsis
+    ],
+    ids=["if-match", "idempotency-key", "token"],
+)
+def test_an_option_no_http_header_can_carry_is_a_usage_error_naming_it(table, gateway, cpctl, args, token):
+    # Given an org, and an option sent as a header whose value is not plain ASCII text
+    assert cpctl("orgs", "create", "acme", "--name", "Acme").exit_code == 0
+    options = {"token": token} if token else {}
+
+    # When cpctl runs with it
+    result = cpctl(*args, **options)
+
+    # Then it is a usage error that names the option, not a traceback; nothing is sent
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    option = "--token" if token else args[-2]
+    assert option in result.stderr
+    assert [(org["org_id"], org["name"]) for org in raw(gateway, "/orgs").json()["items"]] == [("acme", "Acme")]
+
+
 def test_no_token_anywhere_is_a_usage_error(table, cpctl):
     result = cpctl("orgs", "list", token=None)
 
