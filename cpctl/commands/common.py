@@ -123,11 +123,28 @@ def header_value(param: typer.CallbackParam, value: str | None) -> str | None:
 
 # Options and arguments several commands take.
 
-OrgArgument = Annotated[str, typer.Argument(metavar="ORG", help="The organization's id, e.g. acme.")]
-UserArgument = Annotated[str, typer.Argument(metavar="USER", help="The user's id in the organization, e.g. alice.")]
-UnitArgument = Annotated[str, typer.Argument(metavar="UNIT", help="The unit's id in the organization, e.g. eng.")]
+
+def an_id(param: typer.CallbackParam, value: str) -> str:
+    """An id is never empty: an empty one (``"$USER_ID"`` unset) would leave its segment out of the
+    path, which then names another route (``GET /orgs/acme/users/`` lists the users) whose answer
+    cpctl would misread."""
+    if not value:
+        raise typer.BadParameter("is empty (an unset shell variable?)", param=param)
+    return value
+
+
+OrgArgument = Annotated[str, typer.Argument(metavar="ORG", callback=an_id, help="The organization's id, e.g. acme.")]
+UserArgument = Annotated[
+    str, typer.Argument(metavar="USER", callback=an_id, help="The user's id in the organization, e.g. alice.")
+]
+UnitArgument = Annotated[
+    str, typer.Argument(metavar="UNIT", callback=an_id, help="The unit's id in the organization, e.g. eng.")
+]
 TicketArgument = Annotated[
-    str, typer.Argument(metavar="TICKET", help="The ticket's id, as listed, e.g. 01JD3Q0Z6V7S3M8E2K9XWQY4PB.")
+    str,
+    typer.Argument(
+        metavar="TICKET", callback=an_id, help="The ticket's id, as listed, e.g. 01JD3Q0Z6V7S3M8E2K9XWQY4PB."
+    ),
 ]
 Limit = Annotated[int | None, typer.Option(min=1, max=100, help="Page size (the API's default: 20).")]
 CursorOption = Annotated[str | None, typer.Option(help="`next_cursor` of the previous page.")]

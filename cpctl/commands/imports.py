@@ -18,7 +18,7 @@ from rich.table import Table
 
 from controlplane.models.imports import UserImport
 from cpctl.client import Client
-from cpctl.commands.common import INTERRUPTED, STILL_RUNNING, IdempotencyKey, OrgArgument, api, usage_error
+from cpctl.commands.common import INTERRUPTED, STILL_RUNNING, IdempotencyKey, OrgArgument, an_id, api, usage_error
 from cpctl.output import Output, complain, new_console, reader_gone
 
 POLL_SECONDS = 1.0
@@ -122,7 +122,9 @@ def users_import(
 def import_status(
     ctx: typer.Context,
     org_id: OrgArgument,
-    import_id: Annotated[str, typer.Argument(metavar="IMPORT", help="The import's id, as `users import` said.")],
+    import_id: Annotated[
+        str, typer.Argument(metavar="IMPORT", callback=an_id, help="The import's id, as `users import` said.")
+    ],
     wait: StatusWait = 0,
 ) -> None:
     """Show an import (how far it got, or its refused rows), or follow it on with --wait."""

@@ -151,6 +151,31 @@ def test_an_option_no_http_header_can_carry_is_a_usage_error_naming_it(table, ga
     assert [(org["org_id"], org["name"]) for org in raw(gateway, "/orgs").json()["items"]] == [("acme", "Acme")]
 
 
+@pytest.mark.parametrize(
+    ("args", "argument"),
+    [
+        (["orgs", "get", ""], "ORG"),  # GET /orgs/ is the list of orgs: "is this the control-plane API?"
+        (["users", "get", "acme", ""], "USER"),
+        (["units", "get", "acme", ""], "UNIT"),
+        (["users", "delete", "acme", "", "--yes"], "USER"),  # DELETE /orgs/acme/users/: a 405
+        (["tickets", "get", "acme", ""], "TICKET"),
+        (["users", "import-status", "acme", ""], "IMPORT"),
+    ],
+    ids=["org", "user", "unit", "user-delete", "ticket", "import"],
+)
+def test_an_empty_id_an_unset_variable_gives_is_a_usage_error_naming_it(table, cpctl, args, argument):
+    # Given an org (`cpctl users get acme "$USER_ID"` in a script whose variable is not set)
+    assert cpctl("orgs", "create", "acme", "--name", "Acme").exit_code == 0
+
+    # When an id argument is empty
+    result = cpctl(*args)
+
+    # Then it is a usage error that names it: no request to another route, whose answer is misread
+    assert result.exit_code == 2, result.output
+    assert argument in result.stderr
+    assert "control-plane API" not in result.stderr
+
+
 def test_no_token_anywhere_is_a_usage_error(table, cpctl):
     result = cpctl("orgs", "list", token=None)
 
