@@ -29,6 +29,7 @@ export async function ticketScreen(screen, who, orgId, ticketId) {
 }
 
 function editor(ticket) {
+  const shownTags = ticket.tags.join(", ");
   const message = h("div", { "aria-live": "polite" });
   const save = h("button", { type: "submit" }, "Save ticket");
   const element = h(
@@ -41,7 +42,7 @@ function editor(ticket) {
       { className: "row" },
       field("Status", select("status", STATUSES, ticket.status)),
       field("Priority", select("priority", PRIORITIES, ticket.priority)),
-      field("Tags (comma-separated)", h("input", { name: "tags", value: ticket.tags.join(", ") })),
+      field("Tags (comma-separated)", h("input", { name: "tags", value: shownTags })),
     ),
     save,
     message,
@@ -54,7 +55,9 @@ function editor(ticket) {
       description: data.get("description"),
       status: data.get("status"),
       priority: data.get("priority"),
-      tags: String(data.get("tags")).split(",").map((t) => t.trim()).filter(Boolean),
+      // Read back from the text only when it was edited: a tag may hold a comma ("billing, eu", which
+      // the API takes), and splitting the text as shown would cut it in two on a save of another field.
+      tags: data.get("tags") === shownTags ? ticket.tags : String(data.get("tags")).split(",").map((t) => t.trim()).filter(Boolean),
     };
     const changes = Object.fromEntries(Object.entries(edited).filter(([name, value]) => JSON.stringify(value) !== JSON.stringify(ticket[name])));
     message.replaceChildren();

@@ -155,6 +155,27 @@ def test_admin_edits_a_ticket_is_told_of_a_concurrent_change_and_deletes_with_co
     assert status == 404
 
 
+def test_saving_a_status_keeps_tags_that_hold_a_comma_as_they_are(console, api, page):
+    # Given a ticket whose tags hold a comma (the API takes any one-line tag; cpctl --tag "billing, eu")
+    seed_demo(api)
+    tags = ["billing, eu", "vpn"]
+    ticket = api.call("POST", "/orgs/demo/users/bob/tickets", {"subject": "Invoice wrong", "tags": tags})
+    sign_in(page, console, tokens.for_user("demo", "alice"))
+    page.get_by_role("link", name="bob").click()
+    page.get_by_role("link", name="Invoice wrong").click()
+    editor = page.get_by_role("form", name="Edit the ticket")
+    expect(editor.get_by_label("Tags (comma-separated)")).to_have_value("billing, eu, vpn")
+
+    # When the admin changes only its status and saves
+    editor.get_by_label("Status").select_option("solved")
+    editor.get_by_role("button", name="Save ticket").click()
+    expect(page.get_by_role("status").filter(has_text="Ticket saved.")).to_be_visible()
+
+    # Then the status is changed and the tags, which they did not touch, are as they were
+    stored = api.call("GET", f"/orgs/demo/tickets/{ticket['ticket_id']}")
+    assert (stored["status"], stored["tags"]) == ("solved", tags)
+
+
 def test_member_sees_their_own_tickets_newest_first_and_no_one_elses(console, api, page):
     seed_demo(api)
     for n in range(12):
