@@ -25,7 +25,9 @@ function profile(user, who) {
   const mayChangeRole = who.operator || who.role === "admin";
   const fields = [
     field("Full name", h("input", { name: "name", value: user.name, required: true })),
-    field("E-mail", h("input", { name: "email", type: "email", value: user.email, required: true })),
+    // Not type=email: the browser's idea of an address is narrower than the API's (josé@x.io), and it
+    // would refuse the form for an address stored already, whichever field was changed. The API checks it.
+    field("E-mail", h("input", { name: "email", inputMode: "email", autocomplete: "email", value: user.email, required: true })),
     mayChangeRole ? field("Role", select("role", ["member", "admin"], user.role)) : null,
   ].filter(Boolean);
   return h(

@@ -176,6 +176,25 @@ def test_saving_a_status_keeps_tags_that_hold_a_comma_as_they_are(console, api, 
     assert (stored["status"], stored["tags"]) == ("solved", tags)
 
 
+def test_a_member_whose_address_the_browser_would_refuse_renames_themselves(console, api, page):
+    # Given a member whose e-mail the API took but a browser's e-mail field calls invalid (imported)
+    seed_demo(api)
+    email = "josé@x.io"
+    api.call("POST", "/orgs/demo/users", {"user_id": "jose", "name": "Jose", "email": email})
+    sign_in(page, console, tokens.for_user("demo", "jose"))
+    expect(page.get_by_role("heading", name="Jose (jose)", level=1)).to_be_visible()
+
+    # When they change only their name and save
+    profile = page.get_by_role("form", name="Profile")
+    profile.get_by_label("Full name").fill("José")
+    profile.get_by_role("button", name="Save profile").click()
+
+    # Then it is saved: the address they did not touch does not stop the form
+    expect(page.get_by_role("heading", name="José (jose)", level=1)).to_be_visible()
+    stored = api.call("GET", "/orgs/demo/users/jose")
+    assert (stored["name"], stored["email"]) == ("José", email)
+
+
 def test_member_sees_their_own_tickets_newest_first_and_no_one_elses(console, api, page):
     seed_demo(api)
     for n in range(12):
