@@ -67,18 +67,36 @@ def token_expired(token: str) -> bool:
         return False
 
 
+# The transport errors raised before any of the request left: nothing can have been made.
+_NOT_SENT = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.PoolTimeout,
+    httpx.LocalProtocolError,
+    httpx.UnsupportedProtocol,
+    httpx.ProxyError,
+)
+
+
 def show_unreachable(url: str, error: httpx.TransportError, timeout: float) -> None:
-    """No answer: nothing listens, or the connection failed; or the request was sent and no answer
-    came in time, when whether a change was made is unknown (a create can be sent again with its key)."""
-    if not isinstance(error, httpx.TimeoutException) or isinstance(error, httpx.ConnectTimeout):
+    """No answer: nothing listens, or the connection failed before the request left; or the request
+    was sent and no answer came, in time or at all (the connection closed: a proxy's reset), when
+    whether a change was made is unknown (a create can be sent again with its key)."""
+    if isinstance(error, _NOT_SENT):
         reason = "nothing answers there (connection refused)" if refused(error) else str(error) or type(error).__name__
         complain(f"Error: cannot reach {url}: {reason}. Is the API running (make run)?")
         return
     request = error.request
-    complain(
-        f"Error: no answer from {url} to {request.method} {request.url.path} in time: cpctl gives a request "
-        f"at most {timeout:g} s (--timeout), its retries included."
-    )
+    if isinstance(error, httpx.TimeoutException):
+        complain(
+            f"Error: no answer from {url} to {request.method} {request.url.path} in time: cpctl gives a request "
+            f"at most {timeout:g} s (--timeout), its retries included."
+        )
+    else:
+        reason = str(error).rstrip(".") or type(error).__name__
+        complain(
+            f"Error: no answer from {url} to {request.method} {request.url.path}: the connection ended ({reason})."
+        )
     if request.method != "GET":
         _made_or_not(request.headers.get("Idempotency-Key"))
 

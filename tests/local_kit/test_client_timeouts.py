@@ -203,3 +203,37 @@ def test_a_change_interrupted_says_it_may_have_been_made_and_the_key_that_resend
     assert "send it again with --idempotency-key k-123: the API makes it once" in created.stderr
     assert changed.exit_code == 130 and "It may or may not have been made: look before" in changed.stderr
     assert (read.exit_code, read.stderr) == (130, "")  # a read changes nothing: nothing to say
+
+
+class Dropping(Hung):
+    """A server that reads each request, then closes the connection without an answer (a proxy's
+    reset, a load balancer's idle timeout): the request was sent, and may have been carried out."""
+
+    def _serve(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                connection, _ = self.server.accept()
+            except TimeoutError:
+                continue
+            self.connections.append(connection)
+            connection.recv(65536)
+            connection.close()
+
+
+def test_a_change_whose_connection_closed_unanswered_says_it_may_have_been_made(tmp_path, monkeypatch):
+    # Given a server that takes a request, then drops the connection without answering
+    monkeypatch.setenv("CPCTL_CONFIG_DIR", str(tmp_path / "cpctl"))
+    server = Dropping()
+    try:
+        # When a change is sent there
+        shown = CliRunner().invoke(
+            app, ["--url", server.url, "--token", "t0ken", "users", "delete", "acme", "bob", "-y"]
+        )
+    finally:
+        server.close()
+
+    # Then cpctl does not say the API is unreachable (it was reached): the delete may have been made
+    assert shown.exit_code == 1, shown.output
+    assert "Is the API running" not in shown.stderr
+    assert f"no answer from {server.url} to DELETE /orgs/acme/users/bob" in shown.stderr
+    assert "It may or may not have been made: look before sending it again." in shown.stderr
