@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import time
+import unicodedata
 from pathlib import Path
 from typing import Annotated, Any, TextIO
 
@@ -202,10 +203,17 @@ def summarize(found: UserImport) -> None:
     if done.refused:
         table = Table("row", "user_id", "code", "message", title="Refused rows")
         for row in done.refused:
-            table.add_row(str(row.row), row.user_id or "", row.code, row.message)
+            table.add_row(str(row.row), _spelled(row.user_id), row.code, _spelled(row.message))
         console.print(table)
     if done.sign_ins.failed:
         table = Table("user_id", "attempts", "reason", title="Failed sign-ins (the user exists; the job retried)")
         for failed in done.sign_ins.failed:
-            table.add_row(failed.user_id, str(failed.attempts), failed.reason)
+            table.add_row(_spelled(failed.user_id), str(failed.attempts), _spelled(failed.reason))
         console.print(table)
+
+
+def _spelled(text: str | None) -> str:
+    """A refused row's text (the file's id, the API's words, which may quote the file) with each
+    control character spelled out (``\\x1b``): sent raw, an escape sequence from the file would
+    recolour, retitle or clear the terminal, or hide the summary above it."""
+    return "".join(repr(char)[1:-1] if unicodedata.category(char) == "Cc" else char for char in text or "")

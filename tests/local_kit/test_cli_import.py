@@ -61,6 +61,26 @@ def test_a_refused_row_is_printed_as_the_file_has_it_not_read_as_markup(cpctl, t
     assert "[red]x" in shown.stdout
 
 
+def test_a_refused_rows_control_characters_are_shown_escaped_not_sent_to_the_terminal(cpctl, tmp_path):
+    # Given a file whose refused rows hold terminal escape sequences: a colour, a title, a cleared screen
+    cpctl("orgs", "create", "acme", "--name", "Acme", "--plan", "free")
+    file = tmp_path / "people.json"
+    rows = [
+        {"user_id": "evil\x1b[2J", "name": "Eve", "email": "eve@example.com"},
+        {"user_id": "mallory", "name": "Mallory", "email": "m@example.com", "\x1b]0;pwned\x07": "x"},
+    ]
+    file.write_text(json.dumps(rows))
+
+    # When it is imported
+    shown = cpctl("users", "import", "acme", str(file))
+
+    # Then each refused row is printed with its control characters spelled out, none of them raw
+    assert shown.exit_code == 1, shown.output
+    assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout
+    assert "evil\\x1b[2J" in shown.stdout
+    assert "\\x1b]0;pwned\\x07" in shown.stdout
+
+
 def test_a_json_import_within_the_seats_exits_0_and_in_json_output_is_the_import(cpctl, tmp_path):
     cpctl("orgs", "create", "acme", "--name", "Acme", "--plan", "free")
     file = tmp_path / "people.json"
