@@ -67,9 +67,10 @@ export function isExpired(who) {
   return !who || who.expiresAt <= Date.now();
 }
 
-// A token pasted into the form (local build only) or redeemed from Cognito's code.
+// A token pasted into the form (local build only) or redeemed from Cognito's code. A JWT holds no
+// whitespace: the line breaks of a terminal that wrapped it, copied with it, are not part of it.
 export function signIn(token) {
-  const trimmed = token.trim().replace(/^Bearer\s+/i, "");
+  const trimmed = token.trim().replace(/^Bearer\s+/i, "").replace(/\s+/g, "");
   claimsOf(trimmed); // throws on something that is not a token
   sessionStorage.setItem(TOKEN, trimmed);
 }

@@ -275,3 +275,20 @@ def test_pasted_token_signs_in_and_sign_out_forgets_it(console, api, page):
     page.goto(f"{console}#/orgs/demo")
     expect(page.get_by_role("heading", name="Sign in", level=1)).to_be_visible()
     expect(page.get_by_text("Demo Inc")).to_have_count(0)
+
+
+def test_a_token_pasted_with_the_line_breaks_of_a_wrapped_terminal_signs_in(console, api, page):
+    # Given the demo org, and an operator's token copied from a terminal that wrapped it over lines
+    seed_demo(api)
+    token = OPERATOR_TOKEN
+    wrapped = "\n".join(token[start : start + 80] for start in range(0, len(token), 80))
+    page.goto(console)
+
+    # When it is pasted and signed in with
+    page.get_by_label("ID token").fill(wrapped)
+    page.get_by_role("button", name="Sign in with this token").click()
+
+    # Then it signs in (a JWT holds no whitespace), not "That is not an ID token": the organizations show
+    expect(page.get_by_role("heading", name="Organizations", level=1)).to_be_visible()
+    expect(page.get_by_role("link", name="demo")).to_be_visible()
+    expect(page.get_by_role("alert")).to_have_count(0)
