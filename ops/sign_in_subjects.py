@@ -5,8 +5,9 @@ Cognito sign-in (``stamps.SIGN_IN_SUBJECT``), which the authorizer now requires.
 it with your AWS credentials. Until a user has a subject the authorizer refuses their tokens (403, it
 fails closed), so run it right after deploying the code that requires it (docs/OPERATIONS.md has the
 order). It is safe to run again and to interrupt: a user who has a subject is left alone, and the
-write is ``if_not_exists`` on a user that still exists, so a run never overwrites what the API (or an
-earlier run) stored. ``--after <org_id>`` resumes after an org; each org done is printed.
+write is ``if_not_exists`` on the user item it read (its ``created_at``), so a run never overwrites
+what the API (or an earlier run) stored, nor gives a user deleted and created again meanwhile the
+subject of the sign-in deleted with them. ``--after <org_id>`` resumes after an org; each org done is printed.
 
 Per org (GSI1 ``ORGS``, every page): its ``USER#`` items (every page); per user without a subject,
 AdminGetUser of ``<org_id>.<user_id>`` (Cognito's UserRead category, paced at ``CALLS_PER_SECOND``),
@@ -23,7 +24,7 @@ from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.dal import keys, stamps
-from controlplane.dal.conditions import ConditionFailed
+from controlplane.dal.conditions import ConditionFailed, Expect
 from controlplane.dal.directory import Directory
 from controlplane.dal.table import Table
 from controlplane.pacing import Throttle
@@ -54,7 +55,7 @@ def backfill(table: Table, directory: Directory, after: str | None = None, echo=
 
 
 def _one(table: Table, directory: Directory, org_id: str, user: dict, report: Report, pace: Throttle) -> None:
-    user_id, name = user["user_id"], f"{org_id}.{user['user_id']}"
+    user_id, name, created = user["user_id"], f"{org_id}.{user['user_id']}", user["created_at"]
     if user.get(stamps.SIGN_IN_SUBJECT):
         report.already += 1
         return
@@ -66,10 +67,12 @@ def _one(table: Table, directory: Directory, org_id: str, user: dict, report: Re
             raise
         report.no_sign_in.append(name)
         return
-    try:  # if_not_exists: what the API stored meanwhile stays
-        table.mark(keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject)
+    # if_not_exists: what the API stored meanwhile stays. On the item read only (its created_at): a
+    # user deleted and created again since has a new sign-in, whose subject their create stores.
+    try:
+        table.mark(keys.user_key(org_id, user_id), stamps.SIGN_IN_SUBJECT, subject, (Expect("created_at", created),))
     except ConditionFailed:
-        return  # deleted meanwhile (a mark needs the item)
+        return  # deleted meanwhile, or created again (a mark needs the item)
     report.stored.append(name)
 
 

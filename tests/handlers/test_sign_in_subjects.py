@@ -4,7 +4,8 @@ import boto3
 import pytest
 
 from controlplane import config
-from controlplane.dal.table import api_table
+from controlplane.dal.conditions import ConditionFailed
+from controlplane.dal.table import Table, api_table
 from ops import sign_in_subjects
 from tests.api import call, create_org, create_user, user_pool
 
@@ -80,3 +81,53 @@ def test_a_run_resumes_after_the_last_org_it_finished(legacy, table):
 
     assert report.stored == ["bolt.carol"] and done == ["done bolt"]
     assert _subject(table, "acme", "alice") is None
+
+
+class RecreatedMeanwhile(Table):
+    """The backfill's table, whose write lands late: after alice's sign-in was read, she is deleted
+    and created again, and the write comes between that create's item (no subject yet) and its own
+    store of the new sign-in's subject (right after Cognito made the new sign-in)."""
+
+    def mark(self, key, attribute, value, expects=(), alongside=None, *, overwrite=False):
+        landed: dict[str, object] = {}
+
+        def late_write(**_) -> None:
+            try:
+                landed["item"] = Table.mark(self, key, attribute, value, expects, alongside, overwrite=overwrite)
+            except ConditionFailed as refused:
+                landed["refused"] = refused
+
+        assert call("DELETE", "/orgs/acme/users/alice").status == 204
+        events = config.directory().client.meta.events
+        events.register_first("after-call.cognito-identity-provider.AdminCreateUser", late_write, "late-write")
+        try:
+            assert create_user("acme", "alice").status == 201
+        finally:
+            events.unregister("after-call.cognito-identity-provider.AdminCreateUser", unique_id="late-write")
+        if "refused" in landed:
+            raise landed["refused"]
+        return landed["item"]
+
+
+def test_a_user_deleted_and_created_again_meanwhile_keeps_the_new_sign_ins_subject(table, monkeypatch):
+    # Given alice, stored before subjects were kept
+    pool = boto3.client("cognito-idp"), user_pool(monkeypatch)
+    create_org("acme")
+    create_user("acme", "alice")
+    config.dynamodb().update_item(
+        TableName=table,
+        Key={"PK": {"S": "ORG#acme"}, "SK": {"S": "USER#alice"}},
+        UpdateExpression="REMOVE sign_in_sub",
+    )
+    old_subject = _cognito_sub(pool, "acme.alice")
+
+    # When the backfill reads her old sign-in's subject, and she is deleted and created again before
+    # its write lands
+    sign_in_subjects.backfill(
+        RecreatedMeanwhile(config.dynamodb(), table), config.directory(), echo=lambda _: None, throttle=NoWait()
+    )
+
+    # Then the new alice keeps her new sign-in's subject: the deleted sign-in's would refuse her tokens
+    new_subject = _cognito_sub(pool, "acme.alice")
+    assert new_subject != old_subject
+    assert _subject(table, "acme", "alice") == new_subject
