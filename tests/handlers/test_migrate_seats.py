@@ -211,3 +211,47 @@ def test_a_plan_change_whose_every_move_the_code_before_overtakes_goes_on_the_or
     assert (reply.body["plan"], reply.body["usage"], reply.body["limits"]) == ("pro", {"users": 7}, {"users": 50})
     org, counter, _ = _stored("acme")
     assert counter is None and (org[plans.USER_COUNT], org[plans.USER_LIMIT]) == (7, 50)
+
+
+def _plan_changed_by_the_code_before(org_id: str, plan: str) -> None:
+    """A plan change by a Lambda still running the code before: the plan and its limit on the org
+    item, on condition that a count there fits it, which holds where there is none (a moved org)."""
+    table, limit = api_table(), plans.limit(plan)
+    table.client.update_item(
+        TableName=table.name,
+        Key={"PK": {"S": f"ORG#{org_id}"}, "SK": {"S": f"METADATA#{org_id}"}},
+        UpdateExpression="SET #plan = :plan, user_limit = :limit",
+        ConditionExpression="attribute_exists(PK) AND (attribute_not_exists(user_count) OR user_count <= :limit)",
+        ExpressionAttributeNames={"#plan": "plan"},
+        ExpressionAttributeValues={":plan": {"S": plan}, ":limit": {"N": str(limit)}},
+    )
+
+
+def test_a_plan_change_by_the_code_before_after_the_move_reaches_the_counter_on_a_run_again(before):
+    # Given bolt (pro, no users) moved, then downgraded to free by a Lambda still on the code before
+    migrate_seats.migrate(api_table(), echo=lambda _: None)
+    _plan_changed_by_the_code_before("bolt", "free")
+
+    # When the migration runs again, once the deploy is done
+    migrate_seats.migrate(api_table(), echo=lambda _: None)
+
+    # Then bolt's seats follow its plan: the counter has free's limit, and the org item none
+    org, counter, _ = _stored("bolt")
+    assert counter is not None and counter[plans.USER_LIMIT] == 5
+    assert plans.USER_LIMIT not in org
+    assert call("GET", "/orgs/bolt").body["limits"] == {"users": 5}
+
+
+def test_a_limit_left_by_the_code_before_and_changed_since_by_this_code_just_goes(before):
+    # Given bolt moved, downgraded to free by the code before, then upgraded to enterprise by this code
+    migrate_seats.migrate(api_table(), echo=lambda _: None)
+    _plan_changed_by_the_code_before("bolt", "free")
+    assert call("PATCH", "/orgs/bolt", {"plan": "enterprise"}).status == 200
+
+    # When the migration runs again
+    migrate_seats.migrate(api_table(), echo=lambda _: None)
+
+    # Then the counter keeps the enterprise limit, and the free one left on the org item is gone
+    org, counter, _ = _stored("bolt")
+    assert counter is not None and counter[plans.USER_LIMIT] == 1000
+    assert plans.USER_LIMIT not in org
