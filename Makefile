@@ -190,9 +190,12 @@ migrate-seats: install ## one-off: move each org's seat counter to its own item:
 	$(BIN)/python -m ops.migrate_seats --table $(TABLE)
 
 # An operator's sign-in, in the operators group; a username with a dot is refused (docs/OPERATIONS.md).
+# USERNAME and EMAIL only from the command line: a shell's own (many set them) would invite its user.
+OPERATOR_USERNAME := $(if $(filter command line,$(origin USERNAME)),$(USERNAME))
+OPERATOR_EMAIL := $(if $(filter command line,$(origin EMAIL)),$(EMAIL))
 .PHONY: operator
 operator: install ## an operator: make operator USERNAME=ops-alice EMAIL=... USER_POOL_ID=...
-	$(BIN)/python -m ops.operators --user-pool-id $(USER_POOL_ID) --username $(USERNAME) --email $(EMAIL)
+	$(BIN)/python -m ops.operators --user-pool-id "$(USER_POOL_ID)" --username "$(OPERATOR_USERNAME)" --email "$(OPERATOR_EMAIL)"
 
 # One-off, right after deploying the authorizer that checks each caller's item (docs/OPERATIONS.md):
 # store every existing user's Cognito sub on their item. Resumable (AFTER=<org_id>), safe to run again.

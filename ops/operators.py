@@ -32,17 +32,24 @@ def refusal(username: str) -> str | None:
 
 
 def create(cognito, pool_id: str, username: str, email: str) -> str:
-    """The operator's sign-in, in the operators group; returns its ``sub``. ValueError if refused."""
+    """The operator's sign-in, in the operators group; returns its ``sub``. ValueError if refused.
+    Safe to run again: a sign-in of that name and address made by a run that stopped before the
+    group add is put in the group; one of another address is someone else's, and refused."""
     if why := refusal(username):
         raise ValueError(why)
-    created = cognito.admin_create_user(
-        UserPoolId=pool_id,
-        Username=username,
-        UserAttributes=[{"Name": "email", "Value": email}, {"Name": "email_verified", "Value": "true"}],
-        DesiredDeliveryMediums=["EMAIL"],
-    )
+    try:
+        created = cognito.admin_create_user(
+            UserPoolId=pool_id,
+            Username=username,
+            UserAttributes=[{"Name": "email", "Value": email}, {"Name": "email_verified", "Value": "true"}],
+            DesiredDeliveryMediums=["EMAIL"],
+        )["User"].get("Attributes", [])
+    except cognito.exceptions.UsernameExistsException:
+        created = cognito.admin_get_user(UserPoolId=pool_id, Username=username)["UserAttributes"]
+        if next((a["Value"] for a in created if a["Name"] == "email"), None) != email:
+            raise ValueError(f"{username!r} exists already, with another e-mail: not made an operator") from None
     cognito.admin_add_user_to_group(UserPoolId=pool_id, Username=username, GroupName=OPERATORS_GROUP)
-    return subject_of(created["User"].get("Attributes", []))
+    return subject_of(created)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--username", required=True)
     parser.add_argument("--email", required=True)
     args = parser.parse_args(argv)
+    for option, value in (("--username", args.username), ("--email", args.email)):
+        if not value:
+            parser.error(f"{option} is empty (make operator USERNAME=... EMAIL=...)")
     try:
         create(boto3.client("cognito-idp", config=config.CLIENT_CONFIG), args.user_pool_id, args.username, args.email)
     except ValueError as refused:

@@ -6,7 +6,7 @@ orgs created before the consumer existed, and after the key secret was lost (a d
 redeployed stack), when every key's value must change. It also deletes the keys of orgs that no
 longer exist. It reads the stack's settings from the consumer itself (the stack output
 ``TenantKeysFunctionName``, then that function's environment), so it cannot disagree with it.
-Safe to run again and to interrupt: each org converges, and an org already right costs two reads.
+Safe to run again and to interrupt: each org converges, and an org already right costs four reads.
 
 ``make tenant-keys-cleanup STAGE=dev`` (``... cleanup --stack ControlPlane-dev``) deletes every key
 named ``<stack>/org/...``: the consumer creates them outside CloudFormation, so ``cdk destroy``

@@ -44,3 +44,51 @@ def test_the_command_exits_2_with_the_reason(pool, capsys):
 
     assert exited.value.code == 2
     assert "may not contain a dot" in capsys.readouterr().err
+
+
+def test_a_run_again_after_the_group_add_failed_puts_the_operator_in_the_group(pool, monkeypatch):
+    # Given a first run whose sign-in was made but whose group add failed
+    cognito, pool_id = pool
+    add = cognito.admin_add_user_to_group
+
+    def fails(**kwargs):
+        raise ConnectionError("injected: the group add failed")
+
+    monkeypatch.setattr(cognito, "admin_add_user_to_group", fails)
+    with pytest.raises(ConnectionError):
+        operators.create(cognito, pool_id, "ops-alice", "alice@example.com")
+    monkeypatch.setattr(cognito, "admin_add_user_to_group", add)
+
+    # When it is run again, as the Makefile says is safe
+    subject = operators.create(cognito, pool_id, "ops-alice", "alice@example.com")
+
+    # Then the operator is in the group, one sign-in, the same subject
+    groups = cognito.admin_list_groups_for_user(UserPoolId=pool_id, Username="ops-alice")["Groups"]
+    assert [group["GroupName"] for group in groups] == ["operators"]
+    assert [u["Username"] for u in cognito.list_users(UserPoolId=pool_id)["Users"]] == ["ops-alice"]
+    assert subject
+
+
+def test_a_username_taken_by_another_address_is_refused_and_not_made_an_operator(pool):
+    cognito, pool_id = pool
+    cognito.admin_create_user(
+        UserPoolId=pool_id, Username="ops-bob", UserAttributes=[{"Name": "email", "Value": "bob@example.com"}]
+    )
+
+    with pytest.raises(ValueError, match="another e-mail"):
+        operators.create(cognito, pool_id, "ops-bob", "mallory@example.com")
+
+    assert cognito.admin_list_groups_for_user(UserPoolId=pool_id, Username="ops-bob")["Groups"] == []
+
+
+@pytest.mark.parametrize("missing", ["--username", "--email"])
+def test_an_empty_username_or_email_exits_2_without_a_request(pool, capsys, missing):
+    # make operator passes "" for one left off its command line (never the shell's USERNAME or EMAIL)
+    _, pool_id = pool
+    given = {"--username": "ops-alice", "--email": "a@example.com", missing: ""}
+
+    with pytest.raises(SystemExit) as exited:
+        operators.main(["--user-pool-id", pool_id, *[part for pair in given.items() for part in pair]])
+
+    assert exited.value.code == 2
+    assert missing in capsys.readouterr().err
