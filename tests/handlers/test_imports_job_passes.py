@@ -126,6 +126,30 @@ def test_an_import_whose_every_row_names_a_missing_unit_refuses_them_and_takes_n
     assert "TransactWriteItems" not in dynamodb_calls  # no seat is taken (nor its counter written) for no one
 
 
+def test_a_row_naming_a_unit_whose_delete_is_under_way_waits_for_it_instead_of_being_refused(table, monkeypatch):
+    # Given an import of ann into ops, whose delete has marked it (a delete that may yet be refused:
+    # ops may have users by then)
+    import time
+
+    from controlplane.dal import tree
+
+    create_org("acme", plan="pro")
+    assert create_unit("ops").status == 201
+    import_id = _queued_import(monkeypatch, [_row("ann", unit="ops")])
+    tree.mark_deleting(api_table(), keys.unit_key("acme", "ops"), "d-1", time.time(), None)
+
+    # When the job runs while the delete is under way, then once it was refused (its mark taken back)
+    with pytest.raises(ServiceUnavailable, match=r"ops .*retry shortly"):
+        import_job.run("acme", import_id)
+    tree.unmark_deleting(api_table(), keys.unit_key("acme", "ops"), "d-1")
+    assert import_job.run("acme", import_id) is None
+
+    # Then ann was not refused as not_found for a unit that exists: the queue ran the job again, and she is in ops
+    done = _get(import_id)
+    assert (done["status"], done["created"], done["refused"]) == ("done", 1, [])
+    assert call("GET", "/orgs/acme/units/ops/users").body["items"][0]["user_id"] == "ann"
+
+
 def _counted_before(org_id: str) -> None:
     """An org as the code before the seat counter's move wrote it: the count on the org item."""
     attributes = {"org_id": org_id, "name": "Acme", "plan": "pro", "status": "active", plans.USER_COUNT: 1}

@@ -400,12 +400,39 @@ def test_a_second_delete_of_a_unit_waits_its_turn_and_never_unmarks_the_first(ac
     # When ops is deleted, and meanwhile it is deleted again and someone is created in it
     reply = call("DELETE", "/orgs/acme/units/ops")
 
-    # Then the second delete is 409 and left the first's mark, so eve was refused: no one is left in
-    # the deleted unit
-    assert [(r.status, r.error_code) for r in meanwhile] == [(409, "conflict"), (404, "not_found")]
+    # Then the second delete is 409 and left the first's mark, so eve was refused (the unit's fate was
+    # not known yet: retry shortly): no one is left in the deleted unit
+    assert [(r.status, r.error_code) for r in meanwhile] == [(409, "conflict"), (409, "conflict")]
     assert "under way" in meanwhile[0].body["error"]["message"]
     assert reply.status == 204, reply.body
     assert call("GET", "/orgs/acme/users/eve").status == 404
+
+
+@pytest.mark.parametrize("placed", ["user_created", "user_moved", "unit_created"])
+def test_what_is_placed_in_a_unit_while_its_refused_delete_waits_is_told_to_retry_not_that_it_is_gone(
+    acme, lagging_indexes, monkeypatch, placed
+):
+    # Given ops holds dora, placed a moment ago (so a delete of ops waits for the indexes, and is refused)
+    assert create_user("acme", "dora", unit="ops").status == 201
+    place = {
+        "user_created": lambda: create_user("acme", "eve", unit="ops"),
+        "user_moved": lambda: call("PATCH", "/orgs/acme/users/alice", {"unit": "ops"}),
+        "unit_created": lambda: create_unit("cache", "ops"),
+    }[placed]
+    meanwhile = []
+    _while_the_delete_waits(monkeypatch, lambda: meanwhile.append(place()))
+
+    # When ops is deleted, and something is placed in it while the delete waits
+    reply = call("DELETE", "/orgs/acme/units/ops")
+
+    # Then the delete is refused and ops stays; the placement was 409 conflict (retry shortly), not a
+    # 404 for a unit that exists, and done again it goes in
+    assert (reply.status, reply.error_code) == (409, "conflict")
+    assert call("GET", "/orgs/acme/units/ops").status == 200
+    assert (meanwhile[0].status, meanwhile[0].error_code) == (409, "conflict"), meanwhile[0].body
+    assert "retry shortly" in meanwhile[0].body["error"]["message"]
+    monkeypatch.undo()
+    assert place().status in (200, 201)
 
 
 def test_a_unit_whose_ancestor_moved_while_its_delete_waited_is_not_deleted(acme, lagging_indexes, monkeypatch):

@@ -158,6 +158,6 @@ CONFLICTS: dict[str, tuple[str, ApiError]] = {
     "root_delete": ("The root goes with its organization only", errors.root_refuses("delete")),
     "under_itself": ("The new parent is the unit or below it", errors.unit_under_itself("platform")),
     "not_empty": ("The unit still has units or users", errors.unit_not_empty("platform", "users")),
-    "being_deleted": ("Another delete of the unit is under way", errors.unit_being_deleted("platform")),
+    "being_deleted": ("A delete of the unit is under way", errors.unit_being_deleted("platform")),
     "no_sign_in": ("A role or e-mail change for a user with no sign-in yet", errors.no_sign_in("alice")),
 }

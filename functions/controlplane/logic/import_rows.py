@@ -9,19 +9,23 @@ from controlplane.dal import imports, keys, seats, stamps, tree
 from controlplane.dal.conditions import ConditionFailed, Expect, Item
 from controlplane.dal.table import Table, api_table
 from controlplane.logic import cascade
+from controlplane.models.errors import ServiceUnavailable
 from controlplane.models.ids import ulid_floor
 from controlplane.models.units import ROOT, join, split
 
 
 def unit_paths(org_id: str, rows: list[Item]) -> dict[str, str]:
-    """The stored path of each unit the rows name that exists and is not being deleted (one
-    BatchGetItem, strongly consistent), and the root's: where their users go, and what the
-    transaction checks (``tree.placed_in``), as a single create reads and checks its unit."""
+    """The stored path of each unit the rows name that exists (one BatchGetItem, strongly
+    consistent), and the root's: where their users go, and what the transaction checks
+    (``tree.placed_in``), as a single create reads and checks its unit. A unit whose delete is under
+    way, which may yet be refused, is a ``ServiceUnavailable``: the job runs again later, as for a move."""
     wanted = sorted({row["unit"] for row in rows} - {ROOT})
     found = api_table().get_many([keys.unit_key(org_id, unit) for unit in wanted]) if wanted else []
     paths, now = {ROOT: join(())}, time.time()
     for unit, item in zip(wanted, found, strict=True):
-        if item is not None and not tree.deleting(item, now):
+        if item is not None and tree.deleting(item, now):
+            raise ServiceUnavailable(f"A delete of unit {unit} of organization {org_id} is under way; retry shortly")
+        if item is not None:
             paths[unit] = item["path"]
     return paths
 

@@ -72,10 +72,14 @@ def placement(org_id: str, unit_id: str) -> tuple[tuple[str, ...], TransactWrite
 
 
 def refused_placement(org_id: str, unit_id: str, unit: Item | None) -> ApiError:
-    """Why a unit refused something placed in it (``tree.placed_in`` failed on ``unit``)."""
-    if unit is None or tree.deleting(unit, time.time()):
+    """Why a unit refused something placed in it (``tree.placed_in`` failed on ``unit``): gone; its
+    delete under way, which may still be refused (the unit has users or units): retry shortly; or
+    being moved, or moved since it was read: retry."""
+    if unit is None:
         return errors.unit_missing(org_id, unit_id)
-    return errors.unit_moving(org_id)  # being moved, or moved since it was read: retry
+    if tree.deleting(unit, time.time()):
+        return errors.unit_being_deleted(unit_id)
+    return errors.unit_moving(org_id)
 
 
 def get_unit(org_id: str, unit_id: str) -> Unit:
