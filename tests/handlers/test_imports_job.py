@@ -175,6 +175,35 @@ def test_a_user_deleted_between_a_crashed_delivery_and_the_next_is_not_created_a
     assert _sign_ins(cloud) == ["acme.user-000", "acme.user-002"]
 
 
+def test_a_user_deleted_before_the_job_reaches_their_sign_in_gets_no_invitation(cloud, monkeypatch):
+    # Given an import of 3 whose users are in (the part decided), and an admin who deletes user-001
+    # before the job makes the sign-ins (paced at 10 a second, 10,000 take 17 minutes)
+    started = _import(_rows(3))
+    [message] = _queued()
+    invited = []
+    create = Directory.create
+
+    def invites(self, org_id, user_id, email, role):
+        invited.append(user_id)
+        return create(self, org_id, user_id, email, role)
+
+    def deleted_meanwhile(*args, **kwargs):
+        assert call("DELETE", "/orgs/acme/users/user-001").status == 204
+        return sign_in(*args, **kwargs)
+
+    sign_in = import_job._sign_in
+    monkeypatch.setattr(import_job, "_sign_in", deleted_meanwhile)
+    monkeypatch.setattr(Directory, "create", invites)
+
+    # When the job runs
+    assert deliver([message]) == {"batchItemFailures": []}
+
+    # Then Cognito was never asked to invite user-001 (AdminCreateUser e-mails a temporary password)
+    assert invited == ["user-000", "user-002"]
+    assert _sign_ins(cloud) == ["acme.user-000", "acme.user-002"]
+    assert _get(started["import_id"])["status"] == "done"
+
+
 def test_a_failed_sign_in_is_shown_with_why_and_retried_by_a_later_pass(cloud, monkeypatch):
     monkeypatch.setattr(import_job, "RETRY_SECONDS", 0)  # the queue's delay: a minute in the cloud
     started = _import(_rows(3))

@@ -24,25 +24,22 @@ from controlplane.pacing import Throttle
 
 KIND = "user-import"
 
-# AdminCreateUser is in Cognito's UserCreation category: 50 requests a second per account and Region
-# by default ("Quotas in Amazon Cognito"). One import takes a fifth; infra caps the jobs that run at
-# once (DELETIONS_MAX_CONCURRENCY) so that every import together still leaves interactive creates some.
+# AdminCreateUser is in Cognito's UserCreation category: 50 a second per account and Region by default ("Quotas in
+# Amazon Cognito"). An import takes a fifth; infra caps the jobs at once (DELETIONS_MAX_CONCURRENCY) for the rest.
 USER_CREATION_PER_SECOND = 50
 IMPORT_SIGNINS_PER_SECOND = 10.0
 SIGN_IN_ATTEMPTS = 3
 RETRY_SECONDS = 60
 STEP_SECONDS = 5.0  # stop starting steps when less time than this is left, and queue the rest
 PROGRESS_EVERY = 10  # sign-ins per write of a part's progress
-# What a refused row echoes (its user_id; a valid one has at most 63 characters) and why, at most.
-ECHOED_CHARS, MESSAGE_CHARS = 64, 300
+ECHOED_CHARS, MESSAGE_CHARS = 64, 300  # what a refused row echoes of its user_id (valid: 63 at most), and why
 # Reads of the org and its counter in a row found out of date (others kept moving it) before giving up.
 _REREADS = 10
 
 
 def refusal(row: int, user_id: str | None, code: str, message: str) -> Item:
-    """A refused row as its part stores it. What it echoes of the row is cut short: a refused row's
-    user_id is whatever was sent, and a part of 97 must stay far below the item limit whatever the
-    body (dal.imports, "How big a part gets")."""
+    """A refused row as its part stores it, what it echoes of the row cut short: a refused row's user_id is
+    whatever was sent, and a part of 97 must stay far below the item limit (dal.imports, "How big a part gets")."""
     if user_id is not None and len(user_id) > ECHOED_CHARS:
         user_id = user_id[: ECHOED_CHARS - 1] + "…"
     return {"row": row, "user_id": user_id, "code": code, "message": message[:MESSAGE_CHARS]}
@@ -222,8 +219,8 @@ def _take(
 
 
 def _sign_in(org_id: str, import_id: str, part: Item, time_left: Callable[[], float], pace: Throttle) -> bool:
-    """Create the sign-ins of the part's new users, then try its failed ones again (each failure
-    counted, with why); False if time ran short first. Progress is written every few sign-ins."""
+    """Create the sign-ins of the part's new users, then try its failed ones again (each failure counted, with why);
+    False if time ran short first. Progress is written every few sign-ins."""
     directory = config.directory()
     table = api_table()
     created, failures = part["created"], dict(part.get("failures", {}))
@@ -254,9 +251,12 @@ def _sign_in(org_id: str, import_id: str, part: Item, time_left: Callable[[], fl
 
 
 def _create_sign_in(directory: Directory, org_id: str, import_id: str, row: Item) -> str | None:
-    """None once the user's sign-in exists and their item keeps its subject (the authorizer allows
-    no token until it does), as a single create does; else why not."""
+    """None once the user's sign-in exists and their item keeps its subject (the authorizer allows no token until it
+    does), as a single create does, or once the user is gone (no invitation is sent to someone deleted since the
+    import put them); else why not."""
     user_id = row["user_id"]
+    if (api_table().get(keys.user_key(org_id, user_id), consistent=True) or {}).get("import_id") != import_id:
+        return None
     try:
         subject, replaced = _new_sign_in(directory, org_id, import_id, row)
     except ServiceUnavailable as busy:
@@ -278,13 +278,13 @@ def _create_sign_in(directory: Directory, org_id: str, import_id: str, row: Item
 
 
 def _new_sign_in(directory: Directory, org_id: str, import_id: str, row: Item) -> tuple[str, bool]:
-    """The user's sign-in, its subject, and whether it replaced one. One of that name already there
-    is a new user's of that id if the item is not this import's (``ConditionFailed``: it stays); this
-    job's own from before a crash if the item keeps its subject; otherwise no token of it passes the
-    authorizer and it is replaced, as a single create replaces a left-over. It may also be another
-    delivery's, not yet stored: the item may take it after this read, and this one must overwrite it.
-    A replacement is made from the item, not the row: while the sign-in existed, an admin could change
-    the user's e-mail or role (the guard is the sign-in), and the item holds that change."""
+    """The user's sign-in, its subject, and whether it replaced one. One of that name already there is a new user's of
+    that id if the item is not this import's (``ConditionFailed``: it stays); this job's own from before a crash if
+    the item keeps its subject; otherwise no token of it passes the authorizer and it is replaced, as a single
+    create replaces a left-over. It may also be another delivery's, not yet stored: the item may take it after this
+    read, and this one must overwrite it. A replacement is made from the item, not the row: while the sign-in
+    existed, an admin could change the user's e-mail or role (the guard is the sign-in), and the item holds that
+    change."""
     user_id = row["user_id"]
     try:
         return directory.create_or_refusal(org_id, user_id, row["email"], row["role"]), False
