@@ -36,6 +36,10 @@ class Hung:
             except TimeoutError:
                 continue
             self.connections.append(connection)
+            self.take(connection)
+
+    def take(self, connection: socket.socket) -> None:
+        """What becomes of a request: here, nothing (it is never answered)."""
 
     def close(self) -> None:
         self.stopped.set()
@@ -209,15 +213,9 @@ class Dropping(Hung):
     """A server that reads each request, then closes the connection without an answer (a proxy's
     reset, a load balancer's idle timeout): the request was sent, and may have been carried out."""
 
-    def _serve(self) -> None:
-        while not self.stopped.is_set():
-            try:
-                connection, _ = self.server.accept()
-            except TimeoutError:
-                continue
-            self.connections.append(connection)
-            connection.recv(65536)
-            connection.close()
+    def take(self, connection: socket.socket) -> None:
+        connection.recv(65536)
+        connection.close()
 
 
 def test_a_change_whose_connection_closed_unanswered_says_it_may_have_been_made(tmp_path, monkeypatch):
