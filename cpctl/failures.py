@@ -12,10 +12,16 @@ import pydantic
 from controlplane.models.problems import field, plain
 from cpctl.errors import ApiError, Interrupted, UnexpectedAnswer
 from cpctl.output import Output, complain
-from cpctl.retries import refused
+from cpctl.retries import quota_spent, refused
 
 
 def show_throttled(error: ApiError) -> None:
+    """A 429: the org's rate, still refused after the client's retries; or its daily quota, never retried."""
+    if quota_spent(error):
+        hours = round(int(error.headers["Retry-After"]) / 3600)
+        when = f"in about {hours} hours" if hours > 1 else "within the hour" if hours < 1 else "in about an hour"
+        complain(f"Error: throttled: {error.message}. The daily quota is spent: it comes back at midnight UTC, {when}.")
+        return
     wait = error.headers.get("Retry-After", "a few")
     complain(f"Error: throttled: {error.message}. Still refused after retrying; try again in {wait} s.")
 

@@ -75,13 +75,14 @@ def refused(error: httpx.TransportError) -> bool:
 def retryable(error: ApiError, idempotency_key: str | None) -> bool:
     """An error answer worth another attempt with the same request. A 429 for the daily quota is
     not: its Retry-After is the hours until midnight UTC, beyond any wait worth making."""
-    if error.status == 429 and _quota_spent(error):
+    if error.status == 429 and quota_spent(error):
         return False
     if isinstance(error, MoveInProgress):  # refused before anything changed: the same request, once moved
         return True
     return error.status in RETRY_STATUSES or (isinstance(error, Conflict) and idempotency_key is not None)
 
 
-def _quota_spent(error: ApiError) -> bool:
+def quota_spent(error: ApiError) -> bool:
+    """A 429 for the org's daily quota: its Retry-After is longer than any wait the client makes."""
     value = error.headers.get("Retry-After", "")
     return value.isdigit() and int(value) > MAX_WAIT_SECONDS

@@ -196,6 +196,27 @@ def test_in_json_output_a_429_still_refused_after_retrying_is_the_apis_error_bod
     assert shown.stderr.strip() == body
 
 
+def test_a_429_for_the_spent_daily_quota_says_when_the_quota_comes_back_not_that_it_retried(table, cpctl, monkeypatch):
+    # Given an API that answers the org's spent daily quota: 429 with the seconds until midnight UTC
+    body = '{"error": {"code": "throttled", "message": "Daily quota spent", "request_id": "r-1"}}'
+
+    def throttled(self, *args, **kwargs):
+        from cpctl.errors import Throttled
+
+        raise Throttled(httpx.Response(429, text=body, headers={"Retry-After": "43200"}))
+
+    monkeypatch.setattr(common.Client, "request", throttled)
+
+    # When a command meets it
+    shown = cpctl("orgs", "list")
+
+    # Then cpctl says the day's quota is spent and when it comes back; it did not retry (the client
+    # raises this 429 at once), so it does not say it did
+    assert shown.exit_code == 1
+    assert "retrying" not in shown.stderr
+    assert "The daily quota is spent: it comes back at midnight UTC, in about 12 hours." in shown.stderr
+
+
 def _unauthorized(self, *args, **kwargs):
     from cpctl.errors import Unauthorized
 
