@@ -176,7 +176,8 @@ function users(org, who, admin) {
         [
           field("User id", h("input", { name: "user_id", required: true, autocomplete: "off" })),
           field("Full name", h("input", { name: "name", required: true, autocomplete: "off" })),
-          field("E-mail", h("input", { name: "email", type: "email", required: true, autocomplete: "off" })),
+          // Not type=email: the browser's idea of an address is narrower than the API's (josé@x.io), as in user.js.
+          field("E-mail", h("input", { name: "email", inputMode: "email", required: true, autocomplete: "off" })),
           field("Role", select("role", ROLES, "member")),
         ],
         "Add user",
