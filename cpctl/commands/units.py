@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from controlplane.models.units import ROOT, Unit
+from cpctl.client import Client
 from cpctl.commands.common import (
     All,
     CursorOption,
@@ -21,6 +22,7 @@ from cpctl.commands.common import (
     confirm,
     pages,
 )
+from cpctl.errors import Conflict
 from cpctl.output import UNIT_COLUMNS, USER_COLUMNS, Output, new_console, none, show, show_pages
 
 app = typer.Typer(no_args_is_help=True, help="An organization's tree of units (teams), and their people.")
@@ -33,7 +35,7 @@ Parent = Annotated[str | None, typer.Option("--parent", help="The parent unit's 
 def units_tree(ctx: typer.Context, org_id: OrgArgument, under: Under = None) -> None:
     """Show the units as a tree (every page)."""
     with api(ctx) as client:
-        found = list(client.iter_units(org_id, under))
+        found = _every_unit(client, org_id, under)
         if ctx.obj.output is Output.json:  # a unit a line: none, no line
             for unit in found:
                 typer.echo(unit.model_dump_json())
@@ -45,6 +47,17 @@ def units_tree(ctx: typer.Context, org_id: OrgArgument, under: Under = None) -> 
         # Ids are never cut (the next command takes them), however deep: a line that cannot hold its
         # indent, its id and a little of its name at the terminal's width (80 in a pipe) gets wider.
         new_console(width=max(new_console().width, width)).print(tree)
+
+
+def _every_unit(client: Client, org_id: str, under: str | None, attempts: int = 3) -> list[Unit]:
+    """Every page of units; from the first page again when the API says units were moved (or the
+    unit created again) since the listing began (``409 conflict``: start again), a few times."""
+    for _ in range(attempts - 1):
+        try:
+            return list(client.iter_units(org_id, under))
+        except Conflict:
+            continue
+    return list(client.iter_units(org_id, under))
 
 
 def _top(org_id: str, under: str | None, units: list[Unit]) -> str:

@@ -73,6 +73,27 @@ def test_tree_shows_each_unit_under_its_parent(acme, cpctl):
     assert indent["platform"] > indent["eng"] == indent["ops"]
 
 
+def test_a_tree_whose_units_moved_between_two_pages_starts_again_and_shows_them_moved(acme, cpctl, monkeypatch):
+    # Given pages of one unit, and platform moved under ops between the first page and the second
+    # (the API then refuses the second page's cursor: 409 conflict, start again)
+    list_units, moved = Client.list_units, []
+
+    def a_unit_a_page(self, org_id, under=None, limit=None, cursor=None):
+        if cursor and not moved:
+            moved.append(acme.update_unit("acme", "platform", parent_id="ops").path)
+        return list_units(self, org_id, under, 1, cursor)
+
+    monkeypatch.setattr(Client, "list_units", a_unit_a_page)
+
+    # When the tree is shown
+    shown = cpctl("units", "tree", "acme")
+
+    # Then cpctl listed it again from the first page: the tree as it is after the move
+    assert moved == ["/ops/platform"]
+    assert shown.exit_code == 0, shown.output
+    assert [line.split()[-2] for line in shown.stdout.splitlines()[1:]] == ["eng", "ops", "platform"]
+
+
 def test_a_tree_under_a_unit_names_the_org_and_the_path_above_it_then_the_unit_once(acme, cpctl):
     shown = cpctl("units", "tree", "acme", "--under", "platform")
 
