@@ -12,7 +12,9 @@ subject of the sign-in deleted with them. ``--after <org_id>`` resumes after an 
 Per org (GSI1 ``ORGS``, every page): its ``USER#`` items (every page); per user without a subject,
 AdminGetUser of ``<org_id>.<user_id>`` (Cognito's UserRead category, paced at ``CALLS_PER_SECOND``),
 then one UpdateItem. A user whose sign-in is gone is reported and left without a subject: the
-authorizer refuses them until they are deleted and created again.
+authorizer refuses them until they are deleted and created again. A user put by an import that is
+still running (one GetItem of the import, once per import) is reported as pending, not gone: the
+import's job makes their sign-in and stores its subject.
 """
 
 import argparse
@@ -26,6 +28,7 @@ from controlplane import config
 from controlplane.dal import keys, stamps
 from controlplane.dal.conditions import ConditionFailed, Expect
 from controlplane.dal.directory import Directory
+from controlplane.dal.imports import RUNNING
 from controlplane.dal.table import Table
 from controlplane.pacing import Throttle
 
@@ -37,11 +40,13 @@ class Report:
     stored: list[str] = field(default_factory=list)  # "<org_id>.<user_id>" given a subject by this run
     already: int = 0  # had one
     no_sign_in: list[str] = field(default_factory=list)  # their sign-in is gone: left without a subject
+    pending: list[str] = field(default_factory=list)  # no sign-in yet: their import's job is still making it
 
 
 def backfill(table: Table, directory: Directory, after: str | None = None, echo=print, throttle=None) -> Report:
     report = Report()
     pace = throttle or Throttle(CALLS_PER_SECOND)
+    running: dict[tuple[str, str], bool] = {}  # per import: still running
     for orgs in table.query_all(keys.ORGS_LISTING, on_index=True):
         for org in orgs:
             org_id = org["org_id"]
@@ -49,12 +54,14 @@ def backfill(table: Table, directory: Directory, after: str | None = None, echo=
                 continue
             for users in table.query_all(keys.org_partition(org_id), prefix=keys.USER_PREFIX):
                 for user in users:
-                    _one(table, directory, org_id, user, report, pace)
+                    _one(table, directory, org_id, user, report, pace, running)
             echo(f"done {org_id}")
     return report
 
 
-def _one(table: Table, directory: Directory, org_id: str, user: dict, report: Report, pace: Throttle) -> None:
+def _one(
+    table: Table, directory: Directory, org_id: str, user: dict, report: Report, pace: Throttle, running: dict
+) -> None:
     user_id, name, created = user["user_id"], f"{org_id}.{user['user_id']}", user["created_at"]
     if user.get(stamps.SIGN_IN_SUBJECT):
         report.already += 1
@@ -65,7 +72,11 @@ def _one(table: Table, directory: Directory, org_id: str, user: dict, report: Re
     except ClientError as error:
         if error.response["Error"]["Code"] != "UserNotFoundException":
             raise
-        report.no_sign_in.append(name)
+        import_id = user.get("import_id")
+        if import_id and (org_id, import_id) not in running:
+            record = table.get(keys.import_key(org_id, import_id), consistent=True) or {}
+            running[org_id, import_id] = record.get("status") == RUNNING
+        (report.pending if import_id and running[org_id, import_id] else report.no_sign_in).append(name)
         return
     # if_not_exists: what the API stored meanwhile stays. On the item read only (its created_at): a
     # user deleted and created again since has a new sign-in, whose subject their create stores.
@@ -87,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     report = backfill(table, directory, args.after, echo=lambda line: print(line, file=sys.stderr))
     print(
         f"Stored {len(report.stored)} subjects; {report.already} users had one; "
-        f"{len(report.no_sign_in)} without a sign-in (refused until re-created): {', '.join(report.no_sign_in)}",
+        f"{len(report.no_sign_in)} without a sign-in (refused until re-created): {', '.join(report.no_sign_in)}; "
+        f"{len(report.pending)} whose import is still making their sign-in: {', '.join(report.pending)}",
         file=sys.stderr,
     )
     return 0

@@ -131,3 +131,27 @@ def test_a_user_deleted_and_created_again_meanwhile_keeps_the_new_sign_ins_subje
     new_subject = _cognito_sub(pool, "acme.alice")
     assert new_subject != old_subject
     assert _subject(table, "acme", "alice") == new_subject
+
+
+def test_a_user_whose_import_is_still_making_sign_ins_is_pending_not_reported_as_lost(legacy, table, monkeypatch):
+    # Given dan, put by an import whose job has not made his sign-in yet (it is paced: 10,000 take 17 minutes)
+    from controlplane.logic import import_job
+    from controlplane.logic import imports as logic_imports
+
+    with monkeypatch.context() as held:
+        held.setattr(logic_imports.import_job, "run", lambda *args: None)
+        started = call(
+            "POST", "/orgs/acme/user-imports", {"rows": [{"user_id": "dan", "name": "D", "email": "d@x.io"}]}
+        )
+    assert started.status == 202, started.body
+    with monkeypatch.context() as short:
+        short.setattr(import_job, "_sign_in", lambda *args: False)  # time ran short before the sign-ins
+        assert import_job.run("acme", started.body["import_id"]) == 0
+
+    # When the backfill runs
+    report = sign_in_subjects.backfill(api_table(), config.directory(), echo=lambda _: None, throttle=NoWait())
+
+    # Then dan is not among the users whose sign-in is gone (an operator would delete and create him
+    # again): his import is still running, and it stores his subject
+    assert report.no_sign_in == ["acme.bob"]
+    assert report.pending == ["acme.dan"]
