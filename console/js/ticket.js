@@ -52,7 +52,8 @@ function editor(ticket) {
     const data = new FormData(element);
     const edited = {
       subject: data.get("subject"),
-      description: data.get("description"),
+      // A textarea shows CR LF and CR as LF: the stored text, unless it was edited (not a rewrite of its line ends).
+      description: data.get("description") === ticket.description.replace(/\r\n?/g, "\n") ? ticket.description : data.get("description"),
       status: data.get("status"),
       priority: data.get("priority"),
       // Read back from the text only when it was edited: a tag may hold a comma ("billing, eu", which

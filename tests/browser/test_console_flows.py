@@ -176,6 +176,28 @@ def test_saving_a_status_keeps_tags_that_hold_a_comma_as_they_are(console, api, 
     assert (stored["status"], stored["tags"]) == ("solved", tags)
 
 
+def test_saving_a_status_leaves_a_description_with_crlf_line_ends_untouched(console, api, page):
+    # Given a ticket whose description has CRLF line ends (sent so through the API or cpctl), which a
+    # textarea shows with LF
+    seed_demo(api)
+    description = "Step 1\r\nStep 2"
+    ticket = api.call("POST", "/orgs/demo/users/bob/tickets", {"subject": "Steps", "description": description})
+    sign_in(page, console, tokens.for_user("demo", "alice"))
+    page.get_by_role("link", name="bob").click()
+    page.get_by_role("link", name="Steps").click()
+    editor = page.get_by_role("form", name="Edit the ticket")
+
+    # When the admin changes only its status and saves
+    editor.get_by_label("Status").select_option("solved")
+    editor.get_by_role("button", name="Save ticket").click()
+    expect(page.get_by_role("status").filter(has_text="Ticket saved.")).to_be_visible()
+
+    # Then only the status was sent: the description is as stored, and the change (its event, its
+    # activity entry) names the status alone
+    stored = api.call("GET", f"/orgs/demo/tickets/{ticket['ticket_id']}")
+    assert (stored["status"], stored["description"], stored["version"]) == ("solved", description, 2)
+
+
 def test_a_member_whose_address_the_browser_would_refuse_renames_themselves(console, api, page):
     # Given a member whose e-mail the API took but a browser's e-mail field calls invalid (imported)
     seed_demo(api)
