@@ -605,3 +605,27 @@ def test_a_failed_create_whose_sweep_cannot_be_queued_still_takes_its_user_and_t
     assert call("GET", "/orgs/acme").body["usage"]["users"] == 0
     assert create_user("acme", "alice").status == 201
     assert call("GET", "/orgs/acme/users/alice/tickets").body["items"] == []
+
+
+def test_a_subject_stored_on_the_new_item_by_another_writer_gives_way_to_the_creates_own(pool, monkeypatch):
+    # Given alice's create, whose item a concurrent `make sign-in-subjects` reads before her sign-in
+    # exists and stores the subject of a sign-in left over by an earlier failed create of that name
+    # (AdminGetUser found it), just before the create, which replaced that left-over, stores its own
+    from controlplane.dal import keys, stamps
+    from controlplane.dal.table import api_table
+
+    new_sign_in = users._new_sign_in
+
+    def backfilled_meanwhile(*args, **kwargs):
+        subject = new_sign_in(*args, **kwargs)
+        api_table().mark(keys.user_key("acme", "alice"), stamps.SIGN_IN_SUBJECT, "left-over-sub")
+        return subject
+
+    monkeypatch.setattr(users, "_new_sign_in", backfilled_meanwhile)
+
+    # When the create ends
+    reply = create_user("acme", "alice")
+
+    # Then alice's item holds her own sign-in's subject, so her tokens pass the authorizer
+    assert reply.status == 201, reply.body
+    assert _stored_subject("alice") == _sign_in(pool, "acme.alice")["sub"]

@@ -96,11 +96,11 @@ def create_user(org_id: str, body: UserCreate, caller: Caller) -> User:
             raise
         try:
             # on this create's item only: a successor's (deleted and created again meanwhile) has a
-            # sign-in of its own, whose subject it is to keep
+            # sign-in of its own, whose subject it is to keep. Over whatever the item holds: only this
+            # create knows its sign-in (a backfill meanwhile may have read a left-over's).
             with refusals.refused_as(errors.user_missing(org_id, body.user_id), made):
-                api_table().mark(
-                    keys.user_key(org_id, body.user_id), stamps.SIGN_IN_SUBJECT, subject, refusals.expects(made)
-                )
+                key = keys.user_key(org_id, body.user_id)
+                api_table().mark(key, stamps.SIGN_IN_SUBJECT, subject, refusals.expects(made), overwrite=True)
             signins.as_its_org_is(directory, org_id, body.user_id, subject)
         except Exception:
             # The user first: a sign-in left over (Cognito failing again) lets no one in, since no
