@@ -211,3 +211,25 @@ def _web_moving(monkeypatch) -> None:
         dying.setattr(tree, "rewrite", died)
         with pytest.raises(Died):
             call("PATCH", "/orgs/acme/units/web", {"parent_id": "ops"})
+
+
+def test_a_message_of_a_move_another_run_finished_leaves_the_newer_live_move_alone(acme, queue):
+    # Given a message of a move (platform under ops, queued) that another run has finished since, and
+    # a newer move (web under ops) that holds the lock, live, in its own request
+    import json
+
+    from tests.api import deliver
+
+    old = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+    assert old.status == 200, old.body
+    body = json.dumps({"kind": "unit-move", "org_id": "acme", "move_id": "01JD3Q0Z6V7S3M8E2K9XWQY4PB"})
+    _web_moving(pytest.MonkeyPatch())
+    newer = api_table().get(keys.tree_key("acme"), consistent=True)[tree.MOVE]["id"]
+
+    # When SQS delivers the old move's message
+    reply = deliver([{"MessageId": "m-1", "ReceiptHandle": "r-1", "Body": body}])
+
+    # Then it is done with (its move is over) and the newer move is its own run's: lock held, web not moved
+    assert reply == {"batchItemFailures": []}
+    assert api_table().get(keys.tree_key("acme"), consistent=True)[tree.MOVE]["id"] == newer
+    assert api_table().get(keys.unit_key("acme", "web"), consistent=True)["path"] == "/eng/web"

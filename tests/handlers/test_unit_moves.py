@@ -238,7 +238,8 @@ def test_a_big_move_answers_202_and_finishes_from_the_queue_delivered_twice(acme
     assert call("GET", "/orgs/acme/units/platform").body["path"] == "/eng/platform"
     sqs = boto3.client("sqs")
     messages = sqs.receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=1)["Messages"]
-    assert json.loads(messages[0]["Body"]) == {"kind": move_queue.KIND, "org_id": "acme"}
+    held = units.read("acme", "root")[1]["move"]["id"]  # the message names its move
+    assert json.loads(messages[0]["Body"]) == {"kind": move_queue.KIND, "org_id": "acme", "move_id": held}
     assert deliver(messages) == {"batchItemFailures": []}
     assert deliver(messages) == {"batchItemFailures": []}  # SQS delivers at least once
     assert_tree_is(MOVED)
@@ -319,7 +320,8 @@ def test_a_move_under_a_unit_being_deleted_is_refused(acme):
 
     reply = call("PATCH", "/orgs/acme/units/web", {"parent_id": "ops"})
 
-    assert (reply.status, reply.error_code) == (404, "not_found")
+    # 409, retry shortly: the delete may yet be refused (ops may have users), and ops stay
+    assert (reply.status, reply.error_code) == (409, "conflict")
     assert call("GET", "/orgs/acme/units/web").body["path"] == "/eng/web"
     assert units.read("acme", "root")[1].get("move") is None  # the lock was not taken
 
@@ -775,7 +777,8 @@ def test_a_move_that_fails_half_way_in_its_request_hands_the_rest_to_the_queue(a
     assert (reply.status, reply.body.get("status")) == (202, "moving"), reply.body
     messages = boto3.client("sqs").receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=1).get("Messages")
     assert messages, "the rest of the move was not queued"
-    assert json.loads(messages[0]["Body"]) == {"kind": move_queue.KIND, "org_id": "acme"}
+    held = units.read("acme", "root")[1]["move"]["id"]
+    assert json.loads(messages[0]["Body"]) == {"kind": move_queue.KIND, "org_id": "acme", "move_id": held}
     assert deliver(messages) == {"batchItemFailures": []}
     assert_tree_is(MOVED)
     assert create_unit("cache", "platform").status == 201
@@ -992,15 +995,16 @@ def test_a_move_whose_unit_is_moved_again_before_each_of_its_three_locks_is_409_
     assert_tree_is(BEFORE | {"platform": "/eng/web/platform", "db": "/eng/web/platform/db"})
 
 
-def test_a_move_of_a_unit_its_delete_has_marked_is_404_and_takes_no_lock(acme):
+def test_a_move_of_a_unit_its_delete_has_marked_is_409_and_takes_no_lock(acme):
     # Given web, which a delete under way has marked
     api_table().mark(keys.unit_key("acme", "web"), stamps.DELETING, stamps.now())
 
     # When web is moved under ops
     reply = call("PATCH", "/orgs/acme/units/web", {"parent_id": "ops"})
 
-    # Then it is refused as the unit going, at once, and no lock is left
-    assert (reply.status, reply.error_code) == (404, "not_found"), reply.body
+    # Then it is refused at once as the unit's delete under way (retry shortly: that delete may yet be
+    # refused), and no lock is left
+    assert (reply.status, reply.error_code) == (409, "conflict"), reply.body
     assert call("GET", "/orgs/acme/units/web").body["path"] == "/eng/web"
     assert not _move_lock_held()
 
@@ -1095,7 +1099,7 @@ def test_a_queued_move_out_of_time_queues_the_rest_and_its_next_delivery_finishe
 
     # Then the rest is queued again, and that delivery finishes the move
     [again] = sqs.receive_message(QueueUrl=deletions_queue, MaxNumberOfMessages=10)["Messages"]
-    assert json.loads(again["Body"]) == {"kind": move_queue.KIND, "org_id": "acme"}
+    assert json.loads(again["Body"]) == json.loads(message["Body"])  # the same move's rest
     assert call("GET", "/orgs/acme/units/platform").body["path"] == "/eng/platform"
     assert deliver([again]) == {"batchItemFailures": []}
     assert_tree_is(MOVED)

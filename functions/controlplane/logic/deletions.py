@@ -10,10 +10,10 @@ all the same, and the org's next GET runs it on (``organizations.get_org``).
 The queue also carries the jobs that bring an org's sign-ins in line with its status (``signins``):
 a message with ``"kind": "sign-ins"``, or the lifecycle event of a status change that starts one
 (EventBridge's envelope, told by its ``detail-type``, sent by a rule on the bus); the moves of units
-too big for a request (``moves``), ``"kind": "unit-move"``; the user imports' jobs (``imports``),
-``"kind": "user-import"``; and the sweep of a deleted user's tickets once GSI1 has caught up
-(``cascade``), ``"kind": "ticket-sweep"``, sent by the users function. One with neither a kind nor
-a detail-type is a delete.
+too big for a request (``moves``), ``"kind": "unit-move"`` with the move's ``move_id``; the user
+imports' jobs (``imports``), ``"kind": "user-import"``; and the sweep of a deleted user's tickets
+once GSI1 has caught up (``cascade``), ``"kind": "ticket-sweep"``, sent by the users function. One
+with neither a kind nor a detail-type is a delete.
 """
 
 from __future__ import annotations
@@ -79,8 +79,10 @@ def _continue(record: SQSRecord, lambda_context: LambdaContext) -> None:
         signins.resume(job, lambda: _remaining(lambda_context))
         return
     if message.get("kind") == move_queue.KIND:
-        if not moves.resume(message["org_id"], lambda: _remaining(lambda_context)):
-            move_queue.enqueue(message["org_id"])  # the rest, in a message of its own
+        # (a message sent before messages named their move has none: whatever move holds the lock)
+        move_id = message.get("move_id", "")
+        if not moves.resume(message["org_id"], lambda: _remaining(lambda_context), only=move_id):
+            move_queue.enqueue(message["org_id"], move_id)  # the rest, in a message of its own
         return
     if message.get("kind") == import_job.KIND:
         import_job.resume(message, lambda: _remaining(lambda_context))

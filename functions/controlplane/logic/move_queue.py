@@ -18,8 +18,10 @@ from controlplane.observability import logger
 KIND = "unit-move"
 
 
-def enqueue(org_id: str) -> None:
-    body = json.dumps({"kind": KIND, "org_id": org_id})
+def enqueue(org_id: str, move_id: str) -> None:
+    """The rest of the move ``move_id``: its message runs that move only (``moves.resume``'s ``only``),
+    not a newer one that took the lock once another run had finished this one."""
+    body = json.dumps({"kind": KIND, "org_id": org_id, "move_id": move_id})
     config.sqs().send_message(QueueUrl=config.deletions_queue(), MessageBody=body)
 
 
@@ -33,7 +35,7 @@ def handed_over(org_id: str, move_id: str, failed: Exception) -> bool:
         return False
     try:
         if config.settings().deletions_queue_url:
-            enqueue(org_id)
+            enqueue(org_id, move_id)
         else:
             with suppress(ConditionFailed):  # the lock is gone: another run finished the move
                 tree.note_stopped(api_table(), keys.tree_key(org_id), move_id)

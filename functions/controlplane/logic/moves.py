@@ -68,7 +68,7 @@ def move_unit(
         if deepest > MAX_DEPTH:
             raise errors.too_deep(MAX_DEPTH, parent_id, deepest, moving=True)
         if move["queued"]:
-            enqueue(org_id)
+            enqueue(org_id, move["id"])
             return False
     except BaseException:  # refused or failed before its first write: the move leaves no lock behind
         _release(org_id, move)
