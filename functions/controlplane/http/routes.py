@@ -100,7 +100,7 @@ ROUTES: tuple[Route, ...] = (
     Route("PATCH", _UNIT, ORGANIZATIONS, _ADMIN, "updateUnit",
           "Rename a unit, or move it with everything below it under another parent", 200, Unit,
           ((202, MoveAccepted),), conflicts=("root_move", "root_rename", "under_itself", "too_deep_move",
-                                             "move_in_progress")),
+                                             "being_deleted", "move_in_progress")),
     Route("DELETE", _UNIT, ORGANIZATIONS, _ADMIN, "deleteUnit", "Delete a unit that has no units and no users", 204,
           None, conflicts=("root_delete", "not_empty", "being_deleted", "move_in_progress")),
     Route("GET", f"{_UNIT}/users", ORGANIZATIONS, _ANY_MEMBER, "listUnitUsers",
