@@ -323,6 +323,29 @@ def lagging_indexes(monkeypatch):
     config.reset()
 
 
+def test_a_user_created_in_a_unit_deleted_after_it_was_read_is_404_and_takes_no_seat(acme, monkeypatch):
+    # Given ops, deleted (empty, so the delete goes through) right after a user's create read it
+    from controlplane.logic import units as units_logic
+
+    placement = units_logic.placement
+
+    def deleted_after_the_read(org_id, unit_id):
+        found = placement(org_id, unit_id)
+        assert call("DELETE", "/orgs/acme/units/ops").status == 204
+        return found
+
+    monkeypatch.setattr(units_logic, "placement", deleted_after_the_read)
+
+    # When eve is created in ops
+    reply = create_user("acme", "eve", unit="ops")
+
+    # Then the unit is gone, so it is a 404, and nothing of eve was written: no user, no seat taken
+    assert (reply.status, reply.error_code) == (404, "not_found"), reply.body
+    monkeypatch.undo()
+    assert call("GET", "/orgs/acme/users/eve").status == 404
+    assert call("GET", "/orgs/acme").body["usage"]["users"] == 2
+
+
 def test_a_user_placed_a_moment_before_their_units_delete_keeps_it(acme, lagging_indexes):
     assert create_user("acme", "dora", unit="ops").status == 201
     lagging_indexes("dora")  # not in GSI2 yet when the delete looks at once
