@@ -219,8 +219,8 @@ def _take(
 
 
 def _sign_in(org_id: str, import_id: str, part: Item, time_left: Callable[[], float], pace: Throttle) -> bool:
-    """Create the sign-ins of the part's new users, then try its failed ones again (each failure counted, with why);
-    False if time ran short first. Progress is written every few sign-ins."""
+    """Create the sign-ins of the part's new users, then try its failed ones again (each failure counted,
+    with why); False if time ran short first. Progress is written every few sign-ins."""
     directory = config.directory()
     table = api_table()
     created, failures = part["created"], dict(part.get("failures", {}))
@@ -251,9 +251,9 @@ def _sign_in(org_id: str, import_id: str, part: Item, time_left: Callable[[], fl
 
 
 def _create_sign_in(directory: Directory, org_id: str, import_id: str, row: Item) -> str | None:
-    """None once the user's sign-in exists and their item keeps its subject (the authorizer allows no token until it
-    does), as a single create does, or once the user is gone (no invitation is sent to someone deleted since the
-    import put them); else why not."""
+    """None once the user's sign-in exists and their item keeps its subject (the authorizer allows no token
+    until it does), as a single create does, or once the user is gone (no invitation is sent to someone
+    deleted since the import put them); else why not."""
     user_id = row["user_id"]
     if (api_table().get(keys.user_key(org_id, user_id), consistent=True) or {}).get("import_id") != import_id:
         return None
@@ -278,13 +278,13 @@ def _create_sign_in(directory: Directory, org_id: str, import_id: str, row: Item
 
 
 def _new_sign_in(directory: Directory, org_id: str, import_id: str, row: Item) -> tuple[str, bool]:
-    """The user's sign-in, its subject, and whether it replaced one. One of that name already there is a new user's of
-    that id if the item is not this import's (``ConditionFailed``: it stays); this job's own from before a crash if
-    the item keeps its subject; otherwise no token of it passes the authorizer and it is replaced, as a single
-    create replaces a left-over. It may also be another delivery's, not yet stored: the item may take it after this
-    read, and this one must overwrite it. A replacement is made from the item, not the row: while the sign-in
-    existed, an admin could change the user's e-mail or role (the guard is the sign-in), and the item holds that
-    change."""
+    """The user's sign-in, its subject, and whether it replaced one. One of that name already there is a
+    new user's of that id if the item is not this import's (``ConditionFailed``: it stays); this job's
+    own from before a crash if the item keeps its subject; otherwise no token of it passes the
+    authorizer and it is replaced, as a single create replaces a left-over. It may also be another
+    delivery's, not yet stored: the item may take it after this read, and this one must overwrite it. A
+    replacement is made from the item, not the row: while the sign-in existed, an admin could change the
+    user's e-mail or role (the guard is the sign-in), and the item holds that change."""
     user_id = row["user_id"]
     try:
         return directory.create_or_refusal(org_id, user_id, row["email"], row["role"]), False
