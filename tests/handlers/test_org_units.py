@@ -80,6 +80,18 @@ def test_the_root_is_the_orgs_and_cannot_be_changed(acme):
 
 
 @pytest.mark.parametrize(
+    ("method", "body"), [("DELETE", None), ("PATCH", {"name": "Other"}), ("PATCH", {"parent_id": "eng"})]
+)
+def test_the_root_of_a_missing_org_is_404_not_its_refusal(acme, method, body):
+    # Given no org nope (its root is made from the org, so it has none either)
+    # When the root of nope is changed
+    reply = call(method, "/orgs/nope/units/root", body)
+
+    # Then the answer is the one any unit of a missing org gets, not "the root cannot ..."
+    assert (reply.status, reply.error_code) == (404, "not_found"), reply.body
+
+
+@pytest.mark.parametrize(
     ("path", "status"),
     [("/orgs/acme/units/nope", 404), ("/orgs/nope/units/eng", 404), ("/orgs/acme/units/Bad_Id", 422)],
 )

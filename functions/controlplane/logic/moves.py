@@ -49,7 +49,7 @@ def move_unit(
     True when done; False when it continues from the queue; None when it is there already (nothing
     moved or renamed, the version is as checked)."""
     if unit_id == ROOT:
-        raise errors.root_refuses("move")
+        raise units.root_refusal(org_id, "move")
     for _ in range(3):  # planned again after a move that finished meanwhile
         move = _plan(org_id, unit_id, parent_id, caller, version, name)
         if move is None:

@@ -59,6 +59,15 @@ def read(org_id: str, unit_id: str) -> tuple[Item, Item]:
     return found, tree_item or {}
 
 
+def root_refusal(org_id: str, action: str) -> ApiError:
+    """Why the root refuses ``action``: in a missing org, the 404 any of its units gets (one read, on
+    this refusal only); else the root's 409."""
+    org = api_table().get(keys.org_key(org_id), consistent=True)
+    if org is None or stamps.DELETING in org:
+        return errors.org_missing(org_id)
+    return errors.root_refuses(action)
+
+
 def placement(org_id: str, unit_id: str) -> tuple[tuple[str, ...], TransactWriteItemTypeDef | None]:
     """Where a user in ``unit_id`` goes: the unit's path, and the check their write must carry
     (None for the root, which never moves)."""
@@ -122,7 +131,7 @@ def create_unit(org_id: str, body: UnitCreate, caller: Caller) -> Unit:
 
 def rename(org_id: str, unit_id: str, name: str, caller: Caller, version: int | None) -> Unit:
     if unit_id == ROOT:
-        raise errors.root_refuses("rename")
+        raise root_refusal(org_id, "rename")
     rules = refusals.if_match(version)
     with refusals.refused_as(errors.unit_missing(org_id, unit_id), rules):
         item = api_table().update(
@@ -138,7 +147,7 @@ def delete_unit(org_id: str, unit_id: str, version: int | None = None) -> None:
     """Mark the unit (no child or user may join it from then on), make sure it has none, delete it.
     A delete refused or failed after its mark takes it back."""
     if unit_id == ROOT:
-        raise errors.root_refuses("delete")
+        raise root_refusal(org_id, "delete")
     table, key, deletion = api_table(), keys.unit_key(org_id, unit_id), new_ulid()
     try:
         unit = tree.mark_deleting(table, key, deletion, time.time(), version)
