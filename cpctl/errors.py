@@ -24,9 +24,17 @@ class ApiError(Exception):
             self.details = error.get("details")
         except (ValueError, KeyError, TypeError):
             # Not the API's error shape, e.g. a gateway in between answering 502 by itself.
-            self.code, self.message = f"http_{self.status}", response.text[:200] or response.reason_phrase
+            self.code, self.message = f"http_{self.status}", _not_the_contract(response)
             self.request_id, self.details = response.headers.get("x-amzn-RequestId"), None
         super().__init__(f"{self.status} {self.code}: {self.message} (request {self.request_id})")
+
+
+def _not_the_contract(response: httpx.Response) -> str:
+    """An error answer in no shape of the API's: its text, short; a web page (the URL names another
+    server) is named, not printed as markup."""
+    if "html" in response.headers.get("Content-Type", "").lower():
+        return f"{response.reason_phrase}: an HTML page, not the API's JSON (is the API's URL right?)"
+    return response.text[:200] or response.reason_phrase
 
 
 class BadRequest(ApiError):

@@ -209,6 +209,21 @@ def test_an_answer_that_is_not_the_error_contract_still_raises_with_the_status()
     assert (raised.value.status, raised.value.code, raised.value.request_id) == (502, "http_502", "r")
 
 
+def test_a_page_that_is_not_the_api_is_named_not_printed():
+    # Given a URL that reaches a web server's HTML error page, not the API
+    page = "<!DOCTYPE html><html><head><title>404 Not Found</title></head><body>" + "x" * 300 + "</body></html>"
+    api = Scripted(httpx.Response(404, text=page, headers={"Content-Type": "text/html; charset=utf-8"}))
+
+    # When a call gets it
+    with pytest.raises(ApiError) as raised:
+        api.client().get_org("acme")
+
+    # Then the message says what came back, without the page's markup
+    assert (raised.value.status, raised.value.code) == (404, "http_404")
+    assert "<" not in raised.value.message
+    assert "HTML" in raised.value.message and "Not Found" in raised.value.message
+
+
 def test_ids_are_quoted_into_one_path_segment_and_the_token_is_sent_raw():
     api = Scripted(error(422, "validation_error"))
 
