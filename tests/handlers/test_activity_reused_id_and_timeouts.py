@@ -9,6 +9,7 @@ from controlplane.lifecycle import activity
 from local.apigw import LambdaContext
 from tests.api import admin, call, create_org, create_ticket, create_user
 from tests.events_support import feeder
+from tests.handlers.test_org_units import create_unit
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 
@@ -143,5 +144,32 @@ def test_an_entry_stamped_a_moment_before_its_org_by_another_instance_hides_noth
     reply = call("GET", "/orgs/acme/activity", caller=admin("acme", "alice"))
 
     # Then both entries are there: the org's own Created entry bounds the log, not the clocks
+    assert reply.status == 200, reply.body
+    assert [e["type"] for e in reply.body["items"]] == ["User Created", "Organization Created"]
+
+
+def test_a_new_orgs_log_leaves_out_the_old_orgs_removals_that_another_shard_sorts_after_its_created(bus, stream):
+    # Given acme with a unit, deleted, and another tenant's acme created in the same second
+    create_org("acme")
+    create_unit("eng")
+    feeder().feed(stream.read())
+    assert call("DELETE", "/orgs/acme").status == 204
+    create_org("acme")
+    create_user("acme", "newadmin", role="admin")
+    records = stream.read()
+    # where the units' partition is another shard, whose sequence numbers run ahead of the org's
+    # (the stream orders the records of one second by number within a shard only)
+    [removed] = [r for r in records if r["dynamodb"]["Keys"]["SK"]["S"] == "UNIT#eng"]
+    last = max(r["dynamodb"]["SequenceNumber"] for r in records)
+    removed["dynamodb"]["SequenceNumber"] = str(int(last) + 1).zfill(len(last))
+    removed["dynamodb"]["ApproximateCreationDateTime"] = max(
+        r["dynamodb"]["ApproximateCreationDateTime"] for r in records
+    )
+
+    # When the events function has written every entry, and the new org's admin reads its log
+    feeder().feed(records)
+    reply = call("GET", "/orgs/acme/activity", caller=admin("acme", "newadmin"))
+
+    # Then it holds the new org's own entries, not the deleted org's Unit Deleted
     assert reply.status == 200, reply.body
     assert [e["type"] for e in reply.body["items"]] == ["User Created", "Organization Created"]

@@ -86,10 +86,11 @@ def test_the_org_item_sorts_between_its_activity_and_its_users():
     assert position.split("#")[1] == "0" * 37 + "123"  # numbers of every length sort in order
 
 
-def test_the_activity_list_names_the_contracts_org_created_detail_type():
+def test_the_activity_list_names_the_contracts_org_created_and_cascaded_detail_types():
     # logic.activity keeps the string rather than import the contract at a cold start
     from controlplane.dal import keys
     from controlplane.lifecycle.contract import KINDS
     from controlplane.logic import activity as activity_list
 
     assert next(kind.created for kind in KINDS if kind.entity == keys.ORG) == activity_list._ORG_CREATED
+    assert {kind.deleted for kind in KINDS if kind.cascaded} == set(activity_list._CASCADED)

@@ -25,6 +25,7 @@ from controlplane.models.activity import ActivityEntry, ActivityPage
 
 # lifecycle.contract's, not imported: it builds its models at import
 _ORG_CREATED, _ORG_DELETED = "Organization Created", "Organization Deleted"
+_CASCADED = ("User Deleted", "Ticket Deleted", "Unit Deleted")  # what an org's cascade delete removes
 
 
 def list_activity(org_id: str, limit: int, cursor_token: str | None, caller: Caller) -> ActivityPage:
@@ -80,8 +81,14 @@ def _since_org(found: list[Item], created_at: str) -> list[Item]:
 
 
 def _since_created(found: list[Item]) -> list[Item]:
-    """Entries up to the org's creation, newest first: older ones are an earlier org's of that id."""
+    """Entries up to the org's creation, newest first: older ones are an earlier org's of that id.
+    So are the removals above it stamped before it: the stream orders the records of one second by
+    number within a shard only, and an earlier org's last records are its cascade's removals of
+    units, users and tickets (other shards), which can sort after the Created entry of an org made
+    again in that second. (An entry of this org stamped a moment early by another host's clock is a
+    create or a change, and stays.)"""
     for index, entry in enumerate(found):
         if entry["type"] == _ORG_CREATED:
-            return found[: index + 1]
+            newer = [e for e in found[:index] if e["type"] not in _CASCADED or e["occurred_at"] >= entry["occurred_at"]]
+            return [*newer, entry]
     return found
