@@ -11,6 +11,7 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email.message import Message
 from typing import Any
 from urllib.parse import unquote
 
@@ -109,6 +110,40 @@ def resource_for(path: str) -> str | None:
         if route:
             return route.path
     return None
+
+
+# The stack's CORS preflight: infra/api.py gives every resource (each route's path, each path above
+# one, the root) CDK's OPTIONS method, a mock integration that needs no token, spends no usage plan
+# and runs no function; what infra/api.py does not set is CDK's default (tests/infra guard the copy).
+PREFLIGHT_STATUS = 204
+_PREFLIGHT_METHODS = "OPTIONS,GET,PUT,POST,DELETE,PATCH,HEAD"  # CDK's Cors.ALL_METHODS
+_PREFLIGHT_HEADERS = (
+    "Content-Type,X-Amz-Date,Authorization,X-Api-Key,X-Amz-Security-Token,X-Amz-User-Agent"  # Cors.DEFAULT_HEADERS
+    ",If-Match,Idempotency-Key"  # the API's own: infra.constants.CORS_REQUEST_HEADERS
+)
+_RESOURCES = {tuple(t[:n]) for routes in _TEMPLATES.values() for _, t in routes for n in range(len(t) + 1)}
+
+
+def preflight(path: str, asked: Message | dict[str, str], origins: list[str]) -> list[tuple[str, str]] | None:
+    """The headers of the stack's answer to ``OPTIONS path`` with the request headers ``asked``, or None
+    where API Gateway has no resource (so no OPTIONS method). ``origins`` are the functions' (the stack
+    sets the console's first; none: the console's here, this server's): the asker's ``Origin`` is named
+    if it is one of them, else the first, as CDK's response template does."""
+    segments = tuple(unquote(s) for s in path.strip("/").split("/")) if path.strip("/") else ()
+    if not any(
+        len(t) == len(segments) and all(s if p.startswith("{") else p == s for p, s in zip(t, segments, strict=True))
+        for t in _RESOURCES
+    ):
+        return None
+    origins = origins or [f"http://{asked.get('Host')}"]
+    return [
+        ("Content-Type", "application/json"),
+        ("Access-Control-Allow-Headers", _PREFLIGHT_HEADERS),
+        ("Access-Control-Allow-Origin", origin if (origin := asked.get("Origin")) in origins else origins[0]),
+        *([("Vary", "Origin")] if origins[0] != "*" else []),
+        ("Access-Control-Allow-Methods", _PREFLIGHT_METHODS),
+        ("x-amzn-RequestId", str(uuid.uuid4())),
+    ]
 
 
 def build_event(

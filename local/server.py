@@ -78,6 +78,10 @@ class Gateway(BaseHTTPRequestHandler):
                 status, headers, body = docs.answer(url.path, parse_qs(url.query))
             elif self.command in ("GET", "HEAD") and console.serves(url.path):  # as CloudFront allows
                 status, headers, body = console.answer(url.path)
+            elif self.command == "OPTIONS" and (
+                cors := apigw.preflight(url.path, self.headers, config.cors_allow_origins())
+            ):
+                status, headers, body = apigw.PREFLIGHT_STATUS, cors, b""
             else:
                 status, headers, body = self.proxy(url.path, url.query, request_body)
         # Logged before the answer leaves: once the client has it, the line is there too.

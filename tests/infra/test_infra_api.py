@@ -12,6 +12,7 @@ from controlplane.http.routes import ROUTES
 from controlplane.models import plans
 from controlplane.models.errors import UNAUTHORIZED_MESSAGE
 from infra.config import StageConfig
+from local import apigw
 
 
 def _resources_of(template: dict, resource_type: str) -> dict[str, dict]:
@@ -103,6 +104,34 @@ def test_cors_adds_only_preflight_methods(templates):
     assert {"If-Match", "Idempotency-Key"} <= set(
         preflight["method.response.header.Access-Control-Allow-Headers"].strip("'").split(",")
     )
+
+
+def test_the_local_gateway_answers_every_preflight_as_the_stacks_options_method_does(templates):
+    # Given the stack's OPTIONS methods, with an origin beside the console's
+    methods = _method_properties(templates["cors"].to_json())
+    preflights = {path: properties for (method, path), properties in methods.items() if method == "OPTIONS"}
+    origins = ["https://console.example.com", "https://app.example.com"]  # the console's first, as the stack's
+
+    for path, properties in preflights.items():
+        [stacks] = properties["Integration"]["IntegrationResponses"]
+        # When the local gateway is asked OPTIONS on a concrete path of that resource, by the other origin
+        local = apigw.preflight(re.sub(r"\{[^}]+\}", "x", path), {"Origin": "https://app.example.com"}, origins)
+
+        # Then it answers with the stack's status and headers, naming the asker as the stack's template does
+        assert local is not None, path
+        assert stacks["StatusCode"] == str(apigw.PREFLIGHT_STATUS)
+        expected = {
+            name.removeprefix("method.response.header."): value.strip("'")
+            for name, value in stacks["ResponseParameters"].items()
+            if name != "method.response.header.Access-Control-Allow-Origin"
+        }
+        assert {name: value for name, value in local if name in expected} == expected, path
+        added = {"Access-Control-Allow-Origin", "Content-Type", "x-amzn-RequestId"}  # by API Gateway or the template
+        assert set(expected) | added == {name for name, _ in local}
+        assert dict(local)["Access-Control-Allow-Origin"] == "https://app.example.com"
+        assert '$origin == "https://app.example.com"' in stacks["ResponseTemplates"]["application/json"]
+    # And a path that is no resource of the stack has no OPTIONS method, there or here
+    assert apigw.preflight("/orgs/x/nowhere", {"Origin": "https://app.example.com"}, origins) is None
 
 
 def test_every_route_requires_a_token_the_lambda_authorizer_decided_on(templates):

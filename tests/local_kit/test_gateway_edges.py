@@ -146,3 +146,59 @@ def test_a_request_with_both_a_length_and_chunks_is_read_by_its_chunks_and_the_c
     assert status == 200
     assert headers["connection"] == "close"
     assert [event["body"] for event in lambda_sees] == ["ab"]
+
+
+@pytest.mark.parametrize("path", ["/orgs", "/orgs/acme/users/bob", "/orgs/acme/tickets", "/"])
+def test_a_preflight_is_answered_as_the_stacks_cors_options_method_without_a_token_or_a_function(
+    gateway, monkeypatch, path
+):
+    # Given origins the functions name (CORS_ALLOW_ORIGINS, as the stack sets it), and a browser at
+    # the second one, about to send a token (every resource has the stack's OPTIONS method, a mock
+    # integration: infra/api.py's default_cors_preflight_options)
+    monkeypatch.setenv("CORS_ALLOW_ORIGINS", "https://console.example.com,http://localhost:5173")
+    connection = _connection(gateway)
+
+    # When it asks first, with no token
+    connection.request(
+        "OPTIONS",
+        path,
+        headers={
+            "Origin": "http://localhost:5173",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization,content-type,idempotency-key",
+        },
+    )
+    answer = connection.getresponse()
+
+    # Then the gateway answers it itself, 204 with no body, naming that origin, the API's headers and
+    # the methods, as API Gateway does (the functions' 405 method_not_allowed stopped every browser)
+    assert answer.status == 204
+    assert answer.read() == b""
+    assert answer.headers["Access-Control-Allow-Origin"] == "http://localhost:5173"
+    assert answer.headers["Vary"] == "Origin"
+    allowed = answer.headers["Access-Control-Allow-Headers"].split(",")
+    assert {"Authorization", "Content-Type", "If-Match", "Idempotency-Key"} <= set(allowed)
+    assert {"GET", "POST", "PATCH", "DELETE"} <= set(answer.headers["Access-Control-Allow-Methods"].split(","))
+
+
+def test_a_preflight_from_an_origin_not_configured_names_the_first_one(gateway, monkeypatch):
+    # Given one configured origin (the console's, in the stack)
+    monkeypatch.setenv("CORS_ALLOW_ORIGINS", "https://console.example.com")
+
+    # When another origin asks
+    connection = _connection(gateway)
+    connection.request("OPTIONS", "/orgs", headers={"Origin": "https://evil.example.com"})
+    answer = connection.getresponse()
+
+    # Then it is answered, naming the first origin, not the asker's: its browser refuses to go on
+    assert answer.status == 204
+    assert answer.headers["Access-Control-Allow-Origin"] == "https://console.example.com"
+
+
+def test_options_on_a_path_that_is_no_resource_is_the_unknown_route_answer(gateway):
+    # API Gateway has no OPTIONS method there, as it has no resource
+    connection = _connection(gateway)
+    connection.request("OPTIONS", "/nowhere", headers={"Origin": "https://console.example.com"})
+    answer = connection.getresponse()
+
+    assert (answer.status, json.loads(answer.read())["error"]["code"]) == (404, "not_found")
