@@ -155,3 +155,36 @@ def test_a_user_whose_import_is_still_making_sign_ins_is_pending_not_reported_as
     # again): his import is still running, and it stores his subject
     assert report.no_sign_in == ["acme.bob"]
     assert report.pending == ["acme.dan"]
+
+
+def test_a_left_over_sign_in_of_a_user_whose_import_is_running_is_not_given_to_them(legacy, table, monkeypatch):
+    # Given a sign-in acme.dan left over from before (another address, whose holder got its invitation),
+    # and dan, put by an import whose job has not made his sign-in yet
+    from controlplane.logic import import_job
+    from controlplane.logic import imports as logic_imports
+
+    cognito, pool_id = legacy
+    left = cognito.admin_create_user(
+        UserPoolId=pool_id, Username="acme.dan", UserAttributes=[{"Name": "email", "Value": "old@x.io"}]
+    )
+    left_sub = next(a["Value"] for a in left["User"]["Attributes"] if a["Name"] == "sub")
+    with monkeypatch.context() as held:
+        held.setattr(logic_imports.import_job, "run", lambda *args: None)
+        started = call(
+            "POST", "/orgs/acme/user-imports", {"rows": [{"user_id": "dan", "name": "D", "email": "d@x.io"}]}
+        )
+    assert started.status == 202, started.body
+    with monkeypatch.context() as short:
+        short.setattr(import_job, "_sign_in", lambda *args: False)  # time ran short before the sign-ins
+        assert import_job.run("acme", started.body["import_id"]) == 0
+
+    # When the backfill runs, and then the import's job makes dan's sign-in
+    report = sign_in_subjects.backfill(api_table(), config.directory(), echo=lambda _: None, throttle=NoWait())
+    assert import_job.run("acme", started.body["import_id"]) is None
+
+    # Then dan's item holds the subject of a sign-in of his own address, not the left-over's (whose
+    # holder could sign in as him): the backfill left him to his import, as pending
+    assert _subject(table, "acme", "dan") == _cognito_sub(legacy, "acme.dan") != left_sub
+    attributes = cognito.admin_get_user(UserPoolId=pool_id, Username="acme.dan")["UserAttributes"]
+    assert next(a["Value"] for a in attributes if a["Name"] == "email") == "d@x.io"
+    assert report.pending == ["acme.dan"]
