@@ -209,6 +209,7 @@ DYNAMODB_ACTIONS: dict[str, tuple[str, ...]] = {
 COGNITO_ACTIONS: dict[str, tuple[str, ...]] = {
     ORGANIZATIONS: (
         "cognito-idp:AdminDeleteUser",  # the cascade delete removes its users' sign-ins
+        "cognito-idp:ListUsers",  # and then any sign-in of the org no user item names (a failed create's)
         # suspension disables and signs out its users' sign-ins, reactivation enables them (logic/signins.py)
         "cognito-idp:AdminDisableUser",
         "cognito-idp:AdminUserGlobalSignOut",

@@ -379,6 +379,33 @@ def test_deleting_the_org_deletes_every_sign_in(pool):
     assert _sign_in(pool, "acme.bob") is None
 
 
+def test_deleting_the_org_deletes_a_sign_in_left_over_with_no_user_and_no_other_orgs(pool, monkeypatch):
+    # Given bob's create, whose subject could not be stored and whose clean-up could not remove his
+    # sign-in either (Cognito failing too): a sign-in acme.bob left over, invited, with no user item
+    assert create_org("acmecorp").status == 201
+    assert create_user("acmecorp", "carol").status == 201  # a name that starts with acme, another org's
+    table_client, client = config.dynamodb(), config.directory().client
+    real = table_client.update_item
+
+    def refuse_the_mark(**request):
+        if "sign_in_sub" in str(request.get("ExpressionAttributeNames")):
+            raise ClientError({"Error": {"Code": "InternalServerError", "Message": "injected"}}, "UpdateItem")
+        return real(**request)
+
+    with monkeypatch.context() as failing:
+        failing.setattr(table_client, "update_item", refuse_the_mark)
+        _fail(failing, client, "admin_delete_user")
+        assert create_user("acme", "bob").status == 500
+    assert call("GET", "/orgs/acme/users/bob").status == 404 and _sign_in(pool, "acme.bob") is not None
+
+    # When acme is deleted
+    assert call("DELETE", "/orgs/acme").status == 204
+
+    # Then no sign-in of acme outlives it (its address was acme's data); acmecorp's stays
+    assert _sign_in(pool, "acme.bob") is None
+    assert _sign_in(pool, "acmecorp.carol") is not None
+
+
 def test_changing_the_email_changes_the_sign_in_address(pool):
     create_user("acme", "alice")
 

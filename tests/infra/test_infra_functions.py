@@ -177,13 +177,14 @@ _USER_POOL_WRITES = {
     [
         (USERS, _USER_POOL_WRITES | {"cognito-idp:AdminGetUser"}),  # a sign-in per user, kept in step
         (
-            # the cascade delete removes sign-ins; a status change disables or enables them; a user
-            # import creates them (and reads one that exists already)
+            # the cascade delete removes sign-ins (and lists the org's left); a status change
+            # disables or enables them; a user import creates them (and reads one that exists already)
             ORGANIZATIONS,
             {
                 "cognito-idp:AdminCreateUser",
                 "cognito-idp:AdminGetUser",
                 "cognito-idp:AdminDeleteUser",
+                "cognito-idp:ListUsers",
                 "cognito-idp:AdminDisableUser",
                 "cognito-idp:AdminEnableUser",
                 "cognito-idp:AdminUserGlobalSignOut",

@@ -107,6 +107,23 @@ class Directory:
             raise SignInRefused(refused.message) from None
 
     @tracer.capture_method
+    def user_ids(self, org_id: str) -> list[str]:
+        """The user ids of every sign-in of the org, found by name (ListUsers on the prefix
+        ``<org_id>.``, 60 a page; slugs have no dots, so no other org's), every page read before any
+        is acted on: a page token need not survive deletes of the users it lists."""
+        found: list[str] = []
+        token: dict[str, str] = {}
+        while True:
+            with _translate():
+                page = self.client.list_users(
+                    UserPoolId=self.pool, Filter=f'username ^= "{username(org_id, "")}"', Limit=60, **token
+                )
+            found += [user["Username"].split(".", 1)[1] for user in page["Users"]]
+            if not page.get("PaginationToken"):
+                return found
+            token = {"PaginationToken": page["PaginationToken"]}
+
+    @tracer.capture_method
     def attributes(self, org_id: str, user_id: str) -> dict[str, str]:
         """The sign-in's attributes; ``NoSignIn`` if there is none."""
         try:

@@ -37,7 +37,8 @@ def delete_org(
     1. Mark the org ``deleting_since`` (and ``deleted_by``, the ``actor``): no user can be added from
        then on. A delete of an org being deleted goes on with the first delete's mark.
     2. Per user: leave a sweep marker, delete their sign-in and their item (no ticket can be added
-       from then on), then the tickets GSI1 shows.
+       from then on), then the tickets GSI1 shows. Then any sign-in of the org left (one no item
+       names: a failed create's), found by name in the user pool.
     3. Per marker, once GSI1 has had ``gsi1_settle_seconds`` (GSI1 is updated asynchronously) to show
        every ticket written before the user went: delete the tickets it shows now, then the marker.
     4. Delete the org's units (no user is left in them), its idempotency records, then the org.
@@ -77,6 +78,7 @@ def _cascade(table: Table, org_id: str, mark: str, time_left: Callable[[], float
     rest, first checks that the org is still that one (strongly consistent): a run that another
     finished, after which the id was taken again, stops instead of deleting the new org's items
     (a page of users read before that is the old org's, and takes minutes to go through)."""
+    removed: set[str] = set()  # sign-ins this run removed, which a lagging pool listing may still show
     for users in table.query_all(keys.org_partition(org_id), prefix=keys.USER_PREFIX, consistent=True):
         for user in users:
             if time_left() < DELETE_STEP_SECONDS:
@@ -85,9 +87,21 @@ def _cascade(table: Table, org_id: str, mark: str, time_left: Callable[[], float
                 return True
             mark_for_sweep(table, org_id, user["user_id"])
             remove_sign_in(org_id, user["user_id"])
+            removed.add(user["user_id"])
             batches.delete_all(table, [user])
             if not delete_tickets_of(table, org_id, user["user_id"], time_left, _ulid_after(mark)):
                 return False  # the user's sweep marker brings the rest of their tickets back
+    if (directory := config.directory()) is not None:
+        # Sign-ins no user item names (a create whose clean-up failed too, or never learnt Cognito
+        # made one): found by name in the pool, each checked, as a user is, to be still this org's
+        if time_left() < DELETE_STEP_SECONDS:
+            return False
+        for user_id in sorted(set(directory.user_ids(org_id)) - removed):
+            if time_left() < DELETE_STEP_SECONDS:
+                return False
+            if not _marked(table, org_id, mark):
+                return True
+            directory.delete(org_id, user_id)
     for sweeps in table.query_all(keys.org_partition(org_id), prefix=keys.SWEEP_PREFIX, consistent=True):
         for marker in sweeps:
             if not _marked(table, org_id, mark):
