@@ -4,6 +4,7 @@ the data."""
 
 import errno
 import os
+import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import suppress
@@ -242,7 +243,9 @@ def next_page(ctx: typer.Context, cursor: str | None, command: str | None = None
     and ``--cursor``."""
     if not cursor:
         return None
-    if command is None:
+    if command is not None:
+        command = command.replace("cpctl", _cpctl(ctx), 1)
+    else:
         arguments = [str(ctx.params[p.name]) for p in ctx.command.params if p.param_type_name == "argument" and p.name]
         # And the options that narrow the list (--under, --direct): the cursor continues only that list.
         options: list[str] = []
@@ -250,9 +253,19 @@ def next_page(ctx: typer.Context, cursor: str | None, command: str | None = None
             value = ctx.params.get(p.name) if p.name not in (None, "limit", "cursor", "every") else None
             if p.param_type_name == "option" and value not in (None, False):
                 options += [p.opts[0]] if value is True else [p.opts[0], str(value)]
-        command = " ".join(["cpctl", *ctx.command_path.split()[1:], *arguments, *options])  # as typed
+        command = " ".join([_cpctl(ctx), *ctx.command_path.split()[1:], *arguments, *options])  # as typed
     limit = ctx.params.get("limit")
     return f"{command}{f' --limit {limit}' if limit else ''} --cursor {cursor}  (or --all for every page)"
+
+
+def _cpctl(ctx: typer.Context) -> str:
+    """``cpctl``, with the ``--url`` it was given: a cursor goes on only at the API that signed it.
+    Not ``--token`` (a secret on the screen); a URL from the environment still holds for the next."""
+    root = ctx.find_root()
+    source = root.get_parameter_source("url")  # Typer's own click's enum: compared by name
+    if source is None or source.name != "COMMANDLINE":
+        return "cpctl"
+    return f"cpctl --url {shlex.quote(root.params['url'])}"
 
 
 def _cell(value: Any) -> str:

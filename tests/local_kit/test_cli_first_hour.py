@@ -84,7 +84,7 @@ def test_orgs_list_shows_the_plans_seats_and_get_shows_seats_used(table, cpctl):
     assert "0 of 5" in cpctl("orgs", "get", "acme").stdout
 
 
-def test_the_paging_hint_is_a_command_that_runs_and_shows_the_next_page(table, cpctl):
+def test_the_paging_hint_is_a_command_that_runs_and_shows_the_next_page(table, cpctl, gateway):
     # Given three tickets, listed two at a time
     listed = _org_with_tickets(cpctl)
     first = cpctl("tickets", "list", "acme", "bob", "--limit", "2")
@@ -92,7 +92,8 @@ def test_the_paging_hint_is_a_command_that_runs_and_shows_the_next_page(table, c
 
     # When the hint is run as it says
     command = hint.removeprefix("More: ").split("  (")[0].split()
-    assert command[:3] == ["cpctl", "tickets", "list"] and "--limit" in command and "--cursor" in command
+    assert command[:5] == ["cpctl", "--url", gateway, "tickets", "list"]
+    assert "--limit" in command and "--cursor" in command
     second = cpctl(*command[1:])
 
     # Then it shows the rest
@@ -100,12 +101,34 @@ def test_the_paging_hint_is_a_command_that_runs_and_shows_the_next_page(table, c
     assert TICKET_ID.findall(first.stdout) + TICKET_ID.findall(second.stdout) == listed
 
 
+@pytest.mark.parametrize(
+    "listing",
+    [("tickets", "list", "acme", "bob"), ("users", "get", "acme", "bob", "--include-tickets")],
+    ids=["list", "include"],
+)
+def test_the_paging_hint_goes_on_at_the_api_given_by_url_and_never_shows_the_token(table, cpctl, gateway, listing):
+    # Given an API reached with --url (not the default one), and one ticket more than a page holds (20)
+    listed = _org_with_tickets(cpctl, tickets=21)
+    first = cpctl(*listing)
+    command = _hint(first).removeprefix("More: ").split("  (")[0].split()
+
+    # Then the hint names that API (a cursor goes on only at the API that signed it), not the token
+    assert command[:3] == ["cpctl", "--url", gateway], command
+    assert tokens.issue(tokens.OPERATOR) not in first.stderr
+
+    # And run as it says, with the token from the environment, it shows the rest
+    env = {"CONTROLPLANE_TOKEN": tokens.issue(tokens.OPERATOR)}
+    second = CliRunner().invoke(app, command[1:], env=env)
+    assert second.exit_code == 0, second.stderr
+    assert set(TICKET_ID.findall(first.stdout) + TICKET_ID.findall(second.stdout)) == set(listed)
+
+
 def _hint(shown) -> str:
     [hint] = [line for line in shown.stderr.splitlines() if line.startswith("More: ")]
     return hint
 
 
-def test_an_include_hint_names_the_list_command_that_goes_on(table, cpctl):
+def test_an_include_hint_names_the_list_command_that_goes_on(table, cpctl, gateway):
     # Given a user with more tickets, and an org with more users, than a first page holds (20)
     create_org("acme", plan="pro")
     for i in range(21):
@@ -117,8 +140,8 @@ def test_an_include_hint_names_the_list_command_that_goes_on(table, cpctl):
     org = cpctl("orgs", "get", "acme", "--include-users")
 
     # Then the hint goes on with the list command, not with the get
-    assert _hint(user).startswith("More: cpctl tickets list acme user-00 --cursor "), user.stderr
-    assert _hint(org).startswith("More: cpctl users list acme --cursor "), org.stderr
+    assert _hint(user).startswith(f"More: cpctl --url {gateway} tickets list acme user-00 --cursor "), user.stderr
+    assert _hint(org).startswith(f"More: cpctl --url {gateway} users list acme --cursor "), org.stderr
 
 
 def test_a_validation_error_names_each_field_in_plain_words(table, cpctl):
@@ -313,7 +336,7 @@ def test_a_suspension_without_a_terminal_or_yes_exits_2_and_changes_nothing(tabl
     assert "suspended" not in cpctl("orgs", "get", "acme").stdout
 
 
-def test_the_activity_hint_and_table_keep_the_list_rules(table, cpctl, bus, stream):
+def test_the_activity_hint_and_table_keep_the_list_rules(table, cpctl, gateway, bus, stream):
     # Given more activity than a page, written to the log from the table's stream
     _org_with_tickets(cpctl, tickets=3)
     feeder().feed(stream.read())
@@ -324,4 +347,4 @@ def test_the_activity_hint_and_table_keep_the_list_rules(table, cpctl, bus, stre
     assert shown.exit_code == 0, shown.stderr
     assert shown.stdout.count("Ticket Opened") == 2
     assert "{" not in shown.stdout  # nested values readable, not a Python dict
-    assert _hint(shown).startswith("More: cpctl orgs activity acme --limit 2 --cursor ")
+    assert _hint(shown).startswith(f"More: cpctl --url {gateway} orgs activity acme --limit 2 --cursor ")
