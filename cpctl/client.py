@@ -18,7 +18,7 @@ sent again; every create carries an ``Idempotency-Key``, the same one in each at
 from collections.abc import Iterator
 from typing import Any
 
-from controlplane.models.activity import ActivityPage
+from controlplane.models.activity import ActivityEntry, ActivityPage
 from controlplane.models.imports import UserImport, UserImportCreate
 from controlplane.models.resources import (
     DeletionAccepted,
@@ -120,6 +120,10 @@ class Client(Transport):
 
     def activity_pages(self, org_id: str, limit: int | None = None) -> Iterator[ActivityPage]:
         return self.pages(lambda cursor: self.list_activity(org_id, limit, cursor))
+
+    def iter_activity(self, org_id: str, limit: int | None = None) -> Iterator[ActivityEntry]:
+        for page in self.activity_pages(org_id, limit):
+            yield from page.items
 
     # Users.
 
@@ -261,3 +265,14 @@ class Client(Transport):
         params = {"direct": "true" if direct else None, "limit": limit, "cursor": cursor}
         response = self.request(endpoints.GET_UNIT_USERS, params=params, org_id=org_id, unit_id=unit_id)
         return self._model(UserPage, response)
+
+    def unit_user_pages(
+        self, org_id: str, unit_id: str, direct: bool = False, limit: int | None = None
+    ) -> Iterator[UserPage]:
+        return self.pages(lambda cursor: self.list_unit_users(org_id, unit_id, direct, limit, cursor))
+
+    def iter_unit_users(
+        self, org_id: str, unit_id: str, direct: bool = False, limit: int | None = None
+    ) -> Iterator[User]:
+        for page in self.unit_user_pages(org_id, unit_id, direct, limit):
+            yield from page.items

@@ -316,6 +316,46 @@ def test_every_client_method_that_sends_a_query_is_checked():
     assert sends_a_query == set(QUERIES)
 
 
+def _paged_lists() -> set[str]:
+    """The lists a cursor goes on in: each client method that takes one (``list_users`` -> users)."""
+    methods = {name: value for name, value in vars(Client).items() if inspect.isfunction(value)}
+    takes_one = {name for name, f in methods.items() if "cursor" in inspect.signature(f).parameters}
+    return {name.removeprefix("list_") for name in takes_one if name.startswith("list_")}
+
+
+def test_every_paged_list_has_a_page_iterator_and_an_item_iterator():
+    # Given every list method that takes a cursor
+    lists = _paged_lists()
+    assert {"orgs", "activity", "users", "tickets", "units", "unit_users"} <= lists
+
+    # Then each has <list>_pages and iter_<list>, so that no caller follows next_cursor by hand
+    missing = [
+        name
+        for plural in sorted(lists)
+        for name in (f"{plural.removesuffix('s')}_pages", f"iter_{plural}")
+        if not hasattr(Client, name)
+    ]
+    assert missing == []
+
+
+def test_the_unit_users_iterator_follows_next_cursor_within_the_same_list():
+    # Given lists of two pages, the second the last
+    user = {"org_id": "acme", "user_id": "alice", "name": "Alice", "email": "a@acme.example", "role": "member"}
+    user |= {"unit": "eng", "created_at": ORG["created_at"], "updated_at": ORG["updated_at"], "version": 1}
+    pages = [httpx.Response(200, json={"items": [user], "next_cursor": cursor}) for cursor in ("c1", None)]
+    api = Scripted(*pages)
+
+    # When every unit user is read
+    found = list(api.client().iter_unit_users("acme", "eng", direct=True, limit=1))
+
+    # Then both pages were asked for, the second with the first's cursor, in the same list
+    assert [u.user_id for u in found] == ["alice", "alice"]
+    assert [dict(r.url.params) for r in api.requests] == [
+        {"direct": "true", "limit": "1"},
+        {"direct": "true", "limit": "1", "cursor": "c1"},
+    ]
+
+
 # Against the API: the local gateway over real HTTP, the functions on DynamoDB Local.
 
 
