@@ -36,7 +36,7 @@ def list_orgs(limit: params.Limit = params.DEFAULT_LIMIT, cursor: params.Cursor 
 def get_org(
     org_id: params.OrgIdPath,
     include: params.IncludeUsers = None,
-    limit: params.Limit = params.DEFAULT_LIMIT,
+    limit: params.UsersLimit = params.DEFAULT_LIMIT,
 ) -> Response[Org | OrgWithUsers]:
     if include == "users":
         return responses.with_etag(organizations.get_org_with_users(org_id, limit, app.caller))

@@ -29,7 +29,7 @@ def get_user(
     org_id: params.OrgIdPath,
     user_id: params.UserIdPath,
     include: params.IncludeTickets = None,
-    limit: params.Limit = params.DEFAULT_LIMIT,
+    limit: params.TicketsLimit = params.DEFAULT_LIMIT,
 ) -> Response[User | UserWithTickets]:
     if include == "tickets":
         return responses.with_etag(users.get_user_with_tickets(org_id, user_id, limit))

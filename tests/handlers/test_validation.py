@@ -8,6 +8,7 @@ import pytest
 
 from controlplane.http.errors import MAX_BODY_BYTES
 from controlplane.http.routes import ROUTES
+from local import ROOT
 from local.apigw import build_event, read
 from local.samples import BODIES
 from tests.api import OPERATOR, call, create_org, create_ticket, create_user, invoke
@@ -121,6 +122,19 @@ def test_a_page_size_without_include_is_422_and_with_it_sizes_the_page(table, dy
     included = call("GET", path, query={"include": include, "limit": "2"})
     assert included.status == 200, included.body
     assert len(included.body[include]) == 2 and included.body["next_cursor"]
+
+
+@pytest.mark.parametrize(
+    ("path", "include"), [("/orgs/{org_id}", "users"), ("/orgs/{org_id}/users/{user_id}", "tickets")]
+)
+def test_the_document_says_a_page_size_is_taken_only_with_include(path, include):
+    # Given the OpenAPI document a client is generated from
+    document = json.loads((ROOT / "docs" / "openapi.json").read_text())
+    [limit] = [p for p in document["paths"][path]["get"]["parameters"] if p["name"] == "limit"]
+
+    # Then its limit says what the route does: 422 without include= (the test above), not a page size
+    # of the resource alone
+    assert f"include={include}" in limit["description"] and "422" in limit["description"], limit
 
 
 def test_a_bad_value_and_an_unknown_name_are_422_for_the_value_first(dynamodb_calls):

@@ -43,6 +43,17 @@ ImportIdPath = Annotated[str, Path(pattern=ULID_PATTERN, description="User impor
 # The bounds go in a Field of their own: Powertools then validates with the whole annotation (the
 # spelling check too) and documents them as before, minimum and maximum.
 Limit = Annotated[int, Field(ge=1, le=100), Query(description="Page size"), _as_written("[0-9]+", "in decimal digits")]
+
+
+def _included_limit(include: str) -> Query:
+    """The page size of a ``GET`` whose page comes only with ``include=``: alone, it is refused."""
+    return Query(description=f"Size of the `include={include}` page; without `include={include}`, 422")
+
+
+UsersLimit = Annotated[int, Field(ge=1, le=100), _included_limit("users"), _as_written("[0-9]+", "in decimal digits")]
+TicketsLimit = Annotated[
+    int, Field(ge=1, le=100), _included_limit("tickets"), _as_written("[0-9]+", "in decimal digits")
+]
 Cursor = Annotated[str | None, Query(max_length=2048, description="`next_cursor` of the previous page")]
 IdempotencyKey = Annotated[
     str | None,
