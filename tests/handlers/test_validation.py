@@ -8,8 +8,8 @@ import pytest
 
 from controlplane.http.errors import MAX_BODY_BYTES
 from controlplane.http.routes import ROUTES
-from local import ROOT
-from local.apigw import build_event, read
+from local import ROOT, openapi
+from local.apigw import build_event, match, read
 from local.samples import BODIES
 from tests.api import OPERATOR, call, create_org, create_ticket, create_user, invoke
 
@@ -473,3 +473,27 @@ def test_bodies_that_are_not_json_are_415_before_parsing(dynamodb_calls, content
 
     assert reply.status == 415
     assert dynamodb_calls == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "query", "body"),
+    [
+        ("GET", "/orgs/ACME/users", None, None),
+        ("DELETE", "/orgs/ACME/units/eng", None, None),
+        ("GET", "/orgs", {"limit": "101"}, None),
+        ("POST", "/orgs", None, {"org_id": "ACME", "name": "Acme"}),
+        ("POST", "/orgs/acme/users", None, {"user_id": "bob", "email": "bob", "name": "Bob"}),
+    ],
+)
+def test_the_documented_422_of_a_route_is_what_it_answers(table, method, path, query, body):
+    # Given the route's 422 example in the OpenAPI document
+    route, _ = match(method, path)
+    example = openapi.document()["paths"][route.path][method.lower()]["responses"]["422"]
+    [shown] = example["content"]["application/json"]["examples"]["validation_error"]["value"]["error"]["details"]
+
+    # When the route gets the input the example names
+    reply = call(method, path, body, query=query)
+
+    # Then it answers that very problem: place, message and type
+    assert reply.status == 422, reply.body
+    assert shown in reply.body["error"]["details"]

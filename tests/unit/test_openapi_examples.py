@@ -63,6 +63,29 @@ def test_a_422_example_has_details_and_a_503_says_when_to_retry():
     assert operation["responses"]["503"]["headers"]["Retry-After"]["required"] is True
 
 
+def _body_fields(document: dict, operation: dict) -> set[str]:
+    schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    name = schema["$ref"].rsplit("/", 1)[-1]
+    return set(document["components"]["schemas"][name]["properties"])
+
+
+@pytest.mark.parametrize(("name", "operation"), OPERATIONS, ids=[name for name, _ in OPERATIONS])
+def test_a_422_example_names_a_parameter_or_body_field_the_route_has(name, operation):
+    # Given the route's parameters and body fields as the document declares them
+    document = openapi.document()
+    places = {(p["in"], p["name"]) for p in operation.get("parameters", [])}
+    if "requestBody" in operation:
+        places |= {("body", field) for field in _body_fields(document, operation)}
+
+    # Then a route that takes nothing answers no 422, and each 422 example names a place the route has
+    if not places:
+        assert "422" not in operation["responses"], name
+        return
+    for example in operation["responses"]["422"]["content"]["application/json"]["examples"].values():
+        for problem in example["value"]["error"].get("details") or []:
+            assert tuple(problem["loc"][:2]) in places, f"{name}: {problem['loc']}"
+
+
 @pytest.mark.parametrize(("name", "operation"), OPERATIONS, ids=[name for name, _ in OPERATIONS])
 def test_every_403_shows_each_refusal_of_the_authorizer(name, operation):
     # A suspended org's user is refused on every route before it runs (403 org_suspended), as is a

@@ -23,7 +23,7 @@ from controlplane.logic.access import ADMIN, Caller, authorize
 from controlplane.logic.refusals import check_version
 from controlplane.models import errors
 from controlplane.models.errors import ApiError, QuotaExceeded
-from controlplane.models.ids import EMAIL_PATTERN
+from controlplane.models.ids import EMAIL_PATTERN, SLUG_PATTERN
 from controlplane.models.imports import suspended
 from controlplane.models.plans import THROTTLED_MESSAGE
 from controlplane.models.problems import plain
@@ -47,7 +47,20 @@ def _example(summary: str, code: str, message: str, details: Any = None) -> dict
 
 
 _ACME_ADMIN = Caller(subject="alice", user_id="alice", org_id="acme", role=ADMIN)
-_BAD_EMAIL = {"loc": ["body", "email"], "type": "string_pattern_mismatch", "ctx": {"pattern": EMAIL_PATTERN}}
+
+# A 422 of each route, at a place it has: a user's email, else the org's id (in the path; an org's
+# create: in its body), else the page size (the list of orgs).
+_BAD_EMAIL: dict[str, Any] = {
+    "loc": ["body", "email"],
+    "type": "string_pattern_mismatch",
+    "ctx": {"pattern": EMAIL_PATTERN},
+}
+_BAD_ORG_ID: dict[str, Any] = {"type": "string_pattern_mismatch", "ctx": {"pattern": SLUG_PATTERN}}
+_BAD_LIMIT: dict[str, Any] = {
+    "loc": ["query", "limit"],
+    "type": "less_than_equal",
+    "msg": "Input should be less than or equal to 100",
+}
 
 # Every route's examples of a status, whatever its shape.
 _COMMON: dict[int, dict[str, Example]] = {
@@ -71,12 +84,6 @@ _COMMON: dict[int, dict[str, Example]] = {
     ),
     413: _example("The body is larger than the API accepts", "payload_too_large", body_too_large().message),
     415: _example("The body is not sent as application/json", "unsupported_media_type", send_as().message),
-    422: _example(
-        "A parameter or a body field is not valid",
-        "validation_error",
-        NOT_VALID,
-        [{"loc": _BAD_EMAIL["loc"], "message": plain(_BAD_EMAIL), "type": _BAD_EMAIL["type"]}],
-    ),
     429: _example("Too many requests: retry after Retry-After seconds", "throttled", THROTTLED_MESSAGE),
     500: _example("A bug of ours: the request_id finds it in the logs", "internal_error", INTERNAL_ERROR),
     503: _example("A dependency is busy or out: retry after Retry-After seconds", "service_unavailable", OUTAGE),
@@ -99,12 +106,23 @@ def error_examples(route: routes.Route, status: int, page: bool) -> dict[str, Ex
         return examples
     if status == 409:
         return _conflicts(route)
-    examples = dict(_COMMON[status])
+    examples = _not_valid(route) if status == 422 else dict(_COMMON[status])
     if status == 422 and route.method == "POST":
         examples |= _example(
             "The Idempotency-Key was used with another body", "idempotency_key_reused", IDEMPOTENCY_KEY_REUSED
         )
     return examples
+
+
+def _not_valid(route: routes.Route) -> dict[str, Example]:
+    if route.operation_id in ("createUser", "updateUser"):
+        problem = _BAD_EMAIL
+    elif "{org_id}" in route.path or route.method == "POST":
+        problem = {**_BAD_ORG_ID, "loc": ["path" if "{org_id}" in route.path else "body", "org_id"]}
+    else:
+        problem = _BAD_LIMIT
+    detail = {"loc": problem["loc"], "message": plain(problem), "type": problem["type"]}
+    return _example("A parameter or a body field is not valid", "validation_error", NOT_VALID, [detail])
 
 
 def _conflicts(route: routes.Route) -> dict[str, Example]:
