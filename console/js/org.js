@@ -9,6 +9,7 @@ import { refresh } from "./router.js";
 import { unitsPanel } from "./units.js";
 
 const ROLES = ["member", "admin"];
+const REASON_MAX = 500; // the API's suspension_reason, in code points
 // What a suspension does, and how soon: the gateway's bound (docs/SECURITY.md).
 const SUSPENSION_EFFECT =
   "Its admins and members are refused by the console and the API within 5 seconds, tokens already issued included. " +
@@ -99,10 +100,16 @@ function status(org, who) {
   const section = h("section", { "aria-labelledby": "org-status" }, h("h2", { id: "org-status" }, "Status"), h("dl", {}, ...facts));
   if (!who.operator || org.deleting_since) return section;
   if (state === "active") {
-    const reason = h("input", { name: "reason", required: true, maxLength: 500, size: 40, autocomplete: "off" });
+    // Up to 500 characters as the API counts them: code points, after trimming. Not maxLength, which
+    // counts UTF-16 units, and so refused a reason of 500 emoji (1,000 units) that the API takes.
+    const reason = h("input", { name: "reason", required: true, size: 40, autocomplete: "off" });
+    reason.addEventListener("input", () => {
+      const length = [...reason.value.trim()].length;
+      reason.setCustomValidity(length > REASON_MAX ? `The reason is ${length} characters long: ${REASON_MAX} at most.` : "");
+    });
     section.append(
       h("p", { className: "muted" }, `Suspending: ${SUSPENSION_EFFECT}`),
-      form({ "aria-label": "Suspend the organization" }, [field("Reason for suspending (up to 500 characters)", reason)], "Suspend…", async (data) => {
+      form({ "aria-label": "Suspend the organization" }, [field(`Reason for suspending (up to ${REASON_MAX} characters)`, reason)], "Suspend…", async (data) => {
         const confirmed = await confirm({
           title: `Suspend ${org.org_id}?`,
           text: [SUSPENSION_EFFECT, `Reason: ${data.get("reason")}`],
