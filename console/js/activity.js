@@ -1,11 +1,16 @@
 // Activity (admins and operators: the API refuses members), newest first. The log is written from
 // the table's stream seconds after a change, so while the panel is on screen its first page is read
-// again every few seconds and new entries are put on top (one entry: event_id and type).
+// again every few seconds and new entries are put on top (one entry: event_id and type). More than a
+// page of them since the last read: the pages after the first are read too, until one holds an entry
+// already shown (up to CATCH_UP_PAGES), so that none is skipped.
 
 import * as api from "./api.js";
 import { alert, h, pagedList, scrolling, when } from "./dom.js";
 
 const ACTIVITY_REFRESH_MS = 3000;
+// Pages one refresh reads at most: 50 entries written in 3 seconds (an import) leave a gap, as a
+// bound on the reads a busy org's panel makes each beat.
+const CATCH_UP_PAGES = 5;
 
 export function activityPanel(org, who) {
   const rows = h("tbody", {});
@@ -25,10 +30,25 @@ export function activityPanel(org, who) {
     ),
   );
   const shown = new Set();
+  const keyOf = (entry) => `${entry.event_id} ${entry.type}`;
   const unseen = (page) => {
-    const items = page.items.filter((entry) => !shown.has(`${entry.event_id} ${entry.type}`));
-    items.forEach((entry) => shown.add(`${entry.event_id} ${entry.type}`));
+    const items = page.items.filter((entry) => !shown.has(keyOf(entry)));
+    items.forEach((entry) => shown.add(keyOf(entry)));
     return { ...page, items };
+  };
+  // The entries written since the last read, newest first: page after page while a whole page is
+  // new. None is marked shown until every page is read, so a read refused halfway loses none.
+  const newest = async () => {
+    const fresh = [];
+    let cursor = null;
+    for (let read = 0; read < CATCH_UP_PAGES; read++) {
+      const page = await api.listActivity(org.org_id, cursor);
+      const items = page.items.filter((entry) => !shown.has(keyOf(entry)));
+      fresh.push(...items);
+      if (items.length < page.items.length || !page.next_cursor) break;
+      cursor = page.next_cursor;
+    }
+    return unseen({ items: fresh }).items;
   };
   const row = (entry) =>
     h(
@@ -52,7 +72,7 @@ export function activityPanel(org, who) {
     if (!section.isConnected) return; // the screen changed: stop
     if (!document.hidden) {
       try {
-        const fresh = unseen(await api.listActivity(org.org_id)).items;
+        const fresh = await newest();
         if (fresh.length) {
           rows.prepend(...fresh.map(row));
           if (!message.querySelector("[role=alert]")) message.replaceChildren();

@@ -302,3 +302,41 @@ def test_a_suspension_refusal_of_an_earlier_token_answered_after_someone_signed_
     # Then the operator's page stays: the suspension refused alice's token, not theirs
     expect(page.get_by_role("heading", name="Organizations", level=1)).to_be_visible()
     expect(page.get_by_role("heading", name="Organization demo is suspended")).to_have_count(0)
+
+
+def test_more_than_a_page_of_new_entries_between_two_refreshes_are_all_shown(console, api, page, activity_log):
+    # Given the admin on the org's page, its 3 entries shown, and the panel's refreshes answered 503
+    # while 15 users are added (their 15 entries written meanwhile: more than a page)
+    seed_demo(api)
+    holding = {"on": False}
+
+    def unavailable_while_holding(route):
+        if holding["on"]:
+            body = '{"error": {"code": "service_unavailable", "message": "Unavailable", "request_id": "r"}}'
+            route.fulfill(status=503, headers={"Retry-After": "1", "Content-Type": "application/json"}, body=body)
+        else:
+            route.continue_()
+
+    page.route("**/orgs/demo/activity?*", unavailable_while_holding)
+    sign_in(page, console, token_of(ADMIN))
+    panel = page.get_by_role("region", name="Activity")
+    created = panel.get_by_role("row").filter(has_text="User Created")
+    expect(created).to_have_count(2, timeout=ACTIVITY_WAIT_MS)
+    holding["on"] = True
+    for n in range(15):
+        api.call("POST", "/orgs/demo/users", {"user_id": f"u{n:02d}", "name": f"U {n}", "email": f"u{n}@x.io"})
+    deadline = 0
+    while len(api.call("GET", "/orgs/demo/activity?limit=50")["items"]) < 18 and deadline < 100:
+        page.wait_for_timeout(200)
+        deadline += 1
+
+    # When the refreshes are answered again
+    holding["on"] = False
+
+    # Then every new entry is shown, on top, newest first, each once: none is skipped
+    expect(created).to_have_count(17, timeout=ACTIVITY_WAIT_MS)
+    expect(created.nth(0)).to_contain_text("user u14")
+    expect(created.nth(14)).to_contain_text("user u00")
+    expect(created.nth(16)).to_contain_text("user alice")
+    expect(panel.get_by_role("button", name="Load more")).to_be_hidden()
+    shoot(page, "admin-activity-caught-up")
