@@ -144,19 +144,30 @@ async function redeemCode(search) {
   sessionStorage.removeItem(STATE);
   if (search.has("error")) return `Sign-in failed: ${search.get("error_description") || search.get("error")}`;
   if (!verifier || search.get("state") !== state) return "Sign-in failed: the answer does not match this browser's request.";
-  const answer = await fetch(`${settings.cognitoDomain}/oauth2/token`, {
-    method: "POST",
-    headers: { "Content-Type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "authorization_code",
-      client_id: settings.clientId,
-      code: search.get("code"),
-      redirect_uri: redirectUri(),
-      code_verifier: verifier,
-    }),
-  });
+  // A network failure is said on the sign-in page, as a refusal is: thrown, it left "Loading…" for
+  // good, and the spent code in the address.
+  let answer;
+  try {
+    answer = await fetch(`${settings.cognitoDomain}/oauth2/token`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        client_id: settings.clientId,
+        code: search.get("code"),
+        redirect_uri: redirectUri(),
+        code_verifier: verifier,
+      }),
+    });
+  } catch {
+    return "Sign-in failed: the sign-in service cannot be reached. Check your connection and sign in again.";
+  }
   if (!answer.ok) return `Sign-in failed (${answer.status}).`;
-  signIn((await answer.json()).id_token);
+  try {
+    signIn((await answer.json()).id_token);
+  } catch {
+    return "Sign-in failed: the sign-in service's answer holds no valid ID token. Sign in again.";
+  }
   return null;
 }
 

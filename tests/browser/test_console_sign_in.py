@@ -114,3 +114,39 @@ def test_the_code_grant_uses_the_consoles_root_as_redirect_uri_from_any_path(con
     assert asked["token"]["redirect_uri"] == console
     assert (asked["token"]["grant_type"], asked["token"]["code"]) == ("authorization_code", "one-time")
     assert page.evaluate(STORED_TOKEN) == OPERATOR_TOKEN
+
+
+EXCHANGE_FAILURES = {
+    "unreachable": (lambda route: route.abort("connectionfailed"), "the sign-in service cannot be reached"),
+    "no-id-token": (
+        lambda route: route.fulfill(json={"error": "x"}),
+        "the sign-in service's answer holds no valid ID token",
+    ),
+}
+
+
+@pytest.mark.parametrize("failure", EXCHANGE_FAILURES)
+def test_a_code_whose_exchange_fails_says_so_on_the_sign_in_page(console, api, page, failure):
+    # Given the cloud build, and a Cognito whose token endpoint the network does not reach, or whose
+    # answer holds no ID token
+    domain = cloud_settings(page, console)
+    answer, said = EXCHANGE_FAILURES[failure]
+
+    def authorize(route):
+        query = {name: values[0] for name, values in parse_qs(urlsplit(route.request.url).query).items()}
+        route.fulfill(status=302, headers={"Location": f"{query['redirect_uri']}?code=one-time&state={query['state']}"})
+
+    page.route(f"{domain}/oauth2/authorize**", authorize)
+    page.route(f"{domain}/oauth2/token", answer)
+
+    # When someone signs in and comes back with a code
+    page.goto(console)
+    page.get_by_role("button", name="Sign in with your account").click()
+
+    # Then the sign-in page says the sign-in failed and why, and offers to sign in again, instead of
+    # "Loading…" for good; the spent code has left the address
+    expect(page.get_by_role("heading", name="Sign in", level=1)).to_be_visible()
+    expect(page.get_by_role("alert")).to_contain_text(f"Sign-in failed: {said}")
+    expect(page.get_by_role("button", name="Sign in with your account")).to_be_visible()
+    assert "code=" not in page.url
+    assert page.evaluate(STORED_TOKEN) is None
