@@ -96,9 +96,11 @@ export function activityPanel(org, who) {
   return section;
 }
 
-// The actor is the caller's `sub`; null when none is known (a cascade's removals).
+// The actor is the caller's `sub`; null when none is known: a user's, ticket's or unit's delete,
+// whose stream record names only the item's last writer (docs/EVENTS.md). Not "the system": most
+// such deletes are a person's (a member deleting their ticket), only a cascade's are the system's.
 function actorOf(actor, who) {
-  if (!actor) return "the system";
+  if (!actor) return "not recorded";
   return actor === who.sub ? `you (${actor})` : actor;
 }
 

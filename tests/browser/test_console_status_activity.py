@@ -340,3 +340,20 @@ def test_more_than_a_page_of_new_entries_between_two_refreshes_are_all_shown(con
     expect(created.nth(16)).to_contain_text("user alice")
     expect(panel.get_by_role("button", name="Load more")).to_be_hidden()
     shoot(page, "admin-activity-caught-up")
+
+
+def test_a_delete_whose_deleter_the_log_cannot_know_is_not_put_on_the_system(console, api, page, activity_log):
+    # Given a ticket the member opened and then deleted themselves (a delete's entry has no actor:
+    # its stream record names the last writer only, docs/EVENTS.md)
+    seed_demo(api)
+    opener = token_of(MEMBER)
+    ticket = api.call("POST", "/orgs/demo/users/bob/tickets", {"subject": "Printer on fire"}, token=opener)
+    api.call("DELETE", f"/orgs/demo/tickets/{ticket['ticket_id']}", token=opener)
+
+    # When the admin reads the activity
+    sign_in(page, console, token_of(ADMIN))
+    entry = page.get_by_role("region", name="Activity").get_by_role("row").filter(has_text="Ticket Deleted")
+
+    # Then the entry says its deleter is not recorded, rather than blaming "the system" for what bob did
+    expect(entry).to_have_count(1, timeout=ACTIVITY_WAIT_MS)
+    expect(entry.get_by_role("cell").nth(2)).to_have_text("not recorded")
