@@ -14,8 +14,14 @@ const OPERATORS_GROUP = "operators";
 let settings = null;
 
 export async function loadSettings() {
-  const answer = await fetch("./config.json", { cache: "no-store" });
-  if (!answer.ok) throw new Error(`The console's settings (config.json) could not be read: ${answer.status}`);
+  const unread = "The console's settings (config.json) could not be read";
+  let answer;
+  try {
+    answer = await fetch("./config.json", { cache: "no-store" });
+  } catch {
+    throw new Error(`${unread}: the network did not answer. Reload the page.`); // not the browser's "Failed to fetch"
+  }
+  if (!answer.ok) throw new Error(`${unread}: ${answer.status}`);
   settings = await answer.json();
   return settings;
 }

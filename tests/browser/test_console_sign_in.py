@@ -150,3 +150,16 @@ def test_a_code_whose_exchange_fails_says_so_on_the_sign_in_page(console, api, p
     expect(page.get_by_role("button", name="Sign in with your account")).to_be_visible()
     assert "code=" not in page.url
     assert page.evaluate(STORED_TOKEN) is None
+
+
+def test_settings_the_network_does_not_bring_are_said_in_words_with_what_to_do(console, api, page):
+    # Given a network that drops the console's config.json
+    page.route("**/console/config.json", lambda route: route.abort("connectionfailed"))
+
+    # When the console is opened
+    page.goto(console)
+
+    # Then it says what could not be read and what to do, not the browser's bare "Failed to fetch"
+    expect(page.get_by_role("alert")).to_have_text(
+        "The console's settings (config.json) could not be read: the network did not answer. Reload the page."
+    )
