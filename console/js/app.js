@@ -163,6 +163,14 @@ async function arrive() {
   render();
 }
 
+// "Skip to content" (index.html) moves the focus to the content. Followed as a link, its #main is
+// a hash change, which the router answers with the caller's home screen: a keyboard user skipping
+// the header of a ticket was sent to their home instead.
+document.querySelector("a.skip").addEventListener("click", (event) => {
+  event.preventDefault();
+  main.focus();
+});
+
 async function start() {
   try {
     await auth.loadSettings();

@@ -332,3 +332,23 @@ def test_a_token_pasted_with_the_line_breaks_of_a_wrapped_terminal_signs_in(cons
     expect(page.get_by_role("heading", name="Organizations", level=1)).to_be_visible()
     expect(page.get_by_role("link", name="demo")).to_be_visible()
     expect(page.get_by_role("alert")).to_have_count(0)
+
+
+def test_the_skip_link_moves_to_the_content_and_leaves_the_screen_as_it_is(console, api, page):
+    # Given an operator on an org's page (not their home, the organizations list)
+    seed_demo(api)
+    sign_in(page, console, OPERATOR_TOKEN)
+    page.get_by_role("link", name="demo").click()
+    expect(page.get_by_role("heading", name="Organization demo", level=1)).to_be_visible()
+
+    # When a keyboard user reaches the page's first stop, "Skip to content", and follows it
+    skip = page.get_by_role("link", name="Skip to content")
+    skip.focus()
+    expect(skip).to_be_focused()
+    page.keyboard.press("Enter")
+
+    # Then the focus is on the content, on the same screen: not sent home by the router
+    expect(page.locator("#main")).to_be_focused()
+    page.wait_for_timeout(500)  # a hash change would have rendered the home screen by now
+    expect(page.get_by_role("heading", name="Organization demo", level=1)).to_be_visible()
+    assert page.url.endswith("#/orgs/demo")
