@@ -120,6 +120,34 @@ def test_the_suspension_reason_changes_only_in_operators_entries(bus, stream):
     assert all(e["changes"]["suspended_at"] for e in seen_by_admin[:2])
 
 
+def test_a_new_suspension_reason_alone_is_an_operators_only_entry(bus, stream):
+    # Given an org suspended, suspended again with a new reason (its only change), then reactivated
+    create_org("acme")
+    call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "Invoice unpaid"})
+    call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "Invoice 2 unpaid"})
+    call("PATCH", "/orgs/acme", {"status": "active"})
+    _publish(stream)
+
+    # When an operator and its admin read its log
+    seen_by_operator = _activity("acme")
+    seen_by_admin = _activity("acme", caller=admin())
+
+    # Then the operator sees the new reason; the admin, who may not see reasons, gets no entry for
+    # it (not an "Organization Updated" that changed nothing they may see)
+    assert [e["type"] for e in seen_by_operator] == [
+        "Organization Reactivated",
+        "Organization Updated",
+        "Organization Suspended",
+        "Organization Created",
+    ]
+    assert list(seen_by_operator[1]["changes"]) == ["suspension_reason"]
+    assert [e["type"] for e in seen_by_admin] == [
+        "Organization Reactivated",
+        "Organization Suspended",
+        "Organization Created",
+    ]
+
+
 def test_a_ticket_change_is_one_entry_with_every_field_it_changed_and_the_subject(bus, stream):
     # Given a ticket whose one PATCH changes its status, its priority and its subject
     create_org("acme")

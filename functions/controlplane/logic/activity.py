@@ -54,8 +54,9 @@ def list_activity(org_id: str, limit: int, cursor_token: str | None, caller: Cal
     if page and page[-1]["type"] == _ORG_CREATED:  # the org's first entry: nothing of its log is older
         more = False
     position = page[-1]["position"] if page else ""
+    seen = (ActivityEntry.model_validate(entry).seen_by(caller.operator) for entry in page)
     return ActivityPage(
-        items=[ActivityEntry.model_validate(entry).seen_by(caller.operator) for entry in page],
+        items=[entry for entry in seen if entry is not None],
         next_cursor=cursor.next_cursor(scope, [{"at": f"{position}|{since}" if since else position}], "at", more),
     )
 

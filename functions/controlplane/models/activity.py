@@ -28,12 +28,15 @@ class ActivityEntry(BaseModel):
         description="{field: {old, new}} for every field an update changed; null for other events", examples=[None]
     )
 
-    def seen_by(self, operator: bool) -> "ActivityEntry":
+    def seen_by(self, operator: bool) -> "ActivityEntry | None":
         """The entry as a caller may see it: as on the org itself, the suspension's reason is for
-        operators only, so its change is left out of an admin's entry."""
+        operators only, so its change is left out of an admin's entry, and an entry that changed
+        nothing else (a new reason for an org suspended already) is none of theirs: None. Kept, it
+        was an ``Organization Updated`` of no change, which told them the reason was reworded."""
         if operator or not self.changes or not _OPERATORS_ONLY & self.changes.keys():
             return self
-        return self.model_copy(update={"changes": {k: v for k, v in self.changes.items() if k not in _OPERATORS_ONLY}})
+        kept = {k: v for k, v in self.changes.items() if k not in _OPERATORS_ONLY}
+        return self.model_copy(update={"changes": kept}) if kept else None
 
 
 # Org fields whose value only operators see (resources.Org.seen_by), in entries' changes too.
