@@ -102,9 +102,11 @@ function status(org, who) {
   if (state === "active") {
     // Up to 500 characters as the API counts them: code points, after trimming. Not maxLength, which
     // counts UTF-16 units, and so refused a reason of 500 emoji (1,000 units) that the API takes.
+    // Trimmed as the API trims (pydantic: Unicode's White_Space), not as trim() does (which also
+    // takes U+FEFF, and leaves U+0085).
     const reason = h("input", { name: "reason", required: true, size: 40, autocomplete: "off" });
     reason.addEventListener("input", () => {
-      const length = [...reason.value.trim()].length;
+      const length = [...reason.value.replace(/^\p{White_Space}+|\p{White_Space}+$/gu, "")].length;
       reason.setCustomValidity(length > REASON_MAX ? `The reason is ${length} characters long: ${REASON_MAX} at most.` : "");
     });
     section.append(
