@@ -98,6 +98,12 @@ function remover(ticket, owner) {
     message,
   );
   cancel.addEventListener("click", () => dialog.close());
+  // Cancel takes the focus, as in dom.confirm: the safe answer is the one Enter gives. A modal
+  // focuses its first button, "Delete for good", so Enter twice from "Delete ticket…" deleted it.
+  const open = () => {
+    dialog.showModal();
+    cancel.focus();
+  };
   confirmDelete.addEventListener("click", async () => {
     confirmDelete.disabled = true;
     try {
@@ -128,7 +134,7 @@ function remover(ticket, owner) {
     "section",
     { "aria-labelledby": "ticket-danger" },
     h("h2", { id: "ticket-danger" }, "Delete"),
-    h("button", { type: "button", className: "danger", onClick: () => dialog.showModal() }, "Delete ticket…"),
+    h("button", { type: "button", className: "danger", onClick: open }, "Delete ticket…"),
     dialog,
   );
 }

@@ -352,3 +352,26 @@ def test_the_skip_link_moves_to_the_content_and_leaves_the_screen_as_it_is(conso
     page.wait_for_timeout(500)  # a hash change would have rendered the home screen by now
     expect(page.get_by_role("heading", name="Organization demo", level=1)).to_be_visible()
     assert page.url.endswith("#/orgs/demo")
+
+
+def test_a_ticket_deleted_from_the_keyboard_needs_more_than_enter_twice(console, api, page):
+    # Given the admin on a ticket's page
+    seed_demo(api)
+    ticket = api.call("POST", "/orgs/demo/users/bob/tickets", {"subject": "Printer on fire"})
+    sign_in(page, console, tokens.for_user("demo", "alice"))
+    page.get_by_role("link", name="bob").click()
+    page.get_by_role("link", name="Printer on fire").click()
+    expect(page.get_by_role("heading", name="Ticket: Printer on fire", level=1)).to_be_visible()
+
+    # When they open the delete dialog from the keyboard, then press Enter again
+    page.get_by_role("button", name="Delete ticket…").focus()
+    page.keyboard.press("Enter")
+    dialog = page.get_by_role("dialog", name="Delete this ticket?")
+    expect(dialog).to_be_visible()
+    page.keyboard.press("Enter")
+
+    # Then the answer Enter gave is the safe one, as in the suspension's dialog: Cancel, nothing deleted
+    expect(dialog).to_be_hidden()
+    expect(page.get_by_role("heading", name="Ticket: Printer on fire", level=1)).to_be_visible()
+    status, _, _ = api.raw("GET", f"/orgs/demo/tickets/{ticket['ticket_id']}")
+    assert status == 200
