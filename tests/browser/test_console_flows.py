@@ -361,7 +361,7 @@ def test_a_ticket_deleted_from_the_keyboard_needs_more_than_enter_twice(console,
     sign_in(page, console, tokens.for_user("demo", "alice"))
     page.get_by_role("link", name="bob").click()
     page.get_by_role("link", name="Printer on fire").click()
-    expect(page.get_by_role("heading", name="Ticket: Printer on fire", level=1)).to_be_visible()
+    expect(page).to_have_title("Ticket: Printer on fire · Control plane console")  # rendered: the focus is set
 
     # When they open the delete dialog from the keyboard, then press Enter again
     page.get_by_role("button", name="Delete ticket…").focus()
