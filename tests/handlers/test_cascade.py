@@ -107,6 +107,24 @@ def test_no_user_can_join_an_org_being_deleted(acme):
     assert cascade.deletion_mark("acme") == "2026-01-01T00:00:00Z"  # a GET, with no queue, would run its delete on
 
 
+@pytest.mark.parametrize(
+    "change",
+    [{"name": "Renamed"}, {"plan": "pro"}, {"status": "suspended", "suspension_reason": "Legal hold"}],
+)
+def test_an_org_being_deleted_takes_no_change(acme, change):
+    # Given acme's delete under way (its job still to run: the org is still read, with its mark)
+    api_table().mark({"PK": "ORG#acme", "SK": "METADATA#acme"}, stamps.DELETING, "2026-01-01T00:00:00Z")
+    before = api_table().get({"PK": "ORG#acme", "SK": "METADATA#acme"}, consistent=True)
+
+    # When an operator changes it
+    reply = call("PATCH", "/orgs/acme", change)
+
+    # Then it is refused as a user's create in it is (the org is going), and nothing is written: no
+    # rename, plan or suspension (nor its event) after the delete began
+    assert (reply.status, reply.error_code) == (404, "not_found"), reply.body
+    assert api_table().get({"PK": "ORG#acme", "SK": "METADATA#acme"}, consistent=True) == before
+
+
 def test_unprocessed_items_are_retried_until_written(acme, monkeypatch):
     client = config.dynamodb()
     real = client.batch_write_item

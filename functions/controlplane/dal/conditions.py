@@ -14,21 +14,28 @@ Item = dict[str, Any]
 Params = dict[str, Any]
 
 
+ABSENT = object()  # an Expect's value: the attribute must not be stored
+
+
 @dataclass(frozen=True)
 class Expect:
     """A write condition beyond existence: the stored ``attribute`` must equal ``value`` (or, with
-    ``at_most``, be at most ``value`` where it is stored at all)."""
+    ``at_most``, be at most ``value`` where it is stored at all); ``ABSENT``: must not be stored."""
 
     attribute: str
     value: object
     at_most: bool = False
 
     def met_by(self, stored: Item) -> bool:
+        if self.value is ABSENT:
+            return self.attribute not in stored
         if self.at_most:
             return self.attribute not in stored or stored[self.attribute] <= self.value
         return stored.get(self.attribute) == self.value
 
     def clause(self, name: str, value: str) -> str:
+        if self.value is ABSENT:
+            return f"attribute_not_exists({name})"
         return f"(attribute_not_exists({name}) OR {name} <= {value})" if self.at_most else f"{name} = {value}"
 
 
@@ -52,10 +59,12 @@ def condition(expects: tuple[Expect, ...]) -> Params:
     clauses = ["attribute_exists(#pk)"]
     for i, expect in enumerate(expects):
         names[f"#e{i}"] = expect.attribute
-        values[f":e{i}"] = expect.value
+        if expect.value is not ABSENT:
+            values[f":e{i}"] = expect.value
         clauses.append(expect.clause(f"#e{i}", f":e{i}"))
     request: Params = {"ConditionExpression": " AND ".join(clauses), "ExpressionAttributeNames": names}
-    if expects:
+    if values:
         request["ExpressionAttributeValues"] = values
+    if expects:
         request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
     return request

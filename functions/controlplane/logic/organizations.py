@@ -6,7 +6,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane import config
 from controlplane.dal import cursor, keys, seats, stamps
-from controlplane.dal.conditions import ConditionFailed, Expect, Item
+from controlplane.dal.conditions import ABSENT, ConditionFailed, Expect, Item
 from controlplane.dal.outage import is_outage
 from controlplane.dal.table import api_table, update_request
 from controlplane.logic import cascade, refusals
@@ -115,7 +115,8 @@ def first_users(org_id: str, limit: int) -> tuple[Item, Item | None, list[Item],
 def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None = None) -> Org:
     changes = body.changes()
     authorize_fields(caller, set(changes))
-    rules = refusals.if_match(version)
+    # An org whose delete has begun takes no change, as it takes no new user: it is going.
+    rules = ((Expect(stamps.DELETING, ABSENT), lambda _: errors.org_missing(org_id)), *refusals.if_match(version))
     table = api_table()
     counted = "plan" in changes and seats.move(table, org_id)
     if "plan" in changes and not counted:
