@@ -69,8 +69,6 @@ def merged(documents: list[dict]) -> dict:
     for operations in document["paths"].values():
         for operation in operations.values():
             operation["responses"].get("204", {}).pop("content", None)  # Powertools gives it the return type
-            if not operation.get("parameters") and "requestBody" not in operation:
-                operation["responses"].pop("422")  # Powertools' on every route: one that takes nothing has none
     _describe(document)
     _drop_unused_schemas(document)
     return document

@@ -481,6 +481,7 @@ def test_bodies_that_are_not_json_are_415_before_parsing(dynamodb_calls, content
         ("GET", "/orgs/ACME/users", None, None),
         ("DELETE", "/orgs/ACME/units/eng", None, None),
         ("GET", "/orgs", {"limit": "101"}, None),
+        ("GET", "/plans", {"limit": "5"}, None),
         ("POST", "/orgs", None, {"org_id": "ACME", "name": "Acme"}),
         ("POST", "/orgs/acme/users", None, {"user_id": "bob", "email": "bob", "name": "Bob"}),
     ],

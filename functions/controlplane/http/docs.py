@@ -63,11 +63,9 @@ def responses(route: routes.Route) -> dict[int, dict[str, Any]]:
 
 def error_statuses(route: routes.Route) -> set[int]:
     """What a route of this shape can answer besides success. Every route: no or a bad token (401),
-    not allowed (403), API Gateway's throttling (429), our bug (500), a dependency's outage (503)."""
-    paged = route.model is not None and any(issubclass(m, Page) for m in _models(route.model))
-    statuses = {401, 403, 429, 500, 503}
-    if "{" in route.path or route.method != "GET" or paged:
-        statuses.add(422)  # a parameter or a body that is not valid: all but a GET that takes none (the plans)
+    not allowed (403), malformed parameters (422), API Gateway's throttling (429), our bug (500),
+    a dependency's outage (503)."""
+    statuses = {401, 403, 422, 429, 500, 503}
     if "{" in route.path:
         statuses.add(404)  # a missing org, user or ticket
     if route.method in ("POST", "PATCH"):
@@ -76,7 +74,7 @@ def error_statuses(route: routes.Route) -> set[int]:
         statuses.add(409)  # already exists, the same Idempotency-Key still in flight, no seat left...
     if route.method in ("PATCH", "DELETE"):
         statuses.add(412)  # If-Match names an older version
-    if paged:
+    if route.model is not None and any(issubclass(m, Page) for m in _models(route.model)):
         statuses.add(400)  # a cursor that is malformed or of another list
     return statuses
 

@@ -48,6 +48,7 @@ DENIED_AT_THE_GATEWAY = frozenset({"forbidden", "session_ended", "org_suspended"
 # What the http layer answers itself, in words (the OpenAPI examples show these very messages).
 INVALID_JSON = "The request body is not valid JSON"
 NOT_VALID = "The request is not valid"
+NOT_A_PARAMETER = "not a parameter of this request"  # a query parameter the route does not take
 OUTAGE = "A service this API depends on is unavailable; retry later"
 INTERNAL_ERROR = "Something went wrong on our side"
 IDEMPOTENCY_KEY_REUSED = "This Idempotency-Key was used with another request body"

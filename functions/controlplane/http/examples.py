@@ -13,6 +13,7 @@ from controlplane.http.errors import (
     IDEMPOTENCY_KEY_REUSED,
     INTERNAL_ERROR,
     INVALID_JSON,
+    NOT_A_PARAMETER,
     NOT_VALID,
     OUTAGE,
     body_too_large,
@@ -49,13 +50,15 @@ def _example(summary: str, code: str, message: str, details: Any = None) -> dict
 _ACME_ADMIN = Caller(subject="alice", user_id="alice", org_id="acme", role=ADMIN)
 
 # A 422 of each route, at a place it has: a user's email, else the org's id (in the path; an org's
-# create: in its body), else the page size (the list of orgs).
+# create: in its body), else the page size (the list of orgs), or a parameter sent to a route that
+# takes none (the list of plans).
 _BAD_EMAIL: dict[str, Any] = {
     "loc": ["body", "email"],
     "type": "string_pattern_mismatch",
     "ctx": {"pattern": EMAIL_PATTERN},
 }
 _BAD_ORG_ID: dict[str, Any] = {"type": "string_pattern_mismatch", "ctx": {"pattern": SLUG_PATTERN}}
+_NOT_A_PARAMETER: dict[str, Any] = {"loc": ["query", "limit"], "type": "extra_forbidden", "message": NOT_A_PARAMETER}
 _BAD_LIMIT: dict[str, Any] = {
     "loc": ["query", "limit"],
     "type": "less_than_equal",
@@ -106,7 +109,7 @@ def error_examples(route: routes.Route, status: int, page: bool) -> dict[str, Ex
         return examples
     if status == 409:
         return _conflicts(route)
-    examples = _not_valid(route) if status == 422 else dict(_COMMON[status])
+    examples = _not_valid(route, page) if status == 422 else dict(_COMMON[status])
     if status == 422 and route.method == "POST":
         examples |= _example(
             "The Idempotency-Key was used with another body", "idempotency_key_reused", IDEMPOTENCY_KEY_REUSED
@@ -114,14 +117,14 @@ def error_examples(route: routes.Route, status: int, page: bool) -> dict[str, Ex
     return examples
 
 
-def _not_valid(route: routes.Route) -> dict[str, Example]:
+def _not_valid(route: routes.Route, page: bool) -> dict[str, Example]:
     if route.operation_id in ("createUser", "updateUser"):
         problem = _BAD_EMAIL
     elif "{org_id}" in route.path or route.method == "POST":
         problem = {**_BAD_ORG_ID, "loc": ["path" if "{org_id}" in route.path else "body", "org_id"]}
-    else:
-        problem = _BAD_LIMIT
-    detail = {"loc": problem["loc"], "message": plain(problem), "type": problem["type"]}
+    else:  # the list of orgs takes a page size; the list of plans nothing, and refuses what is sent
+        problem = _BAD_LIMIT if page else _NOT_A_PARAMETER
+    detail = {"loc": problem["loc"], "message": problem.get("message") or plain(problem), "type": problem["type"]}
     return _example("A parameter or a body field is not valid", "validation_error", NOT_VALID, [detail])
 
 

@@ -24,6 +24,7 @@ from controlplane.http.entry import LambdaHandler, entry_point, unrouted
 from controlplane.http.errors import (
     INTERNAL_ERROR,
     INVALID_JSON,
+    NOT_A_PARAMETER,
     NOT_VALID,
     OUTAGE,
     STATUS,
@@ -46,8 +47,6 @@ RouteFunction = TypeVar("RouteFunction", bound=Callable[..., Any])
 # largest valid ticket however it is encoded, except a user import's) is checked by the entry point,
 # before this parser.
 _LARGEST_BODY = max(route.max_body for route in routes.ROUTES)
-# As a body's field that is not one (``models.problems``).
-NOT_A_PARAMETER = "not a parameter of this request"
 
 
 def _asked_once(question: Callable[[Any], bool]) -> Callable[[Any], bool]:
