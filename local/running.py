@@ -94,6 +94,17 @@ def running_url() -> str | None:
     return record["url"] if record else None
 
 
+def refuse_a_second() -> None:
+    """One ``make run`` per checkout: a second would open the first's DynamoDB Local data, and its
+    record would replace the first's, then go when it stops, leaving ``make seed``, ``make tokens`` and
+    ``cpctl`` on the default port while the first still serves. Raises RuntimeError, saying where it is."""
+    if first := running_record():
+        raise RuntimeError(
+            f"`make run` already serves {first['url']} from this checkout (pid {first['pid']}): make seed, "
+            "make tokens and cpctl use it. To serve on another port, stop it first (Ctrl-C in its terminal)."
+        )
+
+
 def api_url(explicit: str | None = None) -> str:
     """The API to talk to: ``explicit`` if given, else the running ``make run``'s, else the default."""
     return explicit or running_url() or default_url()

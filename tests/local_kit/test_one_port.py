@@ -5,6 +5,7 @@ server is gone, and an explicit URL wins. And make seed opens each ticket as its
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -161,6 +162,28 @@ def test_the_record_goes_when_its_server_stops_unless_another_wrote_its_own(tmp_
     with running.recorded("http://127.0.0.1:3301") as path:
         path.write_text(json.dumps({"url": "http://127.0.0.1:3302", "pid": os.getpid() + 1}))
     assert json.loads(path.read_text())["url"] == "http://127.0.0.1:3302"
+
+
+def test_a_second_make_run_of_the_checkout_is_refused_and_leaves_the_first_findable(run):
+    # Given make run serving, and its record of where
+    # When the same checkout starts a second make run on other ports, as PORT=... invites
+    env = run.env | {"PORT": str(free_port()), "DYNAMODB_PORT": str(free_port())}
+    second = subprocess.Popen(
+        [sys.executable, "-m", "local.server"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        output, _ = second.communicate(timeout=30)
+    except subprocess.TimeoutExpired:  # it serves: Ctrl-C, as its user would, once they found the first gone
+        second.send_signal(signal.SIGINT)
+        output, _ = second.communicate(timeout=30)
+
+    # Then it says where the first serves and stops, before it opens the first's DynamoDB Local data
+    assert second.returncode == 1, output.decode()
+    assert f"`make run` already serves {run.url} from this checkout" in output.decode()
+    assert "DynamoDB Local on" not in output.decode()
+    # And make seed, make tokens and cpctl still find the first, not http://127.0.0.1:3000
+    assert tool(run, "cpctl", "--token", OPERATOR, "orgs", "list", PORT=str(free_port())).returncode == 0
+    assert json.loads(Path(run.env["LOCAL_API_FILE"]).read_text())["url"] == run.url
 
 
 def test_seed_opens_each_ticket_as_its_own_user(run):
