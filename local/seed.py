@@ -51,15 +51,19 @@ class SeedError(Exception):
     """What stops the seed, in one line for the person who ran it."""
 
 
-def full_plan(org_id: str, details: dict[str, Any], wanted: int) -> SeedError:
-    """A 409 quota_exceeded as what to do about it: fewer users, or a plan that has room for them."""
+def full_plan(org_id: str, details: dict[str, Any], wanted: int, fitted: int) -> SeedError:
+    """A 409 quota_exceeded as what to do about it: fewer users (the ``fitted`` of the seed's already
+    in), or a plan that has room for them. The org's other users hold seats too, so the plan's limit
+    alone is not what fits."""
     plan, limit = details.get("plan"), details.get("limit")
-    roomy = [name for name, quotas in CATALOGUE.items() if quotas["users"] >= wanted]
+    others = max(int(details.get("used") or 0) - fitted, 0)
+    roomy = [name for name, quotas in CATALOGUE.items() if quotas["users"] >= others + wanted]
     larger = min(roomy, key=lambda name: CATALOGUE[name]["users"]) if roomy else None
     change = f", or change its plan: cpctl orgs update {org_id} --plan {larger}" if larger and larger != plan else ""
+    held = f", and {others} of its users are not the seed's" if others else ""
+    fewer = f"ask for fewer (make seed ORG={org_id} USERS={fitted})" if fitted else "delete some of them"
     return SeedError(
-        f"make seed: organization {org_id} is on the {plan} plan, which allows {limit} users: "
-        f"ask for fewer (make seed ORG={org_id} USERS={limit}){change}"
+        f"make seed: organization {org_id} is on the {plan} plan, which allows {limit} users{held}: {fewer}{change}"
     )
 
 
@@ -152,14 +156,14 @@ def seed(api: Api, org_id: str, users: int, tickets: int) -> dict[str, int]:
     for unit_id, name, parent_id in UNITS:  # parents first
         body = {"unit_id": unit_id, "name": name, **({"parent_id": parent_id} if parent_id else {})}
         created["units"] += api.create(f"/orgs/{org_id}/units", body)
-    for user_id, role in roles.items():
+    for fitted, (user_id, role) in enumerate(roles.items()):
         body = {"user_id": user_id, "name": user_id.title(), "email": f"{user_id}@{org_id}.example"}
         body["unit"] = unit_of(user_id)
         try:
             created["users"] += api.create(f"/orgs/{org_id}/users", {**body, "role": role})
         except QuotaFull as full:
             progress.close()
-            raise full_plan(org_id, full.details, users) from None
+            raise full_plan(org_id, full.details, users, fitted) from None
         progress.step()
     for user_id, bodies in plan.items():
         path = f"/orgs/{org_id}/users/{user_id}/tickets"

@@ -145,6 +145,27 @@ def test_seed_into_a_full_plan_says_the_plan_its_limit_and_how_to_change_it(fres
 
 
 @pytest.mark.dynamodb_local
+def test_seed_into_a_plan_full_of_other_users_asks_for_what_fits(fresh_run):
+    # Given an org on the free plan (5 seats) whose 3 users are not the seed's
+    run, _ = fresh_run
+    fetch(f"{run.url}/orgs", "POST", {"org_id": "crowded", "name": "Crowded", "plan": "free"}, OPERATOR)
+    for user_id in ("x1", "x2", "x3"):
+        user = {"user_id": user_id, "name": user_id, "email": f"{user_id}@crowded.example"}
+        assert fetch(f"{run.url}/orgs/crowded/users", "POST", user, OPERATOR)[0] == 201
+
+    # When the seed asks for 3 users, fewer than the plan allows (alice and bob fit, carol does not)
+    seeded = _seed(run, "--org", "crowded", "--users", "3", "--tickets", "0")
+
+    # Then it asks for as many as fit, not for the plan's 5, and names the plan that holds them all
+    assert seeded.returncode == 1
+    assert seeded.stderr.strip().splitlines() == [
+        "make seed: organization crowded is on the free plan, which allows 5 users, and 3 of its users are "
+        "not the seed's: ask for fewer (make seed ORG=crowded USERS=2), or change its plan: "
+        "cpctl orgs update crowded --plan pro"
+    ]
+
+
+@pytest.mark.dynamodb_local
 def test_seed_of_another_org_names_make_tokens_for_that_org(fresh_run):
     run, _ = fresh_run
 
