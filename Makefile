@@ -104,7 +104,8 @@ seed: install ## fill the running make run (found whatever its PORT) with a demo
 	@$(BIN)/python -m local.seed $(if $(ORG),--org $(ORG)) $(if $(USERS),--users $(USERS)) \
 		$(if $(TICKETS),--tickets $(TICKETS))
 
-reset: ## delete the local data (.local/): the next make run starts with an empty table
+reset: ## delete the local data (.local/): the next make run starts with an empty table (stop make run first)
+	@if [ -x $(BIN)/python ]; then $(BIN)/python -m local.running; fi
 	rm -rf .local
 
 # The template for sam local invoke: it also declares the local-only variables, so that

@@ -14,6 +14,7 @@ LOCAL_API_FILE moves the file: the tests' servers write their own, never the dev
 import json
 import os
 import socket
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -94,17 +95,25 @@ def running_url() -> str | None:
     return record["url"] if record else None
 
 
-def refuse_a_second() -> None:
-    """One ``make run`` per checkout: a second would open the first's DynamoDB Local data, and its
-    record would replace the first's, then go when it stops, leaving ``make seed``, ``make tokens`` and
-    ``cpctl`` on the default port while the first still serves. Raises RuntimeError, saying where it is."""
+def refuse_while_serving(then: str) -> None:
+    """Raises RuntimeError while ``make run`` serves from this checkout, for what must not run beside
+    it: a second ``make run`` would open its DynamoDB Local data, ``make reset`` delete it under it, and
+    either would take its record away, leaving ``make seed``, ``make tokens`` and ``cpctl`` on the
+    default port while it still serves. ``then``: what to run once it is stopped."""
     if first := running_record():
         raise RuntimeError(
-            f"`make run` already serves {first['url']} from this checkout (pid {first['pid']}): make seed, "
-            "make tokens and cpctl use it. To serve on another port, stop it first (Ctrl-C in its terminal)."
+            f"`make run` serves {first['url']} from this checkout (pid {first['pid']}; make seed, make tokens "
+            f"and cpctl use it): stop it first (Ctrl-C in its terminal), then {then}."
         )
 
 
 def api_url(explicit: str | None = None) -> str:
     """The API to talk to: ``explicit`` if given, else the running ``make run``'s, else the default."""
     return explicit or running_url() or default_url()
+
+
+if __name__ == "__main__":  # make reset, before it deletes .local/
+    try:
+        refuse_while_serving("make reset")
+    except RuntimeError as error:
+        sys.exit(f"make reset: {error}")

@@ -254,7 +254,7 @@ def main() -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.default_int_handler)
     try:
-        running.refuse_a_second()
+        running.refuse_while_serving("make run again")
         with backend.dynamodb(log) as where:
             config.reset()
             AUTHORIZER.trust(f"http://{HOST}:{port}{tokens.JWKS_PATH}")

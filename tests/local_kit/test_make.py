@@ -1,9 +1,11 @@
 """The Makefile, the commands the README and docs/ give: run in a scratch copy of the checkout, with
 stand-ins for the installers, so that a first run (nothing installed yet) is what is tested, in seconds."""
 
+import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -115,6 +117,26 @@ def test_reset_wipes_the_local_data(checkout):
 
     assert reset.returncode == 0
     assert not (checkout / ".local").exists()
+
+
+def test_reset_is_refused_while_make_run_serves_with_the_data_open(checkout):
+    # Given make run serving from the checkout: its record names a live process that accepts connections
+    (checkout / ".venv" / "bin").mkdir(parents=True)
+    (checkout / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    (checkout / "local").symlink_to(ROOT / "local")
+    record = checkout / ".local" / "api.json"
+    record.parent.mkdir()
+    with socket.create_server(("127.0.0.1", 0)) as listening:
+        record.write_text(json.dumps({"url": f"http://127.0.0.1:{listening.getsockname()[1]}", "pid": os.getpid()}))
+
+        # When make reset is run meanwhile, to start over
+        reset = make(checkout, "-s", "reset", env={"LOCAL_API_FILE": str(record)})
+
+    # Then it deletes nothing (the server would go on with the deleted data, and the tools, its record
+    # gone, on to http://127.0.0.1:3000), and says to stop make run first
+    assert reset.returncode != 0
+    assert record.exists()
+    assert "stop it first" in reset.stderr
 
 
 def _tokens_command(*arguments: str, check: bool = True) -> subprocess.CompletedProcess:

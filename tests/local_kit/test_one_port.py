@@ -179,7 +179,7 @@ def test_a_second_make_run_of_the_checkout_is_refused_and_leaves_the_first_finda
 
     # Then it says where the first serves and stops, before it opens the first's DynamoDB Local data
     assert second.returncode == 1, output.decode()
-    assert f"`make run` already serves {run.url} from this checkout" in output.decode()
+    assert f"`make run` serves {run.url} from this checkout" in output.decode()
     assert "DynamoDB Local on" not in output.decode()
     # And make seed, make tokens and cpctl still find the first, not http://127.0.0.1:3000
     assert tool(run, "cpctl", "--token", OPERATOR, "orgs", "list", PORT=str(free_port())).returncode == 0
