@@ -173,6 +173,10 @@ def main() -> None:
     parser.add_argument("--demo", action="store_true", help="export lines for the demo org's three roles")
     args = parser.parse_args()
     a_user = bool(args.org and args.user)
+    if not args.demo and bool(args.org) != bool(args.user):  # not an operator's token, with every right
+        parser.error(
+            "a user's token names both --org and --user (make token ORG=acme USER=alice); an operator's, neither"
+        )
     if args.role != OPERATOR and not (args.demo or a_user):
         parser.error(f"a {args.role} needs --org and --user")
     if not (args.demo or a_user):

@@ -38,6 +38,8 @@ def login(
     if local:
         if role is not LocalRole.operator and not (org and user):
             raise usage_error(f"a local {role} needs --org and --user")
+        if bool(org) != bool(user):  # not an operator's token, with every right
+            raise usage_error("a user's token names both --org and --user; an operator's, neither")
         try:
             token = credentials.local_token(role.value, org, user, ctx.obj.url)
         except LookupError as error:

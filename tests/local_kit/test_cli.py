@@ -219,6 +219,17 @@ def test_login_local_as_a_member_needs_org_and_user(table, cpctl, config_dir):
     assert not (config_dir / "token").exists()
 
 
+@pytest.mark.parametrize("half", [("--user", "bob"), ("--org", "acme")])
+def test_login_local_with_half_a_user_is_refused_not_an_operator(table, cpctl, config_dir, half):
+    # When a user's login leaves out --org or --user (`cpctl login --local --user bob`)
+    result = cpctl("login", "--local", *half, token=None)
+
+    # Then it is a usage error naming both, not an operator's token that acts with every right
+    assert result.exit_code == 2, result.output
+    assert "--org and --user" in result.stderr
+    assert not (config_dir / "token").exists()
+
+
 def test_list_all_follows_every_page_in_a_table_and_as_one_api_body_per_line(table, cpctl):
     cpctl("orgs", "create", "acme", "--name", "Acme")
     cpctl("users", "create", "acme", "bob", "--name", "Bob", "--email", "bob@acme.example")

@@ -167,6 +167,16 @@ def test_demo_tokens_are_ready_to_paste_for_the_seeded_orgs_three_roles(table):
     assert claims["ADMIN"]["sub"] != claims["MEMBER"]["sub"]  # each their own sign-in's subject
 
 
+@pytest.mark.parametrize("half", [("--user", "bob"), ("--org", "acme")])
+def test_a_token_for_half_a_user_is_refused_not_an_operators(half):
+    # When make token is given USER without ORG, or ORG without USER (make token USER=bob)
+    refused = _tokens_command("--role", "operator", *half, check=False)
+
+    # Then it prints no token (not an operator's, which would act with every right) and names both
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert "ORG=acme USER=alice" in refused.stderr
+
+
 @pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 def test_a_token_for_a_user_who_does_not_exist_is_refused_with_the_reason(table):
     refused = _tokens_command("--org", "acme", "--user", "nobody", check=False)
