@@ -27,6 +27,7 @@ class ServerProcess:
         self.env |= {"DYNAMODB_PORT": str(free_port()), "DYNAMODB_DATA_DIR": str(data)}
         # Its own record of where it serves (local.running), never the developer's make run's.
         self.env["LOCAL_API_FILE"] = str(data / "api.json")
+        self.env["LOCAL_EVENTS_FILE"] = str(data / "events.jsonl")  # and its own events, not make events-log's
         # The server's own defaults, not those of a test session that started it.
         self.env.pop("AWS_ENDPOINT_URL_DYNAMODB", None)
         self.env.pop("TABLE_NAME", None)

@@ -33,7 +33,7 @@ from controlplane.http.errors import error_body
 from local import ROOT, apigw, backend, console, docs, environment, limits, openapi, running, stream, tokens
 from local.authorizer import AUTHORIZER, UNAUTHORIZED, Refusal  # noqa: F401 (UNAUTHORIZED: the tests' view)
 from local.dynamodb_local import PortInUse, ensure_table
-from local.sink import EVENTS_FILE
+from local.sink import events_file
 
 HOST = "127.0.0.1"
 JSON = "application/json"
@@ -268,7 +268,7 @@ def main() -> int:
                 f"DynamoDB: {where}; table {table}{' (created)' if created else ''}\n"
                 f"API on http://{HOST}:{port}  (Swagger UI /docs, OpenAPI /openapi.json)\n"
                 f"Console on http://{HOST}:{port}/console/  (make console prints sign-in links)\n"
-                f"Lifecycle events: one line each below, and in {EVENTS_FILE.relative_to(ROOT)}\n"
+                f"Lifecycle events: one line each below, and in {os.path.relpath(events_file(), ROOT)}\n"
                 f"Rate limits per org, from the plans: {'on' if server.limiter else 'off'} (RATE_LIMITS=on|off)\n"
                 "Tokens: make token (an operator), make token ORG=acme USER=alice (a user), make tokens (demo).\n"
                 "Ctrl-C stops."

@@ -3,6 +3,7 @@ EventBridge. One JSON line per event in .local/events.jsonl (``tail -f`` it, or 
 and one line in the server log."""
 
 import json
+import os
 import sys
 import threading
 import uuid
@@ -12,7 +13,11 @@ from pathlib import Path
 
 from local import ROOT
 
-EVENTS_FILE = ROOT / ".local" / "events.jsonl"
+
+def events_file() -> Path:
+    """Where make run's events go; LOCAL_EVENTS_FILE moves it: the tests' servers write their own,
+    never into the developer's, which ``make events-log`` follows."""
+    return Path(os.environ.get("LOCAL_EVENTS_FILE") or ROOT / ".local" / "events.jsonl")
 
 
 def log_line(detail_type: str, detail: dict) -> str:
@@ -30,11 +35,11 @@ class Sink:
 
     def __init__(
         self,
-        path: Path = EVENTS_FILE,
+        path: Path | None = None,
         log=lambda line: print(line, file=sys.stderr, flush=True),
         listeners: tuple[Callable[[list[dict]], None], ...] = (),
     ):
-        self.path = path
+        self.path = path or events_file()
         self.log = log
         self.listeners = listeners  # told of every PutEvents, as the bus's rules are (local.authorizer)
         self._lock = threading.Lock()

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
+from pathlib import Path
 
 import pytest
 
@@ -111,6 +113,22 @@ def test_event_lines_name_the_user_and_ticket_and_never_share_a_line_with_reques
     traffic = [line for line in lines if re.search(r"\d+ms|\bevent [A-Z]", line)]
     assert traffic and all(REQUEST_LINE.match(line) or EVENT_LINE.match(line) for line in traffic), traffic
     assert "None" not in run.output()
+
+
+@pytest.mark.dynamodb_local
+def test_a_test_servers_events_stay_out_of_the_developers_events_log(fresh_run):
+    # Given a test's server, while the developer's make run writes .local/events.jsonl (make events-log)
+    run, _ = fresh_run
+    org_id = f"test-{uuid.uuid4().hex[:8]}"
+
+    # When the test's server publishes an org's creation
+    fetch(f"{run.url}/orgs", "POST", {"org_id": org_id, "name": "Test only"}, OPERATOR)
+    _wait_for(run, rf"^event Organization Created org={org_id} actor=\S+$")
+
+    # Then it is in the server's own events file, never in the developer's
+    developers = ROOT / ".local" / "events.jsonl"
+    assert not developers.exists() or f'"org_id": "{org_id}"' not in developers.read_text()
+    assert f'"org_id": "{org_id}"' in Path(run.env["LOCAL_EVENTS_FILE"]).read_text()
 
 
 def test_an_event_without_actor_or_cause_logs_a_dash():
