@@ -190,15 +190,16 @@ def summarize(found: UserImport) -> None:
     console = new_console(markup=False)  # the rows are the file's text: "[x]" in one is not a style
     if found.status == "running":
         console.print(
-            f"Import {found.import_id}: running, {found.total - found.pending} of {found.total} rows decided "
-            f"({found.created} users created, {len(found.refused)} rows refused so far); "
-            f"sign-ins: {found.sign_ins.done} created, {found.sign_ins.pending} to go."
+            f"Import {found.import_id}: running, {found.total - found.pending} of {found.total} rows decided\n"
+            f"  {_counted(found.created, 'user')} created, {_counted(len(found.refused), 'row')} refused so far\n"
+            f"  sign-ins: {found.sign_ins.done} created, {found.sign_ins.pending} to go"
         )
         return
     done = found
     console.print(
-        f"Import {done.import_id}: {done.created} of {done.total} users created, {len(done.refused)} rows refused; "
-        f"sign-ins: {done.sign_ins.done} created, {len(done.sign_ins.failed)} failed."
+        f"Import {done.import_id}: {done.created} of {done.total} users created, "
+        f"{_counted(len(done.refused), 'row')} refused\n"
+        f"  sign-ins: {done.sign_ins.done} created, {len(done.sign_ins.failed)} failed"
     )
     if done.refused:
         table = Table("row", "user_id", "code", "message", title="Refused rows")
@@ -210,6 +211,10 @@ def summarize(found: UserImport) -> None:
         for failed in done.sign_ins.failed:
             table.add_row(_spelled(failed.user_id), str(failed.attempts), _spelled(failed.reason))
         console.print(table)
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _spelled(text: str | None) -> str:

@@ -50,6 +50,42 @@ def test_a_csv_import_prints_the_summary_and_every_refused_row_and_exits_1(cpctl
     assert "3 of 5" in cpctl("orgs", "get", "acme").stdout
 
 
+def test_a_summary_of_one_refused_row_says_row_and_each_clause_keeps_to_its_own_line_at_80_columns(
+    cpctl, tmp_path, monkeypatch
+):
+    # Given a terminal 80 columns wide and a file of two rows, one of them refused (a bad id)
+    monkeypatch.setenv("COLUMNS", "80")
+    cpctl("orgs", "create", "acme", "--name", "Acme", "--plan", "free")
+    file = tmp_path / "people.csv"
+    file.write_text("user_id,name,email\nalice,Alice,alice@example.com\nBad Id,Someone,someone@example.com\n")
+
+    # When it is imported
+    shown = cpctl("users", "import", "acme", str(file))
+
+    # Then the summary says "1 row", not "1 rows", each clause on a line of its own, not cut by the wrap
+    assert shown.exit_code == 1, shown.output
+    import_id = shown.stdout.split(":", 1)[0].removeprefix("Import ")
+    assert shown.stdout.splitlines()[:2] == [
+        f"Import {import_id}: 1 of 2 users created, 1 row refused",
+        "  sign-ins: 1 created, 0 failed",
+    ]
+
+
+def test_a_running_imports_summary_keeps_each_clause_to_its_own_line_at_80_columns(cpctl, stuck, monkeypatch):
+    # Given a terminal 80 columns wide and an import still running
+    monkeypatch.setenv("COLUMNS", "80")
+
+    # When it is shown
+    shown = cpctl("users", "import-status", "acme", RUNNING["import_id"])
+
+    # Then each clause of its summary is a line of its own, none cut in the middle by the wrap
+    assert shown.stdout.splitlines() == [
+        f"Import {RUNNING['import_id']}: running, 1200 of 10000 rows decided",
+        "  1200 users created, 0 rows refused so far",
+        "  sign-ins: 1000 created, 200 to go",
+    ]
+
+
 def test_a_refused_row_is_printed_as_the_file_has_it_not_read_as_markup(cpctl, tmp_path):
     cpctl("orgs", "create", "acme", "--name", "Acme", "--plan", "free")
     file = tmp_path / "people.csv"
@@ -313,5 +349,5 @@ def test_an_import_done_with_a_sign_in_cognito_refused_for_good_exits_1_and_name
     if output == "json":
         assert json.loads(shown.stdout)["sign_ins"]["failed"][0]["user_id"] == "bob"
     else:
-        assert "sign-ins: 1 created, 1 failed." in shown.stdout
+        assert "sign-ins: 1 created, 1 failed" in shown.stdout
         assert "bob" in shown.stdout and "already exists" in shown.stdout
