@@ -43,7 +43,8 @@ BEARER = {
     "type": "http",
     "scheme": "bearer",
     "description": "A Cognito ID token. Locally: the output of `make token` (an operator) or "
-    "`make token ORG=acme USER=alice ROLE=admin`, signed with the local development key.",
+    "`make token ORG=acme USER=alice` (a user who exists; the role is their item's), signed with the local "
+    "development key.",
 }
 
 

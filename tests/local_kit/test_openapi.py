@@ -63,6 +63,19 @@ def _spectral(document: Path) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
+def test_swagger_uis_token_help_names_only_the_make_token_commands_the_makefile_offers():
+    # Given the Makefile's own help for make token: a user's role is their item's (docs/LOCAL.md),
+    # so no ROLE= there; a ROLE= in Swagger UI's help would be ignored, and mislead whoever pastes it
+    makefile_help = next(line for line in (ROOT / "Makefile").read_text().splitlines() if line.startswith("token:"))
+    offered = set(re.findall(r"make token(?: [A-Z]+=\w+)*", makefile_help))
+
+    # When Swagger UI's Authorize dialog says how to get a token locally
+    suggested = re.findall(r"make token(?: [A-Z]+=\w+)*", openapi.BEARER["description"])
+
+    # Then each command it suggests is one the Makefile offers
+    assert suggested and set(suggested) <= offered, (suggested, offered)
+
+
 def test_the_committed_document_passes_spectrals_openapi_rules_with_no_warning():
     linted = _spectral(openapi.COMMITTED)
 
