@@ -116,7 +116,8 @@ synth-sam: install ## the template for sam local invoke (never deploy it)
 	@echo "Wrote cdk.out/ControlPlane-$(STAGE).template.json for sam local invoke." >&2
 
 # A local ID token for make run's API: make token (an operator), make token ORG=acme USER=alice (a user who
-# exists in make run's table: their token carries their sign-in's subject and their role is their item's).
+# exists in make run's table: their token carries their sign-in's subject and their role is their item's;
+# a ROLE that is not theirs is refused).
 # USER is only taken from the command line: the shell's own $$USER is not an org user.
 ROLE ?= operator
 TOKEN_USER := $(if $(filter command line,$(origin USER)),$(USER))

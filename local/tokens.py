@@ -101,12 +101,18 @@ def issue(
 
 
 def for_user(
-    org_id: str, user_id: str, lifetime: int = LIFETIME_SECONDS, *, dynamodb: Any = None, table: str | None = None
+    org_id: str,
+    user_id: str,
+    lifetime: int = LIFETIME_SECONDS,
+    *,
+    dynamodb: Any = None,
+    table: str | None = None,
+    role: str | None = None,
 ) -> str:
     """The ID token of the user ``user_id`` of ``org_id`` as they exist now: their sign-in's subject
     and role, read (consistently) from the table the functions' environment names (or ``table``
-    through the client ``dynamodb``: another process's server). LookupError if they do not exist, or
-    the table cannot be read."""
+    through the client ``dynamodb``: another process's server). LookupError if they do not exist, if
+    ``role`` is given and is not theirs, or if the table cannot be read."""
     from controlplane import config
     from controlplane.dal import keys, stamps
     from controlplane.dal.codec import item as plain
@@ -122,6 +128,11 @@ def for_user(
     user = plain(found.get("Item") or {})
     if not user.get(stamps.SIGN_IN_SUBJECT):
         raise LookupError(f"No user {user_id} in organization {org_id} (create them first, e.g. make seed)")
+    if role is not None and role != user["role"]:
+        raise LookupError(
+            f"{user_id} of {org_id} has the role {user['role']}, not {role}: their token carries their item's role"
+            " (leave ROLE out, or change theirs first: cpctl users update)"
+        )
     return issue(str(user["role"]), org_id, user_id, lifetime, sub=str(user[stamps.SIGN_IN_SUBJECT]))
 
 
@@ -184,7 +195,8 @@ def main() -> None:
         return
     use_make_run_dynamodb()
     try:
-        print(demo_exports(args.org) if args.demo else for_user(args.org, args.user))
+        role = None if args.role == OPERATOR else args.role  # given: it must be the user's own
+        print(demo_exports(args.org) if args.demo else for_user(args.org, args.user, role=role))
     except LookupError as error:
         parser.exit(1, f"{error}\n")
 

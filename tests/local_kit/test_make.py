@@ -185,6 +185,22 @@ def test_a_token_for_a_user_who_does_not_exist_is_refused_with_the_reason(table)
     assert "No user nobody in organization acme" in refused.stderr
 
 
+@pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
+def test_a_token_asked_with_another_role_than_the_users_is_refused_not_given_with_theirs(table):
+    # Given alice, an admin of acme
+    create_org("acme")
+    create_user("acme", "alice", role="admin")
+
+    # When a member's token is asked for her (make token ORG=acme USER=alice ROLE=member)
+    refused = _tokens_command("--role", "member", "--org", "acme", "--user", "alice", check=False)
+
+    # Then no token: an admin's, printed for a member's, would act with rights the asker did not mean
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "alice of acme has the role admin, not member" in refused.stderr
+    asked_as_is = _tokens_command("--role", "admin", "--org", "acme", "--user", "alice")
+    assert tokens.decode(asked_as_is.stdout.strip())["custom:role"] == "admin"
+
+
 INFRA_TESTS = "tests/infra/test_infra_table.py"
 
 
