@@ -173,3 +173,36 @@ def test_a_new_orgs_log_leaves_out_the_old_orgs_removals_that_another_shard_sort
     # Then it holds the new org's own entries, not the deleted org's Unit Deleted
     assert reply.status == 200, reply.body
     assert [e["type"] for e in reply.body["items"]] == ["User Created", "Organization Created"]
+
+
+def test_a_page_that_ends_between_the_old_orgs_removal_and_the_new_created_still_reads_the_new_log(bus, stream):
+    # Given the same: the old acme's Unit Deleted sorted above the new acme's Created (another shard)
+    create_org("acme")
+    create_unit("eng")
+    feeder().feed(stream.read())
+    assert call("DELETE", "/orgs/acme").status == 204
+    create_org("acme")
+    create_user("acme", "newadmin", role="admin")
+    records = stream.read()
+    [removed] = [r for r in records if r["dynamodb"]["Keys"]["SK"]["S"] == "UNIT#eng"]
+    last = max(r["dynamodb"]["SequenceNumber"] for r in records)
+    removed["dynamodb"]["SequenceNumber"] = str(int(last) + 1).zfill(len(last))
+    removed["dynamodb"]["ApproximateCreationDateTime"] = max(
+        r["dynamodb"]["ApproximateCreationDateTime"] for r in records
+    )
+    feeder().feed(records)
+
+    # When the new org's admin reads its log in pages of 2, the first of which does not reach its
+    # Created entry
+    items, cursor = [], None
+    for _ in range(4):
+        query = {"limit": "2", **({"cursor": cursor} if cursor else {})}
+        reply = call("GET", "/orgs/acme/activity", caller=admin("acme", "newadmin"), query=query)
+        assert reply.status == 200, reply.body
+        items += [e["type"] for e in reply.body["items"]]
+        if not (cursor := reply.body["next_cursor"]):
+            break
+
+    # Then the pages hold what one page of 20 holds: the new org's own entries, not the old org's
+    # removal, and not an end of the log at that removal, which hid the new org's entries below it
+    assert items == ["User Created", "Organization Created"]

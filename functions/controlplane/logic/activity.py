@@ -8,7 +8,8 @@ for an operator, a missing org with entries left answers them. An org created ag
 shows only its own log: the list ends at the newest ``Organization Created`` entry, as what sorts
 before it belongs to the org deleted before (that page may read more items than it returns). While
 the first page does not hold that entry (not written yet: the stream's lag; or further on), the log
-ends at the first entry of an earlier org (``_since_org``), with no cursor if it ends there: the
+ends at the first entry of an earlier org (``_since_org``; its cascade's removals are left out, not
+the end), with no cursor if it ends there: the
 org's own records come in stream order, its Created first, but a ticket's or a unit's partition is
 another shard, whose entries can be written before it. That page's cursor carries the org's
 ``created_at``, and the pages after it, which do not read the org, end at the same place. A later
@@ -47,13 +48,14 @@ def list_activity(org_id: str, limit: int, cursor_token: str | None, caller: Cal
             partition, limit=limit, newest_first=True, between=keys.activity_range(org_id), start_key=start
         )
         more = last is not None
+    read = found  # up to where this org's log ends: the next page starts after it
     if since:
-        own = _since_org(found, since)
-        found, more = own, more and len(own) == len(found)
+        read = _since_org(found, since)
+        found, more = [e for e in read if not _earlier_removal(e, since)], more and len(read) == len(found)
     page = _since_created(found)
     if page and page[-1]["type"] == _ORG_CREATED:  # the org's first entry: nothing of its log is older
         more = False
-    position = page[-1]["position"] if page else ""
+    position = read[-1]["position"] if read else ""
     seen = (ActivityEntry.model_validate(entry).seen_by(caller.operator) for entry in page)
     return ActivityPage(
         items=[entry for entry in seen if entry is not None],
@@ -72,13 +74,22 @@ def _since_org(found: list[Item], created_at: str) -> list[Item]:
     before this org's Created. The stream orders records by the second, so an earlier org's entry
     of this org's second may sort among this org's: the cut is the org's own stamp, not a margin
     for the hosts' clocks (an entry of this org stamped a few milliseconds early by another host
-    ends the log there, and hides what is older: only while the Created entry is beyond the page)."""
+    ends the log there, and hides what is older: only while the Created entry is beyond the page).
+    An earlier org's cascade removal (``_earlier_removal``) is not the end: it can sort above this
+    org's Created, as in ``_since_created``, and the caller leaves it out."""
     for index, entry in enumerate(found):
+        if _earlier_removal(entry, created_at):
+            continue
         own = entry["type"] == _ORG_CREATED and entry["occurred_at"] == created_at
         earlier = entry["type"] in (_ORG_CREATED, _ORG_DELETED) and not own
         if earlier or entry["occurred_at"] < created_at:
             return found[:index]
     return found
+
+
+def _earlier_removal(entry: Item, created_at: str) -> bool:
+    """A removal stamped before the org was created: an earlier org's cascade (``_since_created``)."""
+    return entry["type"] in _CASCADED and entry["occurred_at"] < created_at
 
 
 def _since_created(found: list[Item]) -> list[Item]:
@@ -90,6 +101,6 @@ def _since_created(found: list[Item]) -> list[Item]:
     create or a change, and stays.)"""
     for index, entry in enumerate(found):
         if entry["type"] == _ORG_CREATED:
-            newer = [e for e in found[:index] if e["type"] not in _CASCADED or e["occurred_at"] >= entry["occurred_at"]]
+            newer = [e for e in found[:index] if not _earlier_removal(e, entry["occurred_at"])]
             return [*newer, entry]
     return found
