@@ -52,7 +52,7 @@ class Client(Transport):
     # Organizations.
 
     def create_org(self, org_id: str, name: str, plan: str | None = None, *, idempotency_key: str | None = None) -> Org:
-        body = OrgCreate(org_id=org_id, name=name, **({"plan": plan} if plan else {}))
+        body = OrgCreate(org_id=org_id, name=name, **({"plan": plan} if plan is not None else {}))
         response = self.request(endpoints.POST_ORGS, body=body, idempotency_key=self._key(idempotency_key))
         return self._model(Org, response)
 
@@ -138,8 +138,8 @@ class Client(Transport):
         unit: str | None = None,
         idempotency_key: str | None = None,
     ) -> User:
-        optional = {"role": role, "unit": unit}
-        body = UserCreate(user_id=user_id, name=name, email=email, **{k: v for k, v in optional.items() if v})
+        given = {name: value for name, value in {"role": role, "unit": unit}.items() if value is not None}
+        body = UserCreate(user_id=user_id, name=name, email=email, **given)
         response = self.request(
             endpoints.POST_USERS, body=body, idempotency_key=self._key(idempotency_key), org_id=org_id
         )
@@ -221,7 +221,7 @@ class Client(Transport):
     def create_unit(
         self, org_id: str, unit_id: str, name: str, parent_id: str | None = None, *, idempotency_key: str | None = None
     ) -> Unit:
-        body = UnitCreate(unit_id=unit_id, name=name, **({"parent_id": parent_id} if parent_id else {}))
+        body = UnitCreate(unit_id=unit_id, name=name, **({"parent_id": parent_id} if parent_id is not None else {}))
         response = self.request(
             endpoints.POST_UNITS, body=body, idempotency_key=self._key(idempotency_key), org_id=org_id
         )

@@ -150,7 +150,13 @@ class Transport:
 
     @staticmethod
     def _key(idempotency_key: str | None) -> str:
-        return idempotency_key or str(uuid.uuid4())
+        """A new key when none is given; one given empty (an unset variable) is refused, not replaced:
+        a retry with a key of its own would make the create twice."""
+        if idempotency_key is None:
+            return str(uuid.uuid4())
+        if not idempotency_key:
+            raise ValueError("an Idempotency-Key is never empty: pass None for a new one")
+        return idempotency_key
 
     # Pages.
 

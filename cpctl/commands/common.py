@@ -152,9 +152,19 @@ All = Annotated[bool, typer.Option("--all", help="Every page, from --cursor on; 
 IfMatch = Annotated[
     str | None, typer.Option(callback=header_value, help='Only if the resource still has this ETag, e.g. "3".')
 ]
+
+
+def a_key(param: typer.CallbackParam, value: str | None) -> str | None:
+    """An Idempotency-Key given is never empty (``"$KEY"`` unset): the client refuses one, rather
+    than send a new key that would make a retried create twice."""
+    if value == "":
+        raise typer.BadParameter("is empty (an unset shell variable?)", param=param)
+    return header_value(param, value)
+
+
 IdempotencyKey = Annotated[
     str | None,
-    typer.Option(callback=header_value, help="Reuse a key to make a retried create safe; default: a new one per call."),
+    typer.Option(callback=a_key, help="Reuse a key to make a retried create safe; default: a new one per call."),
 ]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")]
 

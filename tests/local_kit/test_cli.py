@@ -176,6 +176,29 @@ def test_an_empty_id_an_unset_variable_gives_is_a_usage_error_naming_it(table, c
     assert "control-plane API" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["units", "create", "acme", "eng", "--name", "Engineering", "--parent", ""], "parent_id"),
+        (["users", "create", "acme", "bob", "--name", "Bob", "--email", "bob@acme.example", "--unit", ""], "unit"),
+        (["units", "create", "acme", "eng", "--name", "Engineering", "--idempotency-key", ""], "--idempotency-key"),
+    ],
+    ids=["parent", "unit", "idempotency-key"],
+)
+def test_an_empty_option_of_a_create_is_a_usage_error_not_its_default(table, gateway, cpctl, args, option):
+    # Given an org (`--parent "$PARENT"` in a script whose variable is not set)
+    assert cpctl("orgs", "create", "acme", "--name", "Acme").exit_code == 0
+
+    # When a create is given that option empty
+    result = cpctl(*args)
+
+    # Then it is a usage error that names it, and nothing is created (not at the root, not with a new key)
+    assert result.exit_code == 2, result.output
+    assert option in result.stderr
+    assert "eng" not in {unit["unit_id"] for unit in raw(gateway, "/orgs/acme/units").json()["items"]}
+    assert raw(gateway, "/orgs/acme/users").json()["items"] == []
+
+
 def test_no_token_anywhere_is_a_usage_error(table, cpctl):
     result = cpctl("orgs", "list", token=None)
 

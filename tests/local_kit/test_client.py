@@ -118,6 +118,30 @@ def test_each_create_gets_its_own_key_and_a_given_key_is_sent_as_is():
     assert first != second and mine == "mine"
 
 
+# An optional field given empty (a script's unset variable) is refused before sending, as the API
+# would refuse it: never dropped, which would send the default instead (the root unit, a new key).
+EMPTY_OPTIONALS = {
+    "unit-parent": lambda c: c.create_unit("acme", "eng", "Engineering", parent_id=""),
+    "user-unit": lambda c: c.create_user("acme", "bob", "Bob", "bob@acme.example", unit=""),
+    "user-role": lambda c: c.create_user("acme", "bob", "Bob", "bob@acme.example", role=""),
+    "org-plan": lambda c: c.create_org("acme", "Acme", plan=""),
+    "idempotency-key": lambda c: c.create_ticket("acme", "alice", "VPN is down", idempotency_key=""),
+}
+
+
+@pytest.mark.parametrize("create", EMPTY_OPTIONALS.values(), ids=EMPTY_OPTIONALS.keys())
+def test_an_empty_optional_of_a_create_is_refused_before_sending_not_dropped(create):
+    # Given a client
+    api = Scripted(httpx.Response(201, json=ORG))
+
+    # When a create is given an optional field (or its Idempotency-Key) empty
+    with pytest.raises(ValueError):  # pydantic's ValidationError is one too
+        create(api.client())
+
+    # Then nothing is sent: not the create with the field's default in its place
+    assert api.requests == []
+
+
 def test_already_exists_is_raised_at_once_not_retried():
     api = Scripted(error(409, "already_exists"))
 
