@@ -25,6 +25,7 @@ from cpctl.errors import (
     ServiceUnavailable,
     Throttled,
     UnexpectedAnswer,
+    error_for,
 )
 from cpctl.retries import MAX_ATTEMPTS, MAX_WAIT_SECONDS
 from local import ROOT, apigw, tokens
@@ -331,6 +332,52 @@ def test_every_query_parameter_a_client_method_sends_is_one_its_route_takes(meth
     (sent,) = api.requests
     assert set(sent.url.params) <= _documented_query(sent.method, sent.url.path)
     assert len(sent.url.params) == len(set(sent.url.params))  # each once
+
+
+def test_every_query_parameter_the_document_gives_an_operation_can_be_sent_by_the_client():
+    # Given what the client's methods send, each with every query parameter it takes
+    sent: dict[tuple[str, str], set[str]] = {}
+    for call in QUERIES.values():
+        api = Scripted(httpx.Response(200, json={}))
+        with contextlib.suppress(UnexpectedAnswer):
+            call(api.client())
+        (request,) = api.requests
+        route, _ = apigw.match(request.method, request.url.path)
+        sent.setdefault((request.method, route.path), set()).update(request.url.params)
+
+    # Then every query parameter of every operation of the document is among them: none is unreachable
+    document = json.loads(OPENAPI.read_text())["paths"]
+    for path, operations in document.items():
+        for method, operation in operations.items():
+            documented = {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
+            assert documented <= sent.get((method.upper(), path), set()), f"{method.upper()} {path}"
+
+
+def _documented_errors() -> list[tuple[str, str, int, dict]]:
+    """Every error example of the document: (operation, code, status, body)."""
+    found = []
+    for path, operations in json.loads(OPENAPI.read_text())["paths"].items():
+        for method, operation in operations.items():
+            for status, response in operation["responses"].items():
+                examples = response.get("content", {}).get("application/json", {}).get("examples", {})
+                for example in examples.values() if int(status) >= 400 else ():
+                    body = example["value"]
+                    found.append((f"{method.upper()} {path}", body["error"]["code"], int(status), body))
+    return found
+
+
+def test_every_error_the_document_shows_is_raised_as_its_own_class():
+    # Given every error example of the OpenAPI document (a code added to the API shows up here)
+    documented = _documented_errors()
+    assert {code for _, code, _, _ in documented} >= {"not_found", "precondition_failed", "org_suspended"}
+
+    for operation, code, status, body in documented:
+        # When the API answers it
+        raised = error_for(httpx.Response(status, json=body))
+
+        # Then it is the class its code names, carrying its code and status, never the catch-all
+        assert type(raised) is ERRORS.get(code), f"{operation} {status} {code}"
+        assert (raised.code, raised.status) == (code, status)
 
 
 def test_every_client_method_that_sends_a_query_is_checked():
