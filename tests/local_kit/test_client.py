@@ -11,6 +11,8 @@ import pytest
 from controlplane.http.errors import STATUS
 from controlplane.http.routes import ROUTES
 from controlplane.models import errors
+from controlplane.models.resources import DeletionAccepted
+from controlplane.models.units import MoveAccepted
 from cpctl import endpoints
 from cpctl.client import Client, etag
 from cpctl.errors import (
@@ -279,6 +281,25 @@ def test_patch_sends_only_the_fields_given_and_if_match_from_a_resource():
     patch = api.requests[-1]
     assert json.loads(patch.content) == {"name": "Renamed"}
     assert patch.headers["If-Match"] == '"1"'
+
+
+def test_a_202_is_read_as_the_work_accepted_and_a_204_as_nothing():
+    # Given the API's answers to a delete of a big org and a move of a big subtree (work goes on)
+    deleting = {"org_id": "acme", "status": "deleting", "message": "GET the org until it is 404"}
+    moving = {"org_id": "acme", "unit_id": "eng", "status": "moving", "message": "GET the unit"}
+    api = Scripted(httpx.Response(202, json=deleting), httpx.Response(202, json=moving), httpx.Response(204))
+    client = api.client()
+
+    # When the client makes them, and a delete that is done at once
+    accepted = client.delete_org("acme", if_match='"2"')
+    moved = client.update_unit("acme", "eng", parent_id="ops")
+    gone = client.delete_org("acme")
+
+    # Then each is its model (not the resource), and the 204 is None
+    assert isinstance(accepted, DeletionAccepted) and accepted.org_id == "acme"
+    assert isinstance(moved, MoveAccepted) and moved.unit_id == "eng"
+    assert gone is None
+    assert api.requests[0].headers["If-Match"] == '"2"'
 
 
 def test_suspend_and_activate_send_the_status_patch():
