@@ -32,8 +32,12 @@ def etag(resource: Resource) -> str:
 
 
 def if_match_header(value: ETagLike) -> dict[str, str]:
+    """No header for None; an empty one is refused (``"$ETAG"`` unset): a proxy may drop an empty
+    header, and the change would then apply whatever the version."""
     if value is None:
         return {}
+    if value == "":
+        raise ValueError("If-Match is empty: give the ETag you read, or None for no condition")
     return {"If-Match": etag(value) if isinstance(value, Resource) else value}
 
 

@@ -149,8 +149,18 @@ TicketArgument = Annotated[
 Limit = Annotated[int | None, typer.Option(min=1, max=100, help="Page size (the API's default: 20).")]
 CursorOption = Annotated[str | None, typer.Option(help="`next_cursor` of the previous page.")]
 All = Annotated[bool, typer.Option("--all", help="Every page, from --cursor on; --limit is then the page size.")]
+
+
+def an_etag(param: typer.CallbackParam, value: str | None) -> str | None:
+    """An If-Match given is never empty (``"$ETAG"`` unset): a proxy may drop an empty header, and the
+    change would then apply whatever the version."""
+    if value == "":
+        raise typer.BadParameter("is empty (an unset shell variable?)", param=param)
+    return header_value(param, value)
+
+
 IfMatch = Annotated[
-    str | None, typer.Option(callback=header_value, help='Only if the resource still has this ETag, e.g. "3".')
+    str | None, typer.Option(callback=an_etag, help='Only if the resource still has this ETag, e.g. "3".')
 ]
 
 

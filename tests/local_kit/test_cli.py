@@ -199,6 +199,19 @@ def test_an_empty_option_of_a_create_is_a_usage_error_not_its_default(table, gat
     assert raw(gateway, "/orgs/acme/users").json()["items"] == []
 
 
+def test_an_empty_if_match_is_a_usage_error_and_changes_nothing(table, gateway, cpctl):
+    # Given an org (`--if-match "$ETAG"` in a script whose variable is not set)
+    assert cpctl("orgs", "create", "acme", "--name", "Acme").exit_code == 0
+
+    # When a change is given an empty If-Match
+    result = cpctl("orgs", "update", "acme", "--name", "Renamed", "--if-match", "")
+
+    # Then it is a usage error naming it, and the org keeps its name
+    assert result.exit_code == 2, result.output
+    assert "--if-match" in result.stderr
+    assert raw(gateway, "/orgs/acme").json()["name"] == "Acme"
+
+
 def test_no_token_anywhere_is_a_usage_error(table, cpctl):
     result = cpctl("orgs", "list", token=None)
 

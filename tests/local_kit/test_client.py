@@ -145,6 +145,28 @@ def test_an_empty_optional_of_a_create_is_refused_before_sending_not_dropped(cre
     assert api.requests == []
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda c: c.update_org("acme", if_match="", name="Acme"),
+        lambda c: c.delete_user("acme", "bob", if_match=""),
+        lambda c: c.delete_unit("acme", "eng", if_match=""),
+    ],
+    ids=["update-org", "delete-user", "delete-unit"],
+)
+def test_an_empty_if_match_is_refused_before_sending_not_sent_as_a_condition_that_may_vanish(change):
+    # Given a client
+    api = Scripted(httpx.Response(204))
+
+    # When a change is given an empty If-Match (a script's unset "$ETAG")
+    with pytest.raises(ValueError, match="If-Match"):
+        change(api.client())
+
+    # Then nothing is sent: an empty header may reach the API as none, and the change would apply
+    # whatever the version
+    assert api.requests == []
+
+
 def test_already_exists_is_raised_at_once_not_retried():
     api = Scripted(error(409, "already_exists"))
 
