@@ -9,11 +9,13 @@ org admin or member need those users' ID tokens: with USER_POOL_ID and USER_POOL
 stack's outputs) and AWS credentials allowed ``cognito-idp:AdminSetUserPassword`` and
 ``AdminInitiateAuth``, the suite sets each new user a random password and signs them in;
 without them those checks are skipped, with the reason. Locally every check runs.
+
+What a deployment does after its answer (indexes, the stream, queued jobs, the authorizer cache's
+flush) the suite waits for, bounded: ``e2e/waits.py``, docs/OPERATIONS.md "Check a deployment".
 """
 
 import os
 import secrets
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -22,6 +24,7 @@ import pytest
 from cpctl.client import Client
 from cpctl.credentials import cognito_token
 from cpctl.errors import NotFound
+from e2e import waits
 from local import tokens
 from local.process import ServerProcess
 
@@ -109,19 +112,36 @@ def new_id(prefix: str = "e2e") -> str:
     return f"{prefix}-{secrets.token_hex(4)}"
 
 
-def delete_org(client: Client, org_id: str, timeout: float = 120.0) -> None:
-    """Delete the org and wait until it is gone (a large one finishes in the background)."""
+def delete_org(client: Client, org_id: str, timeout: float = waits.JOB_SECONDS) -> None:
+    """Delete the org and wait until it is gone: on AWS a delete that outgrows its request answers
+    202 and finishes from a queue. One still there after ``timeout`` fails, naming the org, rather
+    than being left behind unnoticed."""
     try:
         accepted = client.delete_org(org_id)
     except NotFound:
         return
-    deadline = time.monotonic() + timeout
-    while accepted is not None and time.monotonic() < deadline:
+    if accepted is not None:
+        waits.eventually(lambda: _gone(client, org_id), bool, f"org {org_id}'s delete (202) to finish", timeout)
+
+
+def _gone(client: Client, org_id: str) -> bool:
+    try:
+        client.get_org(org_id)
+    except NotFound:
+        return True
+    return False
+
+
+def delete_orgs(client: Client, org_ids: list[str]) -> None:
+    """Delete each org, the others too when one fails; then raise the first failure."""
+    failures = []
+    for org_id in org_ids:
         try:
-            client.get_org(org_id)
-        except NotFound:
-            return
-        time.sleep(2)
+            delete_org(client, org_id)
+        except Exception as failed:
+            failures.append(failed)
+    if failures:
+        raise failures[0]
 
 
 @dataclass
@@ -165,5 +185,4 @@ def tenants(target, operator) -> Iterator[Tenants]:
             if caller is not None and caller is not operator:
                 caller.close()
     finally:
-        for org_id in created:
-            delete_org(operator, org_id)
+        delete_orgs(operator, created)

@@ -1,0 +1,105 @@
+"""The e2e suite's waits (e2e/waits.py, e2e/conftest.py), against fakes that lag as a deployment
+does: a GSI that shows a write a few reads late, an org delete that answers 202 and finishes later,
+or never. ``make run`` does all of it within the request, so only fakes show the suite copes."""
+
+import httpx
+import pytest
+
+from cpctl.errors import NotFound
+from e2e import conftest, waits
+
+
+@pytest.fixture(autouse=True)
+def fast(monkeypatch):
+    monkeypatch.setattr(waits, "POLL_SECONDS", 0.001)
+
+
+class Lagging:
+    """A list that shows ``items`` only from the ``lag``-th read on, as a GSI after a write."""
+
+    def __init__(self, items: list[str], lag: int) -> None:
+        self.items, self.lag, self.reads = items, lag, 0
+
+    def read(self) -> list[str]:
+        self.reads += 1
+        return self.items if self.reads > self.lag else []
+
+
+class QueuedDelete:
+    """An org whose delete answers 202 and is gone after ``reads`` GETs (never, with None)."""
+
+    def __init__(self, reads: int | None, missing: set[str] = frozenset()) -> None:
+        self.reads, self.missing, self.deleted = reads, set(missing), []
+
+    def delete_org(self, org_id: str) -> object:
+        if org_id in self.missing:
+            raise RuntimeError(f"{org_id}: 503")
+        self.deleted.append(org_id)
+        return {"status": "deleting"}
+
+    def get_org(self, org_id: str) -> object:
+        if self.reads is not None:
+            self.reads -= 1
+            if self.reads < 0:
+                raise NotFound(httpx.Response(404, json={"error": {"code": "not_found", "message": "gone"}}))
+        return {"org_id": org_id}
+
+
+def test_a_read_of_a_lagging_index_is_polled_until_the_write_shows():
+    # Given a listing that shows the new ticket only from the third read on
+    index = Lagging(["t-1"], lag=2)
+
+    # When the suite waits for it
+    seen = waits.eventually(index.read, lambda items: "t-1" in items, "ticket t-1 in the list")
+
+    # Then it got it, on the third read
+    assert (seen, index.reads) == (["t-1"], 3)
+
+
+def test_a_write_that_never_shows_fails_with_what_was_awaited_and_the_last_read():
+    # Given a listing that never shows the write
+    index = Lagging(["t-1"], lag=10**9)
+
+    # When the suite waits for it, with a short bound; Then it fails saying what and what it read
+    with pytest.raises(AssertionError, match=r"ticket t-1 in the list: not within 0.05 s; last read: \[\]"):
+        waits.eventually(index.read, lambda items: "t-1" in items, "ticket t-1 in the list", timeout=0.05)
+
+
+def test_a_settled_snapshot_waits_for_the_index_to_stop_changing(monkeypatch):
+    # Given a deployment's settle time and a listing that shows an earlier write on its second read
+    monkeypatch.setenv("E2E_SETTLE_SECONDS", "0.001")
+    index = Lagging(["t-1"], lag=1)
+
+    # When the suite takes its snapshot before a refused call
+    before = waits.settled(index.read, "snapshot")
+
+    # Then it holds the earlier write, so a read after the call compares equal
+    assert before == ["t-1"] == index.read()
+
+
+def test_an_org_delete_answered_202_is_awaited_until_the_org_is_gone():
+    # Given a delete that is queued and done after three GETs
+    api = QueuedDelete(reads=3)
+
+    # When the suite deletes the org; Then it returned once the org was gone
+    conftest.delete_org(api, "e2e-1")
+    assert api.reads < 0
+
+
+def test_an_org_delete_that_never_finishes_fails_naming_the_org_left_behind():
+    # Given a queued delete that never finishes (its queue stuck)
+    api = QueuedDelete(reads=None)
+
+    # When the suite deletes the org; Then it fails and names it, not leaving it behind in silence
+    with pytest.raises(AssertionError, match="org e2e-1's delete"):
+        conftest.delete_org(api, "e2e-1", timeout=0.05)
+
+
+def test_one_orgs_failed_delete_does_not_leave_the_next_org_behind():
+    # Given two orgs of the suite's, the first one's delete failing
+    api = QueuedDelete(reads=0, missing={"e2e-a"})
+
+    # When the suite removes both; Then the second went all the same, and the failure is raised
+    with pytest.raises(RuntimeError, match="e2e-a"):
+        conftest.delete_orgs(api, ["e2e-a", "e2e-b"])
+    assert api.deleted == ["e2e-b"]
