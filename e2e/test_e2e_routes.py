@@ -1,6 +1,5 @@
 """Every route, over HTTP, through the client: what a deployment must do for its users."""
 
-import time
 import uuid
 
 import pytest
@@ -15,7 +14,9 @@ from cpctl.errors import (
     Unauthorized,
     ValidationFailed,
 )
+from e2e import waits
 from e2e.conftest import delete_org, new_id
+from e2e.waits import eventually
 
 
 @pytest.fixture
@@ -31,7 +32,8 @@ def test_every_route_answers_as_documented(target, org_id):
         org = api.create_org(org_id, name="E2E Org", plan="pro")
         assert (org.org_id, org.plan, org.version) == (org_id, "pro", 1)
         assert api.last_response.headers["ETag"] == etag(org)
-        assert org_id in {listed.org_id for listed in api.iter_orgs(limit=100)}
+        # Lists that read GSI1 or GSI2 follow a write asynchronously on AWS: each is awaited, bounded.
+        eventually(lambda: {o.org_id for o in api.iter_orgs(limit=100)}, lambda ids: org_id in ids, "the org in GSI1")
         assert api.get_org(org_id) == org
 
         renamed = api.update_org(org_id, name="E2E Renamed", if_match=org)
@@ -49,12 +51,11 @@ def test_every_route_answers_as_documented(target, org_id):
         ann = api.update_user(org_id, "ann", role="admin", if_match=api.get_user(org_id, "ann"))
         assert (ann.role, ann.version) == ("admin", 2)
         # The activity log is written from the table's stream: it follows within seconds.
-        deadline = time.monotonic() + 30
-        log = api.list_activity(org_id, 100).items
-        while not any(entry.type == "User Role Changed" for entry in log):
-            assert time.monotonic() < deadline, "no activity entry for the role change"
-            time.sleep(0.5)
-            log = api.list_activity(org_id, 100).items
+        log = eventually(
+            lambda: api.list_activity(org_id, 100).items,
+            lambda log: any(entry.type == "User Role Changed" for entry in log),
+            "the activity entry of the role change",
+        )
         assert (log[0].type, log[0].resource.id, log[0].changes) == (
             "User Role Changed",
             "ann",
@@ -64,7 +65,12 @@ def test_every_route_answers_as_documented(target, org_id):
 
         opened = [api.create_ticket(org_id, "ben", f"Ticket {i}", priority="high", tags=["e2e"]) for i in range(5)]
         newest_first = [ticket.ticket_id for ticket in reversed(opened)]
-        assert [ticket.ticket_id for ticket in api.iter_tickets(org_id, "ben", limit=2)] == newest_first
+        listed = eventually(
+            lambda: [ticket.ticket_id for ticket in api.iter_tickets(org_id, "ben", limit=2)],
+            lambda ids: len(ids) == len(opened),
+            "ben's 5 tickets in GSI1",
+        )
+        assert listed == newest_first
         assert [ticket.ticket_id for ticket in api.get_user_with_tickets(org_id, "ben", limit=3).tickets] == (
             newest_first[:3]
         )
@@ -78,10 +84,12 @@ def test_every_route_answers_as_documented(target, org_id):
         # Units: a small tree, a user placed in it and listed from above, then the tree taken down
         api.create_unit(org_id, "eng", "Engineering")
         api.create_unit(org_id, "platform", "Platform", parent_id="eng")
-        assert [unit.unit_id for unit in api.list_units(org_id).items] == ["eng", "platform"]  # depth-first
+        units = eventually(lambda: api.list_units(org_id).items, lambda units: len(units) == 2, "both units in GSI1")
+        assert [unit.unit_id for unit in units] == ["eng", "platform"]  # depth-first
         assert api.get_unit(org_id, "platform").path == "/eng/platform"
         assert api.update_user(org_id, "cid", unit="platform").unit == "platform"
-        assert [user.user_id for user in api.list_unit_users(org_id, "eng").items] == ["cid"]
+        under_eng = eventually(lambda: api.list_unit_users(org_id, "eng").items, bool, "cid under eng in GSI2")
+        assert [user.user_id for user in under_eng] == ["cid"]
         assert api.list_unit_users(org_id, "eng", direct=True).items == []
         assert api.update_unit(org_id, "platform", name="Platform team").name == "Platform team"
         api.update_user(org_id, "cid", unit="root")
@@ -91,10 +99,12 @@ def test_every_route_answers_as_documented(target, org_id):
 
         # A user import: a job, followed until it is done
         started = api.import_users(org_id, [{"user_id": "dee", "name": "Dee", "email": "dee@e2e.example"}])
-        deadline = time.monotonic() + 60
-        while (done := api.get_user_import(org_id, started.import_id)).status != "done":
-            assert time.monotonic() < deadline, "the import did not finish"
-            time.sleep(0.5)
+        done = eventually(
+            lambda: api.get_user_import(org_id, started.import_id),
+            lambda job: job.status == "done",
+            "the import (a queued job on AWS)",
+            waits.JOB_SECONDS,
+        )
         assert (done.created, done.refused) == (1, [])
         assert api.get_user(org_id, "dee").unit == "root"
 
@@ -124,7 +134,9 @@ def test_a_create_retried_with_its_idempotency_key_happens_once(operator, org_id
     again = operator.create_ticket(org_id, "ann", "Only once", idempotency_key=key)
 
     assert again == first
-    assert [ticket.ticket_id for ticket in operator.iter_tickets(org_id, "ann")] == [first.ticket_id]
+    eventually(lambda: list(operator.iter_tickets(org_id, "ann")), bool, "ann's ticket in GSI1")
+    listed = waits.settled(lambda: list(operator.iter_tickets(org_id, "ann")), "ann's tickets in GSI1")
+    assert [ticket.ticket_id for ticket in listed] == [first.ticket_id]
     with pytest.raises(IdempotencyKeyReused):
         operator.create_ticket(org_id, "ann", "Another body", idempotency_key=key)
 
