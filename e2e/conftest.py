@@ -23,7 +23,7 @@ import pytest
 
 from cpctl.client import Client
 from cpctl.credentials import cognito_token
-from cpctl.errors import NotFound
+from cpctl.errors import NotFound, ServiceUnavailable
 from e2e import waits
 from local import tokens
 from local.process import ServerProcess
@@ -132,6 +132,23 @@ def _gone(client: Client, org_id: str) -> bool:
     return False
 
 
+def limits_ready(api: Client, org_id: str, timeout: float = waits.JOB_SECONDS) -> None:
+    """Wait until the org's API key is in its usage plan. Until then a stack answers the org's users
+    ``503`` (docs/LIMITS.md), which the client retries for about 20 s only (5 attempts, Retry-After 5):
+    a new org's key comes from the tenant-keys consumer, through EventBridge and SQS (cold on a fresh
+    stack, paced at 0.5 s a key, behind the keys of the orgs the suite made before), and reaches API
+    Gateway's fleet after that. Operators have their own key from the start; locally it is at once."""
+    waits.eventually(lambda: _limits_set(api, org_id), bool, f"org {org_id}'s API key (503 until then)", timeout)
+
+
+def _limits_set(api: Client, org_id: str) -> bool:
+    try:
+        api.get_org(org_id)
+    except ServiceUnavailable:
+        return False
+    return True
+
+
 def delete_orgs(client: Client, org_ids: list[str]) -> None:
     """Delete each org, the others too when one fails; then raise the first failure."""
     failures = []
@@ -180,6 +197,9 @@ def tenants(target, operator) -> Iterator[Tenants]:
             "admin_b": client(b, "bob", "admin"),
             "no_token": target.client(None),
         }
+        for org_id, who in ((a, "admin_a"), (b, "admin_b")):
+            if (admin := callers[who]) is not None:
+                limits_ready(admin, org_id)
         yield Tenants(a, b, tickets, callers)
         for caller in callers.values():
             if caller is not None and caller is not operator:

@@ -12,7 +12,7 @@ import pytest
 from cpctl.client import Client
 from cpctl.errors import ApiError
 from e2e import waits
-from e2e.conftest import delete_org, new_id
+from e2e.conftest import delete_org, limits_ready, new_id
 from local import isolation
 
 POLL_SECONDS = 0.25
@@ -64,7 +64,9 @@ def org_r(target, operator):
         tokens = {role: target.token_for(org_id, user, role) for user, role in (("root", "admin"), ("alice", "member"))}
         if None in tokens.values():
             pytest.skip(target.no_user_tokens)
-        yield org_id, {role: target.client(token) for role, token in tokens.items()}
+        callers = {role: target.client(token) for role, token in tokens.items()}
+        limits_ready(callers["admin"], org_id)
+        yield org_id, callers
     finally:
         if operator.get_org(org_id).status == "suspended":
             operator.activate_org(org_id)

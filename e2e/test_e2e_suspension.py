@@ -14,7 +14,7 @@ import pytest
 from cpctl.client import Client
 from cpctl.errors import ApiError
 from e2e import waits
-from e2e.conftest import LOCAL_TTL, delete_org, new_id
+from e2e.conftest import LOCAL_TTL, delete_org, limits_ready, new_id
 from e2e.test_e2e_isolation import CALLS, Cell, import_done
 from local import isolation
 from local.isolation import EXPECTED
@@ -61,7 +61,9 @@ def org_c(target, operator):
                    (("admin_a", "root", "admin"), ("member_a_own", "alice", "member"))}  # fmt: skip
         if None in callers.values():
             pytest.skip(target.no_user_tokens)
-        yield cell, {who: target.client(token) for who, token in callers.items()}
+        clients = {who: target.client(token) for who, token in callers.items()}
+        limits_ready(clients["admin_a"], org_id)
+        yield cell, clients
     finally:
         try:
             operator.update_org(org_id, status="active")

@@ -5,7 +5,7 @@ or never. ``make run`` does all of it within the request, so only fakes show the
 import httpx
 import pytest
 
-from cpctl.errors import NotFound
+from cpctl.errors import NotFound, ServiceUnavailable
 from e2e import conftest, waits
 
 
@@ -103,3 +103,34 @@ def test_one_orgs_failed_delete_does_not_leave_the_next_org_behind():
     with pytest.raises(RuntimeError, match="e2e-a"):
         conftest.delete_orgs(api, ["e2e-a", "e2e-b"])
     assert api.deleted == ["e2e-b"]
+
+
+class KeyPending:
+    """An org whose API key is in its usage plan from the ``pending``-th call on: 503 before."""
+
+    def __init__(self, pending: int) -> None:
+        self.pending, self.calls = pending, 0
+
+    def get_org(self, org_id: str) -> object:
+        self.calls += 1
+        if self.calls <= self.pending:
+            raise ServiceUnavailable(httpx.Response(503, json={"error": {"code": "x", "message": "m"}}))
+        return {"org_id": org_id}
+
+
+def test_an_org_users_first_call_waits_until_the_orgs_api_key_is_in_its_usage_plan():
+    # Given a new org whose key is in its usage plan only after the client's own retries gave up, twice
+    api = KeyPending(pending=2)
+
+    # When the suite waits for its limits; Then it returned once a call was served
+    conftest.limits_ready(api, "e2e-1")
+    assert api.calls == 3
+
+
+def test_an_org_whose_key_never_comes_fails_naming_it():
+    # Given an org whose key never reaches its usage plan (the tenant-keys consumer stuck)
+    api = KeyPending(pending=10**9)
+
+    # When the suite waits for its limits; Then it fails, naming the org and the 503
+    with pytest.raises(AssertionError, match=r"org e2e-1's API key \(503 until then\)"):
+        conftest.limits_ready(api, "e2e-1", timeout=0.05)
