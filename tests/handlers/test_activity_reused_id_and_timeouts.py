@@ -148,8 +148,10 @@ def test_an_entry_stamped_a_moment_before_its_org_by_another_instance_hides_noth
     assert [e["type"] for e in reply.body["items"]] == ["User Created", "Organization Created"]
 
 
-def test_a_new_orgs_log_leaves_out_the_old_orgs_removals_that_another_shard_sorts_after_its_created(bus, stream):
-    # Given acme with a unit, deleted, and another tenant's acme created in the same second
+def _old_removal_sorted_above_the_new_created(stream) -> None:
+    """acme with a unit, deleted, and another tenant's acme (admin newadmin) created in the same
+    second, their entries written; the old unit's removal on a shard whose sequence numbers run
+    ahead of the org's (the stream orders one second's records by number within a shard only)."""
     create_org("acme")
     create_unit("eng")
     feeder().feed(stream.read())
@@ -157,17 +159,21 @@ def test_a_new_orgs_log_leaves_out_the_old_orgs_removals_that_another_shard_sort
     create_org("acme")
     create_user("acme", "newadmin", role="admin")
     records = stream.read()
-    # where the units' partition is another shard, whose sequence numbers run ahead of the org's
-    # (the stream orders the records of one second by number within a shard only)
     [removed] = [r for r in records if r["dynamodb"]["Keys"]["SK"]["S"] == "UNIT#eng"]
     last = max(r["dynamodb"]["SequenceNumber"] for r in records)
     removed["dynamodb"]["SequenceNumber"] = str(int(last) + 1).zfill(len(last))
     removed["dynamodb"]["ApproximateCreationDateTime"] = max(
         r["dynamodb"]["ApproximateCreationDateTime"] for r in records
     )
-
-    # When the events function has written every entry, and the new org's admin reads its log
     feeder().feed(records)
+
+
+def test_a_new_orgs_log_leaves_out_the_old_orgs_removals_that_another_shard_sorts_after_its_created(bus, stream):
+    # Given the old acme's Unit Deleted sorted above the new acme's Created (another shard), and the
+    # events function has written every entry
+    _old_removal_sorted_above_the_new_created(stream)
+
+    # When the new org's admin reads its log
     reply = call("GET", "/orgs/acme/activity", caller=admin("acme", "newadmin"))
 
     # Then it holds the new org's own entries, not the deleted org's Unit Deleted
@@ -177,20 +183,7 @@ def test_a_new_orgs_log_leaves_out_the_old_orgs_removals_that_another_shard_sort
 
 def test_a_page_that_ends_between_the_old_orgs_removal_and_the_new_created_still_reads_the_new_log(bus, stream):
     # Given the same: the old acme's Unit Deleted sorted above the new acme's Created (another shard)
-    create_org("acme")
-    create_unit("eng")
-    feeder().feed(stream.read())
-    assert call("DELETE", "/orgs/acme").status == 204
-    create_org("acme")
-    create_user("acme", "newadmin", role="admin")
-    records = stream.read()
-    [removed] = [r for r in records if r["dynamodb"]["Keys"]["SK"]["S"] == "UNIT#eng"]
-    last = max(r["dynamodb"]["SequenceNumber"] for r in records)
-    removed["dynamodb"]["SequenceNumber"] = str(int(last) + 1).zfill(len(last))
-    removed["dynamodb"]["ApproximateCreationDateTime"] = max(
-        r["dynamodb"]["ApproximateCreationDateTime"] for r in records
-    )
-    feeder().feed(records)
+    _old_removal_sorted_above_the_new_created(stream)
 
     # When the new org's admin reads its log in pages of 2, the first of which does not reach its
     # Created entry
