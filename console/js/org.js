@@ -5,7 +5,7 @@ import { activityPanel } from "./activity.js";
 import * as api from "./api.js";
 import { alert, confirm, field, form, h, link, loading, pagedList, replace, scrolling, select, when } from "./dom.js";
 import { seatsText, statusOf } from "./orgs.js";
-import { refresh } from "./router.js";
+import { refresh, takeAnswer } from "./router.js";
 import { unitsPanel } from "./units.js";
 
 const ROLES = ["member", "admin"];
@@ -18,15 +18,17 @@ const SUSPENSION_EFFECT =
 export async function orgScreen(screen, who, orgId) {
   const heading = h("h1", {}, `Organization ${orgId}`);
   screen.append(heading, loading("the organization"));
-  let org;
+  // A change just made answered the org as it is now: a GET could still read it as it was.
+  const answer = takeAnswer();
+  let org = answer.org;
   try {
-    org = await api.getOrg(orgId);
+    org = org || (await api.getOrg(orgId));
   } catch (error) {
     screen.replaceChildren(heading, alert(error.message));
     return;
   }
   const admin = who.operator || who.role === "admin";
-  replace(screen, heading, summary(org, who), seats(org), status(org, who), users(org, who, admin), unitsPanel(org, admin));
+  replace(screen, heading, summary(org, who), seats(org), status(org, who), users(org, who, admin), unitsPanel(org, admin, answer.unit));
   if (admin) screen.append(activityPanel(org, who));
 }
 
@@ -44,8 +46,7 @@ function summary(org, who) {
         [field("Organization name", h("input", { name: "name", value: org.name, required: true }))],
         "Rename",
         async (data) => {
-          await api.updateOrg(org.org_id, { name: data.get("name") }, org.version);
-          refresh("Renamed.");
+          refresh("Renamed.", { org: await api.updateOrg(org.org_id, { name: data.get("name") }, org.version) });
         },
       ),
     );
@@ -54,8 +55,7 @@ function summary(org, who) {
     // Only operators change plans (the API refuses admins); a plan with too few seats is the API's 409.
     const plans = h("select", { name: "plan" });
     const change = form({ "aria-label": "Change the plan" }, [field("Plan", plans)], "Change plan", async (data) => {
-      await api.updateOrg(org.org_id, { plan: data.get("plan") });
-      refresh(`The plan is now ${data.get("plan")}.`);
+      refresh(`The plan is now ${data.get("plan")}.`, { org: await api.updateOrg(org.org_id, { plan: data.get("plan") }) });
     });
     api.listPlans().then(
       ({ items }) => {
@@ -118,15 +118,15 @@ function status(org, who) {
           confirmLabel: `Suspend ${org.org_id}`,
         });
         if (!confirmed) return;
-        await api.updateOrg(org.org_id, { status: "suspended", suspension_reason: data.get("reason") }, org.version);
-        refresh(`${org.org_id} is suspended: its users are refused within 5 seconds.`);
+        const changed = await api.updateOrg(org.org_id, { status: "suspended", suspension_reason: data.get("reason") }, org.version);
+        refresh(`${org.org_id} is suspended: its users are refused within 5 seconds.`, { org: changed });
       }),
     );
   } else {
     section.append(
       form({ "aria-label": "Reactivate the organization" }, [], "Reactivate", async () => {
-        await api.updateOrg(org.org_id, { status: "active" }, org.version);
-        refresh(`${org.org_id} is active again. Its users are let back in within 5 seconds.`);
+        const changed = await api.updateOrg(org.org_id, { status: "active" }, org.version);
+        refresh(`${org.org_id} is active again. Its users are let back in within 5 seconds.`, { org: changed });
       }),
     );
   }

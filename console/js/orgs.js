@@ -69,7 +69,7 @@ export async function orgsScreen(screen) {
     async (data, _, key) => {
       const plan = data.has("plan") ? data.get("plan") : undefined; // undefined: not sent
       const org = await api.createOrg({ org_id: data.get("org_id"), name: data.get("name"), plan }, key);
-      go(`#/orgs/${encodeURIComponent(org.org_id)}`, `Created ${org.org_id}.`);
+      go(`#/orgs/${encodeURIComponent(org.org_id)}`, `Created ${org.org_id}.`, { org });
     },
   );
   screen.append(h("section", { "aria-labelledby": "orgs-create" }, h("h2", { id: "orgs-create" }, "Create an organization"), create), list);

@@ -3,7 +3,7 @@
 
 import * as api from "./api.js";
 import { alert, field, h, loading, select, showAlert } from "./dom.js";
-import { go, refresh } from "./router.js";
+import { go, refresh, takeAnswer } from "./router.js";
 
 const STATUSES = ["open", "pending", "solved", "closed"];
 const PRIORITIES = ["low", "normal", "high", "urgent"];
@@ -11,9 +11,10 @@ const PRIORITIES = ["low", "normal", "high", "urgent"];
 export async function ticketScreen(screen, who, orgId, ticketId) {
   const heading = h("h1", {}, "Ticket");
   screen.append(heading, loading("the ticket"));
-  let ticket;
+  // A ticket just opened or saved is the write's answer: a GET could still read it as it was, or 404.
+  let ticket = takeAnswer().ticket;
   try {
-    ticket = await api.getTicket(orgId, ticketId);
+    ticket = ticket || (await api.getTicket(orgId, ticketId));
   } catch (error) {
     screen.replaceChildren(heading, alert(error.message));
     return;
@@ -68,8 +69,7 @@ function editor(ticket) {
     }
     save.disabled = true;
     try {
-      await api.updateTicket(ticket.org_id, ticket.ticket_id, changes, ticket.version);
-      refresh("Ticket saved.");
+      refresh("Ticket saved.", { ticket: await api.updateTicket(ticket.org_id, ticket.ticket_id, changes, ticket.version) });
     } catch (error) {
       if (error.status === 412) {
         const reload = h("button", { type: "button", className: "secondary", onClick: () => refresh() }, "Reload the ticket");
@@ -109,7 +109,7 @@ function remover(ticket, owner) {
     try {
       await api.deleteTicket(ticket.org_id, ticket.ticket_id, ticket.version);
       dialog.close();
-      go(owner, "Ticket deleted.");
+      go(owner, "Ticket deleted.", { deletedTicket: ticket.ticket_id });
     } catch (error) {
       if (error.status === 412) {
         // What the dialog asked about is not the ticket any more: reload it, and decide again.

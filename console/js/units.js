@@ -29,13 +29,17 @@ async function everyUnit(orgId) {
 }
 
 // While a move of units is under way the API lists no tree (409 move_in_progress, with Retry-After):
-// the panel says so, and offers to try again, as for a 429 or a 503.
-export function unitsPanel(org, admin) {
+// the panel says so, and offers to try again, as for a 429 or a 503. A unit just added (`added`, the
+// create's answer) is in the tree even when the list, read a moment after, does not have it yet.
+export function unitsPanel(org, admin, added) {
   const section = h("section", { "aria-labelledby": "org-units" }, h("h2", { id: "org-units" }, "Units"));
   const read = () => {
     section.replaceChildren(section.firstChild, loading("the units"));
     everyUnit(org.org_id).then(
-      (units) => section.replaceChildren(section.firstChild, ...panel(org, admin, units)),
+      (units) => {
+        if (added && !units.some((unit) => unit.unit_id === added.unit_id)) units.push(added);
+        section.replaceChildren(section.firstChild, ...panel(org, admin, units));
+      },
       (error) =>
         replace(
           section,
@@ -115,7 +119,7 @@ function adminForms(org, units) {
       "Add unit",
       async (data, _, key) => {
         const unit = await api.createUnit(org.org_id, Object.fromEntries(data), key);
-        refresh(`Added unit ${unit.unit_id}.`);
+        refresh(`Added unit ${unit.unit_id}.`, { unit });
       },
     ),
     h("h3", {}, "Move a user"),

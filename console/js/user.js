@@ -2,22 +2,24 @@
 
 import * as api from "./api.js";
 import { alert, field, form, h, link, loading, pagedList, select } from "./dom.js";
-import { go, refresh } from "./router.js";
+import { go, refresh, takeAnswer } from "./router.js";
 
 const PRIORITIES = ["low", "normal", "high", "urgent"];
 
 export async function userScreen(screen, who, orgId, userId) {
   const heading = h("h1", {}, `User ${userId}`);
   screen.append(heading, loading("the user"));
-  let user;
+  // A save just made answered the user as they are now; a ticket just deleted may still be listed.
+  const answer = takeAnswer();
+  let user = answer.user;
   try {
-    user = await api.getUser(orgId, userId);
+    user = user || (await api.getUser(orgId, userId));
   } catch (error) {
     screen.replaceChildren(heading, alert(error.message));
     return;
   }
   heading.textContent = `${user.name} (${user.user_id})`;
-  screen.replaceChildren(heading, profile(user, who), tickets(user));
+  screen.replaceChildren(heading, profile(user, who), tickets(user, answer.deletedTicket));
 }
 
 function profile(user, who) {
@@ -38,19 +40,21 @@ function profile(user, who) {
     form({ "aria-label": "Profile" }, fields, "Save profile", async (data) => {
       const changes = Object.fromEntries([...data].filter(([name, value]) => user[name] !== value));
       if (!Object.keys(changes).length) throw new Error("Nothing to save: no field changed.");
-      await api.updateUser(user.org_id, user.user_id, changes, user.version);
-      refresh("Profile saved.");
+      refresh("Profile saved.", { user: await api.updateUser(user.org_id, user.user_id, changes, user.version) });
     }),
   );
 }
 
-function tickets(user) {
+function tickets(user, deletedTicket) {
   const list = h("ul", { "aria-label": "Tickets" });
   const section = h("section", { "aria-labelledby": "user-tickets" }, h("h2", { id: "user-tickets" }, "Tickets, newest first"), list);
   section.append(
     ...pagedList({
       container: list,
-      fetchPage: (cursor) => api.listTickets(user.org_id, user.user_id, cursor),
+      fetchPage: async (cursor) => {
+        const page = await api.listTickets(user.org_id, user.user_id, cursor);
+        return { ...page, items: page.items.filter((ticket) => ticket.ticket_id !== deletedTicket) };
+      },
       label: "tickets",
       empty: "No tickets yet.",
       row: (ticket) =>
@@ -72,7 +76,7 @@ function tickets(user) {
       "Open ticket",
       async (data, _, key) => {
         const ticket = await api.openTicket(user.org_id, user.user_id, Object.fromEntries(data), key);
-        go(`#/orgs/${encodeURIComponent(ticket.org_id)}/tickets/${encodeURIComponent(ticket.ticket_id)}`, "Ticket opened.");
+        go(`#/orgs/${encodeURIComponent(ticket.org_id)}/tickets/${encodeURIComponent(ticket.ticket_id)}`, "Ticket opened.", { ticket });
       },
     ),
   );
