@@ -20,6 +20,7 @@ from rich.table import Table
 from controlplane.models.imports import UserImport
 from cpctl.client import Client
 from cpctl.commands.common import INTERRUPTED, STILL_RUNNING, IdempotencyKey, OrgArgument, an_id, api, usage_error
+from cpctl.errors import NotFound
 from cpctl.output import Output, complain, new_console, reader_gone
 
 POLL_SECONDS = 1.0
@@ -177,7 +178,13 @@ def follow(client: Client, started: UserImport, wait: float) -> UserImport:
                 if found.status != "running" or left <= 0:
                     return found
                 time.sleep(min(POLL_SECONDS, left))
-                found = client.get_user_import(found.org_id, found.import_id)
+                try:
+                    found = client.get_user_import(found.org_id, found.import_id)
+                except NotFound:
+                    # On AWS a read just after the import's create may not find it yet (reads lag
+                    # writes, docs/API.md): until one has, a 404 is that lag, so poll again.
+                    if found is not started:
+                        raise
     except KeyboardInterrupt:
         still_running(found)
         raise typer.Exit(INTERRUPTED) from None

@@ -13,7 +13,7 @@ from cpctl.cli import app
 from cpctl.client import Client
 from cpctl.commands import imports
 from cpctl.commands.common import STILL_RUNNING
-from cpctl.errors import ServiceUnavailable, SessionEnded
+from cpctl.errors import NotFound, ServiceUnavailable, SessionEnded
 from local import tokens
 
 pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
@@ -351,3 +351,34 @@ def test_an_import_done_with_a_sign_in_cognito_refused_for_good_exits_1_and_name
     else:
         assert "sign-ins: 1 created, 1 failed" in shown.stdout
         assert "bob" in shown.stdout and "already exists" in shown.stdout
+
+
+def test_an_import_not_found_by_the_first_poll_after_its_create_is_followed_to_its_end(cpctl, tmp_path, monkeypatch):
+    # Given an import just started, which the first read does not find yet (on AWS a read may lag the
+    # create: docs/API.md), and the next reads find done
+    file = tmp_path / "people.csv"
+    file.write_text(CSV)
+    done = {
+        **RUNNING,
+        "status": "done",
+        "created": 10000,
+        "pending": 0,
+        "sign_ins": {"done": 10000, "pending": 0, "failed": []},
+    }
+    answers = [NotFound(_answer(404, "not_found")), UserImport.model_validate(done)]
+
+    def get_user_import(self, org_id, import_id):
+        answer = answers.pop(0) if len(answers) > 1 else answers[0]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(Client, "import_users", lambda self, org_id, rows, **_: UserImport.model_validate(RUNNING))
+    monkeypatch.setattr(Client, "get_user_import", get_user_import)
+
+    # When cpctl follows it
+    shown = cpctl("users", "import", "acme", str(file))
+
+    # Then it waits through the 404 and reports the import done, not a failure
+    assert shown.exit_code == 0, shown.output
+    assert f"Import {RUNNING['import_id']}: 10000 of 10000 users created, 0 rows refused" in shown.stdout
