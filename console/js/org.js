@@ -18,9 +18,11 @@ const SUSPENSION_EFFECT =
 export async function orgScreen(screen, who, orgId) {
   const heading = h("h1", {}, `Organization ${orgId}`);
   screen.append(heading, loading("the organization"));
-  // A change just made answered the org as it is now: a GET could still read it as it was.
+  // A change just made answered the org as it is now: a GET could still read it as it was. Only this
+  // org's: a change answered after the page was left for another org's is that other org's.
   const answer = takeAnswer();
-  let org = answer.org;
+  let org = answer.org?.org_id === orgId ? answer.org : undefined;
+  const added = answer.unit?.org_id === orgId ? answer.unit : undefined;
   try {
     org = org || (await api.getOrg(orgId));
   } catch (error) {
@@ -28,7 +30,7 @@ export async function orgScreen(screen, who, orgId) {
     return;
   }
   const admin = who.operator || who.role === "admin";
-  replace(screen, heading, summary(org, who), seats(org), status(org, who), users(org, who, admin), unitsPanel(org, admin, answer.unit));
+  replace(screen, heading, summary(org, who), seats(org), status(org, who), users(org, who, admin), unitsPanel(org, admin, added));
   if (admin) screen.append(activityPanel(org, who));
 }
 

@@ -12,7 +12,9 @@ export async function ticketScreen(screen, who, orgId, ticketId) {
   const heading = h("h1", {}, "Ticket");
   screen.append(heading, loading("the ticket"));
   // A ticket just opened or saved is the write's answer: a GET could still read it as it was, or 404.
-  let ticket = takeAnswer().ticket;
+  // Only this ticket's: a save answered after the page was left for another ticket is not this one.
+  const answered = takeAnswer().ticket;
+  let ticket = answered?.org_id === orgId && answered.ticket_id === ticketId ? answered : undefined;
   try {
     ticket = ticket || (await api.getTicket(orgId, ticketId));
   } catch (error) {

@@ -10,8 +10,9 @@ export async function userScreen(screen, who, orgId, userId) {
   const heading = h("h1", {}, `User ${userId}`);
   screen.append(heading, loading("the user"));
   // A save just made answered the user as they are now; a ticket just deleted may still be listed.
+  // Only this user's: a save answered after the page was left for another user's is not theirs.
   const answer = takeAnswer();
-  let user = answer.user;
+  let user = answer.user?.org_id === orgId && answer.user.user_id === userId ? answer.user : undefined;
   try {
     user = user || (await api.getUser(orgId, userId));
   } catch (error) {

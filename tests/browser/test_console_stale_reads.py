@@ -166,3 +166,36 @@ def test_an_org_just_created_is_shown_though_a_read_does_not_find_it_yet(console
     # Then its page shows it, not "Not found"
     expect(page.get_by_role("heading", name="Acme Inc", level=2)).to_be_visible()
     expect(page.get_by_role("alert")).to_have_count(0)
+
+
+def test_a_save_answered_after_leaving_for_another_user_does_not_show_on_that_users_page(console, api, page):
+    # Given alice on bob's profile, whose save is held back on its way
+    seed_demo(api)
+    sign_in(page, console, tokens.for_user("demo", "alice"))
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    page.goto(f"{console}#/orgs/demo/users/bob")
+    expect(page.get_by_role("heading", name="Bob (bob)", level=1)).to_be_visible()
+    held: list = []
+
+    def hold_the_save(route) -> None:
+        if route.request.method == "PATCH":
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/orgs/demo/users/bob", hold_the_save)
+    profile = page.get_by_role("form", name="Profile")
+    profile.get_by_label("Full name").fill("Robert")
+    profile.get_by_role("button", name="Save profile").click()
+    while not held:
+        page.wait_for_timeout(100)
+
+    # When she goes to her own profile before bob's save answers
+    page.get_by_role("link", name="My profile").click()
+    expect(page.get_by_role("heading", name="Alice (alice)", level=1)).to_be_visible()
+    held[0].continue_()
+    expect(page.get_by_role("status").filter(has_text="Profile saved.")).to_be_visible()
+
+    # Then her page still shows her, not bob's answer under her address
+    expect(page.get_by_role("heading", name="Alice (alice)", level=1)).to_be_visible()
+    expect(page.get_by_role("form", name="Profile").get_by_label("Full name")).to_have_value("Alice")
