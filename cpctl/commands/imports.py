@@ -131,7 +131,7 @@ def import_status(
 ) -> None:
     """Show an import (how far it got, or its refused rows), or follow it on with --wait."""
     with api(ctx) as client:
-        report(ctx, follow(client, client.get_user_import(org_id, import_id), wait))
+        report(ctx, follow(client, client.get_user_import(org_id, import_id), wait, created=False))
 
 
 def report(ctx: typer.Context, found: UserImport) -> None:
@@ -158,9 +158,11 @@ def still_running(found: UserImport) -> None:
     )
 
 
-def follow(client: Client, started: UserImport, wait: float) -> UserImport:
+def follow(client: Client, started: UserImport, wait: float, *, created: bool = True) -> UserImport:
     """Poll the import until it is done or ``wait`` seconds have passed, with a progress bar on
-    stderr (on a terminal). Interrupted, or a poll failing, it says the import goes on, and how to see it."""
+    stderr (on a terminal). Interrupted, or a poll failing, it says the import goes on, and how to see it.
+    ``started`` is the create's answer (``created``) or a read's: after a read that found it, a 404 is
+    no lag but the import gone."""
     found = started
     deadline = time.monotonic() + wait
     progress = Progress(
@@ -183,7 +185,7 @@ def follow(client: Client, started: UserImport, wait: float) -> UserImport:
                 except NotFound:
                     # On AWS a read just after the import's create may not find it yet (reads lag
                     # writes, docs/API.md): until one has, a 404 is that lag, so poll again.
-                    if found is not started:
+                    if found is not started or not created:
                         raise
     except KeyboardInterrupt:
         still_running(found)

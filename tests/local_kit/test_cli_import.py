@@ -382,3 +382,25 @@ def test_an_import_not_found_by_the_first_poll_after_its_create_is_followed_to_i
     # Then it waits through the 404 and reports the import done, not a failure
     assert shown.exit_code == 0, shown.output
     assert f"Import {RUNNING['import_id']}: 10000 of 10000 users created, 0 rows refused" in shown.stdout
+
+
+def test_an_import_status_that_found_the_import_fails_when_a_poll_then_does_not(cpctl, stuck, monkeypatch):
+    # Given an import that import-status's own read found running, and that its polls find no more
+    # (its org deleted meanwhile): not a read lagging a create, which import-status never follows
+    reads = []
+
+    def get_user_import(self, org_id, import_id):
+        reads.append(import_id)
+        if len(reads) == 1:
+            return UserImport.model_validate(RUNNING)
+        raise NotFound(_answer(404, "not_found"))
+
+    monkeypatch.setattr(Client, "get_user_import", get_user_import)
+
+    # When it follows it
+    shown = cpctl("users", "import-status", "acme", RUNNING["import_id"], "--wait", "2")
+
+    # Then the first poll's 404 is the failure it is (docs/CLI.md), not 'still running' after the wait
+    assert shown.exit_code == 1, shown.output
+    assert len(reads) == 2
+    assert "Error:" in shown.stderr.split("is still running")[1]
