@@ -130,6 +130,10 @@ ifeq ($(and $(ORG),$(TOKEN_USER)),)
 $(error A token for ROLE=$(ROLE) names its org and user: make token ORG=acme USER=alice ROLE=$(ROLE))
 endif
 endif
+# ROLE=operator given (not the default) with a user would print the user's token, with their role.
+ifneq ($(and $(filter operator,$(ROLE)),$(filter command line environment,$(origin ROLE)),$(ORG)$(TOKEN_USER)),)
+$(error ROLE=operator is not a role of an org's user: make token (an operator), or make token ORG=$(ORG) USER=$(TOKEN_USER) (theirs))
+endif
 endif
 .PHONY: token tokens
 token: install ## a local ID token: make token (an operator), make token ORG=acme USER=alice (an existing user)

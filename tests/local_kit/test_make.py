@@ -102,6 +102,16 @@ def test_the_shells_own_user_is_not_taken_for_an_org_user(checkout):
     assert token.stdout == "python -m local.tokens --role admin --org acme --user alice\n"
 
 
+def test_an_operator_role_asked_for_an_org_user_is_refused_not_given_as_theirs(checkout):
+    # Given make token ORG=acme USER=alice ROLE=operator: an operator's token asked, naming a user
+    refused = make(checkout, "-s", "token", "ROLE=operator", "ORG=acme", "USER=alice", env={"USER": "shell-user"})
+
+    # Then no token (not alice's, with her role, in place of the operator's asked for), and why
+    assert refused.returncode != 0
+    assert "ROLE=operator" in refused.stderr
+    assert refused.stdout == ""
+
+
 def test_seed_takes_its_options_through_make(checkout):
     seeded = make(checkout, "-s", "seed", "ORG=acme", "USERS=2", "TICKETS=5")
 
