@@ -9,7 +9,6 @@ from cpctl.client import etag
 from cpctl.errors import (
     BadRequest,
     IdempotencyKeyReused,
-    NotFound,
     PreconditionFailed,
     Unauthorized,
     ValidationFailed,
@@ -78,8 +77,7 @@ def test_every_route_answers_as_documented(target, org_id):
         solved = api.update_ticket(org_id, ticket.ticket_id, status="solved", if_match=ticket)
         assert (solved.status, solved.version) == ("solved", 2)
         api.delete_ticket(org_id, ticket.ticket_id, if_match=solved)
-        with pytest.raises(NotFound):
-            api.get_ticket(org_id, ticket.ticket_id)
+        waits.gone(lambda: api.get_ticket(org_id, ticket.ticket_id), "the deleted ticket")
 
         # Units: a small tree, a user placed in it and listed from above, then the tree taken down
         api.create_unit(org_id, "eng", "Engineering")
@@ -94,8 +92,7 @@ def test_every_route_answers_as_documented(target, org_id):
         assert api.update_unit(org_id, "platform", name="Platform team").name == "Platform team"
         api.update_user(org_id, "cid", unit="root")
         api.delete_unit(org_id, "platform")
-        with pytest.raises(NotFound):
-            api.get_unit(org_id, "platform")
+        waits.gone(lambda: api.get_unit(org_id, "platform"), "the deleted unit")
 
         # A user import: a job, followed until it is done
         started = api.import_users(org_id, [{"user_id": "dee", "name": "Dee", "email": "dee@e2e.example"}])
@@ -109,18 +106,14 @@ def test_every_route_answers_as_documented(target, org_id):
         assert api.get_user(org_id, "dee").unit == "root"
 
         api.delete_user(org_id, "ben")
-        with pytest.raises(NotFound):
-            api.get_user(org_id, "ben")
-        with pytest.raises(NotFound):
-            api.get_ticket(org_id, opened[1].ticket_id)  # the user's tickets went with them
+        waits.gone(lambda: api.get_user(org_id, "ben"), "the deleted user")
+        waits.gone(lambda: api.get_ticket(org_id, opened[1].ticket_id), "the deleted user's ticket")  # went with them
 
         assert {plan.plan for plan in api.list_plans().items} == {"free", "pro", "enterprise"}
 
         assert api.delete_org(org_id) is None
-        with pytest.raises(NotFound):
-            api.get_org(org_id)
-        with pytest.raises(NotFound):
-            api.get_user(org_id, "ann")
+        waits.gone(lambda: api.get_org(org_id), "the deleted org")
+        waits.gone(lambda: api.get_user(org_id, "ann"), "the deleted org's user")
 
     assert seen == {(route.method, route.path) for route in ROUTES}
 

@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from cpctl.errors import NotFound
+
 T = TypeVar("T")
 
 INDEX_SECONDS = 30.0  # a GSI, or the stream's activity entry, shows a write well within this
@@ -51,3 +53,16 @@ def settled(read: Callable[[], T], what: str, timeout: float = INDEX_SECONDS) ->
         assert time.monotonic() < deadline, f"{what}: still changing after {timeout:g} s; last read: {again!r}"
         value = again
     return value
+
+
+def gone(read: Callable[[], object], what: str, timeout: float = INDEX_SECONDS) -> None:
+    """``read()`` raises NotFound within ``timeout``: on AWS a GET reads eventually consistent, and
+    just after a delete it may still find what was deleted."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            found = read()
+        except NotFound:
+            return
+        assert time.monotonic() < deadline, f"{what}: still found after {timeout:g} s; last read: {found!r}"
+        time.sleep(POLL_SECONDS)

@@ -77,6 +77,20 @@ def test_a_settled_snapshot_waits_for_the_index_to_stop_changing(monkeypatch):
     assert before == ["t-1"] == index.read()
 
 
+def test_a_get_just_after_a_delete_is_polled_until_it_is_404():
+    # Given a resource an eventually consistent read still finds twice after its delete
+    stale = QueuedDelete(reads=2)
+
+    # When the suite checks that it is gone; Then it read until the 404
+    waits.gone(lambda: stale.get_org("e2e-1"), "the deleted org")
+    assert stale.reads == -1
+
+
+def test_a_resource_still_there_after_the_bound_fails_naming_it():
+    with pytest.raises(AssertionError, match=r"the deleted org: still found after"):
+        waits.gone(lambda: QueuedDelete(reads=None).get_org("e2e-1"), "the deleted org", timeout=0.05)
+
+
 def test_an_org_delete_answered_202_is_awaited_until_the_org_is_gone():
     # Given a delete that is queued and done after three GETs
     api = QueuedDelete(reads=3)
