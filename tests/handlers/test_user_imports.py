@@ -159,8 +159,7 @@ def test_a_suspended_org_cannot_import_and_nothing_is_stored(table):
 
 
 def test_an_org_suspended_after_the_requests_read_of_it_is_409_and_nothing_is_stored(table, monkeypatch):
-    # Given an org the import's request reads as active (a read that has not seen the suspension yet:
-    # DynamoDB's default, eventually consistent), and that is suspended now
+    # Given an org the import's request reads as active, and that is suspended right after the read
     create_org("acme")
     active, _ = seats.read(api_table(), "acme")
     call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "Unpaid"})
@@ -174,6 +173,30 @@ def test_an_org_suspended_after_the_requests_read_of_it_is_409_and_nothing_is_st
     assert (reply.status, reply.error_code) == (409, "org_suspended"), reply.body
     assert api_table().query(keys.org_partition("acme"), prefix=keys.IMPORT_PREFIX, limit=10)[0] == []
     assert _users() == []
+
+
+@pytest.mark.parametrize("before", ["missing", "suspended"])
+def test_an_org_created_or_reactivated_a_moment_before_is_not_refused_by_a_stale_read(table, monkeypatch, before):
+    # Given an org that is active now, which a read that has not seen its last write yet (DynamoDB's
+    # default, eventually consistent, for up to about a second) still shows missing or suspended
+    create_org("acme")
+    stale: tuple = (None, None)
+    if before == "suspended":
+        call("PATCH", "/orgs/acme", {"status": "suspended", "suspension_reason": "Unpaid"})
+        stale = seats.read(api_table(), "acme", consistent=True)
+        call("PATCH", "/orgs/acme", {"status": "active"})
+    reads = seats.read
+    monkeypatch.setattr(
+        seats, "read", lambda table, org_id, consistent=False: reads(table, org_id, True) if consistent else stale
+    )
+
+    # When an import is asked
+    reply = _import([_row("zoe")])
+
+    # Then it is taken: the request decides its 404 or 409 from the org as it is (a strongly
+    # consistent read), as a single user's create does (its transaction's check of the org)
+    assert reply.status == 202, reply.body
+    assert _users() == ["zoe"]
 
 
 @pytest.mark.parametrize("rows", [[], [{"user_id": "a"}] * 10_001, "not a list"], ids=["none", "10001", "text"])

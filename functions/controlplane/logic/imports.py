@@ -45,7 +45,9 @@ from controlplane.observability import logger
 
 def start_import(org_id: str, body: UserImportCreate, caller: Caller) -> UserImport:
     table = api_table()
-    org, _ = seats.read(table, org_id)
+    # Strongly consistent, as it decides the 404 or 409: an eventually consistent read may still show
+    # an org created or reactivated a moment before as missing or suspended, and refuse its import.
+    org, _ = seats.read(table, org_id, consistent=True)
     if org is None or stamps.DELETING in org:
         raise errors.org_missing(org_id)
     if org.get("status") == SUSPENDED:
@@ -56,7 +58,7 @@ def start_import(org_id: str, body: UserImportCreate, caller: Caller) -> UserImp
     record = stamps.new_item(keys.import_key(org_id, import_id), keys.USER_IMPORT, attributes, caller.subject)
     try:
         record = imports.create(table, record, parts)
-    except ConditionFailed as failed:  # the org changed since it was read (a stale read): as if before
+    except ConditionFailed as failed:  # the org changed since it was read: as if before
         org = failed.item if failed.action == 1 else None
         if org is not None and stamps.DELETING not in org and org.get("status") == SUSPENDED:
             raise suspended(org_id) from None
