@@ -85,6 +85,30 @@ def test_usage_counts_users_on_get_and_include_and_the_list_shows_limits_only(ta
     assert "usage" not in listed and listed["limits"] == {"users": 5}
 
 
+def test_a_rename_answers_the_seats_as_they_are_not_as_a_lagging_read_shows_them(table, monkeypatch):
+    # Given an org whose second user was created a moment ago, which a read that has not seen that
+    # write yet (DynamoDB's default, eventually consistent, for up to about a second) still misses
+    create_org("acme")
+    create_user("acme", "alice")
+    _, stale = seats.read(api_table(), "acme", consistent=True)
+    create_user("acme", "bob")
+    reads = seats.read
+    monkeypatch.setattr(
+        seats,
+        "read",
+        lambda table, org_id, consistent=False: (
+            reads(table, org_id, True) if consistent else (reads(table, org_id, True)[0], stale)
+        ),
+    )
+
+    # When the org is renamed
+    reply = call("PATCH", "/orgs/acme", {"name": "Acme Two"})
+
+    # Then the write's answer, the new state a client keeps, counts both users
+    assert reply.status == 200, reply.body
+    assert reply.body["usage"] == {"users": 2}
+
+
 def test_creating_a_user_past_the_limit_is_409_quota_exceeded_and_writes_nothing(full_free_org):
     reply = create_user("acme", "sixth")
 

@@ -167,7 +167,9 @@ def update_org(org_id: str, body: OrgUpdate, caller: Caller, version: int | None
         # In line where there is no queue; in the cloud, the status's lifecycle event starts the job.
         signins.start(org_id, enabled=changes["status"] == ACTIVE)
     if counter is None and plans.USER_COUNT not in item:  # a change that did not read the counter
-        counter = seats.read(table, org_id)[1]
+        # Strongly consistent: the write's answer is the new state a client keeps, so its seats are
+        # not the ones before a user created (or a plan changed) a moment ago.
+        counter = seats.read(table, org_id, consistent=True)[1]
     return Org.from_item(item, counter).seen_by(caller.operator)
 
 
