@@ -207,6 +207,28 @@ def test_downgrading_to_exactly_the_users_there_are_is_allowed(full_free_org):
     assert (reply.body["plan"], reply.body["limits"]) == ("free", {"users": 5})
 
 
+def test_a_refusal_just_after_a_downgrade_names_the_new_plan_not_the_one_a_lagging_read_shows(
+    full_free_org, monkeypatch
+):
+    # Given a full org downgraded a moment ago, which a read that has not seen that write yet
+    # (DynamoDB's default, eventually consistent, for up to about a second) still shows on pro
+    call("PATCH", "/orgs/acme", {"plan": "pro"})
+    stale = api_table().get(keys.org_key("acme"), consistent=True)
+    assert call("PATCH", "/orgs/acme", {"plan": "free"}).status == 200
+    table = api_table()
+    gets = type(table).get
+    monkeypatch.setattr(
+        type(table), "get", lambda self, key, consistent=False: gets(self, key, True) if consistent else stale
+    )
+
+    # When one more user is asked for
+    reply = create_user("acme", "sixth")
+
+    # Then the refusal names the plan whose limit it gives
+    assert reply.error_code == "quota_exceeded"
+    assert reply.body["error"]["details"] == FULL
+
+
 def test_a_stale_if_match_on_a_downgrade_is_412_first(table):
     create_org("acme", plan="pro")
     for i in range(6):

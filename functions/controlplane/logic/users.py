@@ -42,10 +42,11 @@ def _org_refused(org_id: str, org: Item | None) -> ApiError:
 
 def _full(org_id: str, counter: Item | None) -> ApiError:
     """The quota refusal, from the counter the failed transaction returned (and the org's plan: a
-    read on the refusal path only); an org never counted has no counter."""
+    read on the refusal path only, strongly consistent: just after a plan change, an eventually
+    consistent one may name the old plan beside the new limit); an org never counted has no counter."""
     if counter is None:
         return _not_counted(org_id)
-    org = api_table().get(keys.org_key(org_id)) or {"plan": "?"}
+    org = api_table().get(keys.org_key(org_id), consistent=True) or {"plan": "?"}
     return QuotaExceeded("users", int(counter[plans.USER_LIMIT]), int(counter[plans.USER_COUNT]), org["plan"])
 
 
