@@ -369,6 +369,60 @@ def test_a_user_placed_a_moment_before_their_units_delete_keeps_it(acme, lagging
     assert call("GET", "/orgs/acme/units/ops/users").body["items"][0]["user_id"] == "dora"
 
 
+@pytest.mark.parametrize("emptied_by", ["user moved out", "user deleted", "child deleted"])
+def test_a_unit_emptied_a_moment_before_its_delete_is_deleted_though_the_indexes_still_show_it_full(
+    acme, monkeypatch, emptied_by
+):
+    # Given ops, emptied a moment ago, and indexes that still show what left it for 0.2 s (GSIs
+    # lag a removal as they lag a placement), with a settle time of 0.5 s
+    import time
+
+    from controlplane.dal import tree
+    from controlplane.dal.schema import GSI1_NAME, GSI2_NAME
+    from controlplane.dal.table import Table, api_table
+
+    monkeypatch.setenv("GSI1_SETTLE_SECONDS", "0.5")
+    config.reset()
+    if emptied_by == "child deleted":
+        assert create_unit("ops-eu", "ops").status == 201
+        left, index = api_table().get(keys.unit_key("acme", "ops-eu"), consistent=True), GSI1_NAME
+        assert call("DELETE", "/orgs/acme/units/ops-eu").status == 204
+    else:
+        assert create_user("acme", "dora", unit="ops").status == 201
+        left, index = api_table().get(keys.user_key("acme", "dora"), consistent=True), GSI2_NAME
+        if emptied_by == "user moved out":
+            assert call("PATCH", "/orgs/acme/users/dora", {"unit": "eng"}).status == 200
+        else:
+            assert call("DELETE", "/orgs/acme/users/dora").status == 204
+    # ... and whose last placement is older than any request (else the delete waits out the settle
+    # time for it, and the removal's lag with it): a unit emptied of what it held a while
+    table = api_table()
+    table.client.update_item(
+        TableName=table.name,
+        Key={name: {"S": value} for name, value in keys.unit_key("acme", "ops").items()},
+        UpdateExpression="SET #placed = :long_ago",
+        ExpressionAttributeNames={"#placed": tree.LAST_PLACED},
+        ExpressionAttributeValues={":long_ago": {"N": str(time.time() - 2 * tree.REQUEST_LIFETIME)}},
+    )
+    removed_at, query = time.time(), Table.query
+
+    def lagging(self, partition, **options):
+        items, last = query(self, partition, **options)
+        if options.get("index") == index and time.time() < removed_at + 0.2:
+            items = [left, *items] if options.get("limit", 2) > len(items) else items
+        return items, last
+
+    monkeypatch.setattr(Table, "query", lagging)
+
+    # When ops is deleted
+    reply = call("DELETE", "/orgs/acme/units/ops")
+
+    # Then it goes: what the index showed is no longer under ops in the table, so the delete waits
+    # for the index to settle and looks again, rather than answer "still has users" of an empty unit
+    assert reply.status == 204, reply.body
+    config.reset()
+
+
 def test_a_unit_created_a_moment_before_its_parents_delete_keeps_it(acme, lagging_indexes):
     assert create_unit("oncall", "ops").status == 201
     lagging_indexes("oncall")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from controlplane import config
 from controlplane.dal import keys, stamps, tree
 from controlplane.dal.conditions import ConditionFailed, Item
-from controlplane.dal.schema import GSI1_NAME, GSI2_NAME
+from controlplane.dal.schema import GSI1_NAME, GSI1_SORT_KEY, GSI2_NAME, GSI2_SORT_KEY
 from controlplane.dal.table import api_table
 from controlplane.logic import refusals
 from controlplane.logic.access import Caller
@@ -190,11 +190,32 @@ def _make_sure_it_is_empty(org_id: str, unit: Item, marked_at: float) -> None:
     last = max(min(placed + tree.REQUEST_LIFETIME, marked_at), ended)
     time.sleep(max(0.0, last + config.settings().gsi1_settle_seconds - time.time()))
     path = split(unit["path"])
-    table = api_table()
-    children, _ = table.query(keys.units_partition(org_id), index=GSI1_NAME, prefix=keys.units_prefix(path), limit=2)
-    users, _ = table.query(keys.members_partition(org_id), index=GSI2_NAME, prefix=keys.members_prefix(path), limit=1)
-    if len(children) > 1 or users:
-        raise errors.unit_not_empty(unit["unit_id"], "units" if len(children) > 1 else "users")
+    found = _under(org_id, unit["unit_id"], path)
+    if found and not _still_under(found):  # the indexes lag a removal: what they show has gone
+        time.sleep(config.settings().gsi1_settle_seconds)
+        found = _under(org_id, unit["unit_id"], path)
+    if found:
+        raise errors.unit_not_empty(unit["unit_id"], "units" if found[0][0] == GSI1_SORT_KEY else "users")
+
+
+def _under(org_id: str, unit_id: str, path: tuple[str, ...]) -> list[tuple[str, str, Item]]:
+    """A child and a user the indexes show under the unit, each with its index sort key and prefix."""
+    table, units_at, members_at = api_table(), keys.units_prefix(path), keys.members_prefix(path)
+    children, _ = table.query(keys.units_partition(org_id), index=GSI1_NAME, prefix=units_at, limit=2)
+    users, _ = table.query(keys.members_partition(org_id), index=GSI2_NAME, prefix=members_at, limit=1)
+    found = [(GSI1_SORT_KEY, units_at, child) for child in children if child["unit_id"] != unit_id]
+    return found + [(GSI2_SORT_KEY, members_at, user) for user in users]
+
+
+def _still_under(found: list[tuple[str, str, Item]]) -> bool:
+    """Whether any of ``found`` is still under the unit in the table (one consistent BatchGetItem,
+    on the refusal path only): a child deleted or a user moved out or deleted a moment before the
+    mark may still be in the index, and a delete just after emptying a unit would be refused."""
+    stored = api_table().get_many([keys.base_key(item) for _, _, item in found])
+    return any(
+        item is not None and str(item.get(name, "")).startswith(prefix)
+        for (name, prefix, _), item in zip(found, stored, strict=True)
+    )
 
 
 def _unmark(key: dict[str, str], deletion: str) -> None:
