@@ -406,6 +406,19 @@ def test_deleting_the_org_deletes_a_sign_in_left_over_with_no_user_and_no_other_
     assert _sign_in(pool, "acmecorp.carol") is not None
 
 
+def test_deleting_the_org_reads_every_page_of_its_left_over_sign_ins(pool):
+    # Given more left-over sign-ins of acme than one page of Cognito's ListUsers holds (60)
+    cognito, pool_id = pool
+    for i in range(61):
+        cognito.admin_create_user(UserPoolId=pool_id, Username=f"acme.left-{i:02}")
+
+    # When acme is deleted
+    assert call("DELETE", "/orgs/acme").status == 204
+
+    # Then none outlives it: the last page's too
+    assert [i for i in range(61) if _sign_in(pool, f"acme.left-{i:02}") is not None] == []
+
+
 def test_changing_the_email_changes_the_sign_in_address(pool):
     create_user("acme", "alice")
 
