@@ -133,8 +133,8 @@ def test_a_user_deleted_and_created_again_meanwhile_keeps_the_new_sign_ins_subje
     assert _subject(table, "acme", "alice") == new_subject
 
 
-def test_a_user_whose_import_is_still_making_sign_ins_is_pending_not_reported_as_lost(legacy, table, monkeypatch):
-    # Given dan, put by an import whose job has not made his sign-in yet (it is paced: 10,000 take 17 minutes)
+def _dan_imported_without_his_sign_in(monkeypatch) -> str:
+    """dan, put by an import of acme whose job ran short of time before his sign-in: its id."""
     from controlplane.logic import import_job
     from controlplane.logic import imports as logic_imports
 
@@ -147,6 +147,12 @@ def test_a_user_whose_import_is_still_making_sign_ins_is_pending_not_reported_as
     with monkeypatch.context() as short:
         short.setattr(import_job, "_sign_in", lambda *args: False)  # time ran short before the sign-ins
         assert import_job.run("acme", started.body["import_id"]) == 0
+    return str(started.body["import_id"])
+
+
+def test_a_user_whose_import_is_still_making_sign_ins_is_pending_not_reported_as_lost(legacy, table, monkeypatch):
+    # Given dan, put by an import whose job has not made his sign-in yet (it is paced: 10,000 take 17 minutes)
+    _dan_imported_without_his_sign_in(monkeypatch)
 
     # When the backfill runs
     report = sign_in_subjects.backfill(api_table(), config.directory(), echo=lambda _: None, throttle=NoWait())
@@ -161,26 +167,17 @@ def test_a_left_over_sign_in_of_a_user_whose_import_is_running_is_not_given_to_t
     # Given a sign-in acme.dan left over from before (another address, whose holder got its invitation),
     # and dan, put by an import whose job has not made his sign-in yet
     from controlplane.logic import import_job
-    from controlplane.logic import imports as logic_imports
 
     cognito, pool_id = legacy
     left = cognito.admin_create_user(
         UserPoolId=pool_id, Username="acme.dan", UserAttributes=[{"Name": "email", "Value": "old@x.io"}]
     )
     left_sub = next(a["Value"] for a in left["User"]["Attributes"] if a["Name"] == "sub")
-    with monkeypatch.context() as held:
-        held.setattr(logic_imports.import_job, "run", lambda *args: None)
-        started = call(
-            "POST", "/orgs/acme/user-imports", {"rows": [{"user_id": "dan", "name": "D", "email": "d@x.io"}]}
-        )
-    assert started.status == 202, started.body
-    with monkeypatch.context() as short:
-        short.setattr(import_job, "_sign_in", lambda *args: False)  # time ran short before the sign-ins
-        assert import_job.run("acme", started.body["import_id"]) == 0
+    import_id = _dan_imported_without_his_sign_in(monkeypatch)
 
     # When the backfill runs, and then the import's job makes dan's sign-in
     report = sign_in_subjects.backfill(api_table(), config.directory(), echo=lambda _: None, throttle=NoWait())
-    assert import_job.run("acme", started.body["import_id"]) is None
+    assert import_job.run("acme", import_id) is None
 
     # Then dan's item holds the subject of a sign-in of his own address, not the left-over's (whose
     # holder could sign in as him): the backfill left him to his import, as pending
