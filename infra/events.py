@@ -39,12 +39,15 @@ class LifecycleEvents(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self.bus = events.EventBus(self, "Bus", event_bus_name=f"{EVENT_BUS_PREFIX}-{stage}")
-        self.bus.archive(
+        archive = self.bus.archive(
             "Archive",
             description="Every lifecycle event, for replay",
             event_pattern=events.EventPattern(source=[SOURCE]),
             retention=Duration.days(archive_days),
         )
+        # archive() renders the key it does not pass on as KmsKeyIdentifier "" (aws-cdk issue 38298),
+        # which some regions refuse; without the property EventBridge encrypts with its own key.
+        archive.node.default_child.add_property_deletion_override("KmsKeyIdentifier")
         self.failures = dead_end_queue(
             self,
             "Failures",
