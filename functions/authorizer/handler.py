@@ -122,8 +122,8 @@ def verify(authorization: str) -> dict[str, Any]:
     except (JoseError, ValueError) as error:
         raise Unauthorized(f"invalid token: {error}") from None
     claims = decoded.claims  # of Cognito's types only: no mapping's keys read as groups, no list made an id
-    groups = claims.get("cognito:groups", [])
-    typed = isinstance(groups, str) or (isinstance(groups, list) and all(isinstance(g, str) for g in groups))
+    groups = claims.get("cognito:groups", [])  # a list: a string would be split on commas into groups
+    typed = isinstance(groups, list) and all(isinstance(g, str) for g in groups)
     if not claims.get("sub") or not typed or not all(isinstance(claims.get(c, ""), str) for c in _STRING_CLAIMS):
         raise Unauthorized("no subject, or a claim of a type Cognito does not sign")
     return claims

@@ -724,13 +724,22 @@ def test_a_token_without_a_claim_the_decision_needs_is_401(jwks, missing):
     "claims",
     [
         {"cognito:groups": {"operators": True}},  # iterated, a mapping's keys read as its groups
+        {"cognito:groups": "operators"},  # split on commas, a string was read as a list of groups
         {"cognito:groups": [["operators"]]},
         {"cognito:groups": 1},
         {"custom:org_id": ["acme"]},
         {"custom:user_id": {"alice": 1}},
         {"sub": 7},
     ],
-    ids=["groups-a-mapping", "groups-nested", "groups-a-number", "org-a-list", "user-a-mapping", "sub-a-number"],
+    ids=[
+        "groups-a-mapping",
+        "groups-a-string",
+        "groups-nested",
+        "groups-a-number",
+        "org-a-list",
+        "user-a-mapping",
+        "sub-a-number",
+    ],
 )
 def test_a_claim_of_a_type_cognito_never_signs_is_401_without_a_read(jwks, reads, claims):
     # Given a token of acme's admin (the sub of the stored sign-in) with one claim of the wrong type
