@@ -15,7 +15,7 @@ from email.message import Message
 from typing import Any
 from urllib.parse import unquote
 
-from controlplane.http.routes import ROUTES, Route
+from controlplane.http.routes import LAMBDA_PAYLOAD_BYTES, ROUTES, Route
 from controlplane.logic.access import OPERATORS_GROUP
 
 STAGE = "local"
@@ -206,6 +206,13 @@ def build_event(
             "integrationLatency": 0,
         }
     return event
+
+
+def outgrows_lambda(event: dict[str, Any]) -> bool:
+    """Whether Lambda would refuse ``event``: more than a synchronous invoke's payload, as JSON, where the
+    body is a string whose quotes and newlines take two bytes. Counted as UTF-8 text: whether API Gateway
+    escapes the characters beyond ASCII is not documented."""
+    return len(json.dumps(event, ensure_ascii=False).encode()) > LAMBDA_PAYLOAD_BYTES
 
 
 def _multi(values: dict[str, Any] | None) -> dict[str, list[str]]:

@@ -189,6 +189,8 @@ class Gateway(BaseHTTPRequestHandler):
             stage_in_url=False,
         )
         request_id = event["requestContext"]["requestId"]
+        if apigw.outgrows_lambda(event):  # refused by Lambda, before the function runs
+            return error_answer(413, "payload_too_large", "The request body is too large", request_id)
         try:
             with _one_at_a_time:
                 response = apigw.invoke(event)

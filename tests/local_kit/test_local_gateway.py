@@ -132,6 +132,22 @@ def test_a_crashing_function_is_502_in_the_error_contract_like_the_stacks_defaul
     }
 
 
+def test_a_body_whose_event_outgrows_lambdas_payload_is_413_at_the_gateway(gateway, lambda_sees):
+    # Given a body under API Gateway's 10 MB that takes more than a synchronous invoke's 6,291,456
+    # bytes as a JSON string in the event: 3.5 MB of newlines, two bytes each there
+    body = b'{"org_id": "acme",' + b"\n" * 3_500_000 + b'"name": "Acme"}'
+
+    # When it is sent
+    connection = http.client.HTTPConnection(gateway.removeprefix("http://"), timeout=30)
+    connection.request("POST", "/orgs", body, {**OPERATOR, "Content-Type": JSON})
+    answer = connection.getresponse()
+
+    # Then the gateway answers 413, as Lambda refuses such an event, and the function never runs
+    assert answer.status == 413
+    assert json.loads(answer.read())["error"]["code"] == "payload_too_large"
+    assert lambda_sees == []
+
+
 def _concrete(path: str) -> str:
     return re.sub(r"\{[^}]+\}", lambda m: "01J00000000000000000000000" if m[0] == "{ticket_id}" else "acme", path)
 

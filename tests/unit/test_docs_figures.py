@@ -151,7 +151,7 @@ def test_the_apis_limits_of_units_imports_and_bodies_are_the_codes():
     assert f"deeper than {units.MAX_DEPTH} or larger than {units.MAX_UNITS:,} units" in prose
     assert f"A move of up to {units.MOVE_IN_REQUEST} units and users is done in its request" in prose
     assert f"(1 to {imports.MOST_ROWS:,} users" in prose
-    assert f"a body up to {routes.IMPORT_BODY_BYTES // 2**20} MiB" in prose
+    assert f"a body up to {routes.IMPORT_BODY_BYTES // 1024:,} KiB" in prose
     assert f"in transactions of up to {import_items.PART_ROWS} " in prose
     assert f"their sign-ins, {import_job.IMPORT_SIGNINS_PER_SECOND:g} a second" in prose
     assert f"{import_job.SIGN_IN_ATTEMPTS} times in all" in prose

@@ -3,7 +3,7 @@
 
 Why parts: 10,000 rows are about 1.5 MB, and an item holds at most 400 KB.
 
-How big a part gets, whatever the body (the route takes 5 MiB, about 54 KB a row for a part of 97):
+How big a part gets, whatever the body (the route takes 2,900 KiB, about 30 KB a row for a part of 97):
 a row to do holds a valid user (user_id and unit 63 characters each, name 128 characters, up to
 512 bytes, e-mail 254: under 1 KB); a refused row, its user_id cut to 64 characters and its reason
 to 300 (``logic.import_job.refusal``: under 1.6 KB in UTF-8). Then the job adds, per row, a created
