@@ -6,9 +6,9 @@ Why parts: 10,000 rows are about 1.5 MB, and an item holds at most 400 KB.
 How big a part gets, whatever the body (the route takes 2,900 KiB, about 30 KB a row for a part of 97):
 a row to do holds a valid user (user_id and unit 63 characters each, name 128 characters, up to
 512 bytes, e-mail 254: under 1 KB); a refused row, its user_id cut to 64 characters and its reason
-to 300 (``logic.import_job.refusal``: under 1.6 KB in UTF-8). Then the job adds, per row, a created
-user_id (twice: ``taken`` and ``created``) or a refusal, and per user a sign-in failure (300 characters): 97 rows
-stay under 300 KB. A part holds its rows
+to 300 (``models.imports.refusal``, fewer where escapes take more room in the answer: under 1.6 KB
+in UTF-8). Then the job adds, per row, a created user_id (twice: ``taken`` and ``created``) or a
+refusal, and per user a sign-in failure (300 characters): 97 rows stay under 300 KB. A part holds its rows
 (until the job is done with them), what became of them (the users created, the rows refused, the
 sign-ins tried and failed) and how far the job got (``decided``: its rows are; ``signed``: sign-ins
 tried). Each step of the job moves a part on with one UpdateItem, on condition that the part is

@@ -17,6 +17,7 @@ from controlplane.dal.table import api_table
 from controlplane.logic import import_rows, signins
 from controlplane.models import errors, plans
 from controlplane.models.errors import AlreadyExists, ServiceUnavailable
+from controlplane.models.imports import MESSAGE_CHARS, echoed, refusal
 from controlplane.models.resources import SUSPENDED
 from controlplane.models.units import ROOT
 from controlplane.observability import logger
@@ -32,17 +33,8 @@ SIGN_IN_ATTEMPTS = 3
 RETRY_SECONDS = 60
 STEP_SECONDS = 5.0  # stop starting steps when less time than this is left, and queue the rest
 PROGRESS_EVERY = 10  # sign-ins per write of a part's progress
-ECHOED_CHARS, MESSAGE_CHARS = 64, 300  # what a refused row echoes of its user_id (valid: 63 at most), and why
 # Reads of the org and its counter in a row found out of date (others kept moving it) before giving up.
 _REREADS = 10
-
-
-def refusal(row: int, user_id: str | None, code: str, message: str) -> Item:
-    """A refused row as its part stores it, what it echoes of the row cut short: a refused row's user_id is
-    whatever was sent, and a part of 97 must stay far below the item limit (dal.imports, "How big a part gets")."""
-    if user_id is not None and len(user_id) > ECHOED_CHARS:
-        user_id = user_id[: ECHOED_CHARS - 1] + "…"
-    return {"row": row, "user_id": user_id, "code": code, "message": message[:MESSAGE_CHARS]}
 
 
 def enqueue(org_id: str, import_id: str, delay: int = 0) -> None:
@@ -265,7 +257,7 @@ def _create_sign_in(directory: Directory, org_id: str, import_id: str, row: Item
         return None
     except SignInRefused as refused:  # Cognito's refusal (a bad address, the e-mail quota...): the row's outcome
         logger.warning("Sign-in not created", org_id=org_id, user_id=row["user_id"], error=str(refused))
-        return str(refused)[:MESSAGE_CHARS]
+        return echoed(str(refused), MESSAGE_CHARS)
     try:
         # this import's user only; a replacement over whatever they hold (another delivery's, now gone)
         ours = (Expect("import_id", import_id),)

@@ -33,11 +33,18 @@ from controlplane.dal.outage import is_outage
 from controlplane.dal.table import api_table
 from controlplane.logic import import_job, stopped_moves
 from controlplane.logic.access import Caller
-from controlplane.logic.import_job import refusal
 from controlplane.models import errors
 from controlplane.models.errors import ServiceUnavailable
 from controlplane.models.ids import new_ulid
-from controlplane.models.imports import RefusedRow, SignInFailure, SignIns, UserImport, UserImportCreate, suspended
+from controlplane.models.imports import (
+    RefusedRow,
+    SignInFailure,
+    SignIns,
+    UserImport,
+    UserImportCreate,
+    refusal,
+    suspended,
+)
 from controlplane.models.problems import field, plain
 from controlplane.models.resources import SUSPENDED, UserCreate
 from controlplane.observability import logger

@@ -1,5 +1,7 @@
 """Bulk onboarding: the body of ``POST /orgs/{org_id}/user-imports`` and the import resource."""
 
+import functools
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -9,6 +11,7 @@ from controlplane.models.ids import ULID_PATTERN
 from controlplane.models.resources import OrgId, Request, Timestamp, UserId
 
 MOST_ROWS = 10_000
+ECHOED_CHARS, MESSAGE_CHARS = 64, 300  # what a refused row echoes of its user_id (valid: 63 at most), and why
 ImportId = Annotated[str, Field(pattern=ULID_PATTERN, examples=["01JD3Q0Z6V7S3M8E2K9XWQY4PB"])]
 ImportStatus = Literal["running", "done"]
 # Why a row did not become a user: not a valid user (``validation_error``), the same user_id earlier
@@ -16,6 +19,38 @@ ImportStatus = Literal["running", "done"]
 # left on the plan (``quota_exceeded``), no such ``unit`` in the org (``not_found``), or the org was
 # suspended or deleted while it ran (``org_suspended``, ``not_found``).
 RefusalCode = Literal["validation_error", "duplicate", "already_exists", "quota_exceeded", "org_suspended", "not_found"]
+
+
+def refusal(row: int, user_id: str | None, code: str, message: str) -> dict[str, Any]:
+    """A refused row as its part stores it, what it echoes of the row cut short: a refused row's user_id is
+    whatever was sent, and a part of 97 must stay far below the item limit (dal.imports, "How big a part
+    gets"), and 10,000 refused rows within the 6 MB a Lambda function may answer (``echoed``)."""
+    if user_id is not None and echoed(user_id, ECHOED_CHARS) != user_id:
+        user_id = echoed(user_id, ECHOED_CHARS - 1) + "…"
+    return {"row": row, "user_id": user_id, "code": code, "message": echoed(message, MESSAGE_CHARS)}
+
+
+def echoed(text: str, room: int) -> str:
+    """The longest start of ``text`` that takes at most ``room`` bytes in an answer as Lambda returns it:
+    ``room`` characters of plain ASCII, fewer of quotes, backslashes, control characters or any beyond
+    ASCII, whose escapes take 4 to 14 bytes there. Cut by characters alone, 10,000 refused rows echoing
+    such characters (two bytes each in the request) made an answer over 6 MB: a 502, and the import's
+    id lost."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return text[:room]
+    taken = 0
+    for end, character in enumerate(text):
+        taken += _room(character)
+        if taken > room:
+            return text[:end]
+    return text
+
+
+@functools.lru_cache(maxsize=1024)
+def _room(character: str) -> int:
+    """The bytes a character takes in an answer as Lambda returns it: the body's JSON (escaped to ASCII,
+    as the resolver writes it) is a string in the JSON of the response."""
+    return len(json.dumps(json.dumps(character))) - len(json.dumps(json.dumps("")))
 
 
 def suspended(org_id: str) -> OrgSuspended:
@@ -37,12 +72,13 @@ class UserImportCreate(Request):
 class RefusedRow(BaseModel):
     row: int = Field(description="Its place in `rows`, from 0", examples=[41])
     user_id: str | None = Field(
-        description="The row's user_id, if it had one; one longer than 64 characters is cut to 63 and `…`",
+        description="The row's user_id, if it had one; one longer than 64 characters is cut to 63 and `…` "
+        "(fewer characters where they are escaped in the answer: quotes, control characters, beyond ASCII)",
         examples=["alice"],
     )
     code: RefusalCode
     message: str = Field(
-        description="Why, in at most 300 characters",
+        description="Why, in at most 300 characters (fewer where they are escaped in the answer)",
         examples=["The free plan allows 5 users and the organization has 5"],
     )
 
