@@ -233,3 +233,21 @@ def test_a_message_of_a_move_another_run_finished_leaves_the_newer_live_move_alo
     assert reply == {"batchItemFailures": []}
     assert api_table().get(keys.tree_key("acme"), consistent=True)[tree.MOVE]["id"] == newer
     assert api_table().get(keys.unit_key("acme", "web"), consistent=True)["path"] == "/eng/web"
+
+
+def test_a_move_back_to_where_a_dead_requests_move_has_not_taken_its_unit_yet_is_done_after_it(
+    acme, queue, monkeypatch
+):
+    # Given a queue, and a move of platform under ops whose request died before it rewrote anything
+    _died_half_way(monkeypatch, at="rewrite")
+
+    # When platform is asked under eng, where it still is, while the lock may be live, then once abandoned
+    live = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "eng"})
+    _abandoned(monkeypatch)
+    reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "eng"})
+
+    # Then 409 first; then the dead request's move is finished and platform moved back under eng
+    _refused(live)
+    assert (reply.status, reply.body["path"], reply.body["moving"]) == (200, "/eng/platform", False), reply.body
+    assert not _lock_left()
+    assert call("GET", "/orgs/acme/units/db").body["path"] == "/eng/platform/db"

@@ -1103,3 +1103,19 @@ def test_a_queued_move_out_of_time_queues_the_rest_and_its_next_delivery_finishe
     assert call("GET", "/orgs/acme/units/platform").body["path"] == "/eng/platform"
     assert deliver([again]) == {"batchItemFailures": []}
     assert_tree_is(MOVED)
+
+
+def test_a_move_to_a_units_old_parent_while_its_own_move_has_not_reached_it_is_409(acme, monkeypatch):
+    # Given a move of platform under ops that holds the lock and has not rewritten platform yet
+    monkeypatch.setattr(moves, "resume", _never_finishes)
+    assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 200
+    monkeypatch.undo()
+
+    # When platform is asked to be under eng, where it still is, for now
+    reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "eng"})
+
+    # Then that is refused as any second move is, not answered 200 "under eng" as the move goes on to ops
+    assert (reply.status, reply.error_code) == (409, "move_in_progress"), reply.body
+    assert reply.headers["Retry-After"]
+    assert moves.resume("acme") is True
+    assert_tree_is(MOVED)

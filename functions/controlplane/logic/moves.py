@@ -95,15 +95,19 @@ def _plan(
 ) -> Item | None:
     """The move, from what is stored now (None: the unit is under ``parent_id`` already). The
     lock checks that the unit and the new parent are still where they were read."""
-    unit, _ = units.read(org_id, unit_id)
+    unit, tree_item = units.read(org_id, unit_id)
     refusals.check_version(unit, version)
     parent, _ = units.read(org_id, parent_id)
     old, base = split(unit["path"]), split(parent["path"])
     if base[: len(old)] == old:
         raise errors.unit_under_itself(unit_id)
     if unit["parent_id"] == parent_id:
-        if tree.MOVING in unit:  # put there by a move that has not finished: a live one's, or a dead request's
-            _finish_abandoned(org_id)
+        held = tree_item.get(tree.MOVE) or {}
+        # put there by a move that has not finished, or still there for one that has not reached it yet
+        if tree.MOVING in unit or held.get("unit_id") == unit_id:
+            _finish_abandoned(org_id)  # 409 while its run is live; a dead request's, finished here
+            if held.get("parent_id", parent_id) != parent_id:  # which took it elsewhere: planned from there
+                return _plan(org_id, unit_id, parent_id, caller, version, name)
         return None
     subtree, deepest = _subtree(org_id, old, base)
     if deepest > MAX_DEPTH:  # refused before it takes the lock; checked again under it
