@@ -9,6 +9,7 @@ from moto import mock_aws
 from controlplane.dal import keys, tree
 from controlplane.dal.table import api_table
 from controlplane.logic import moves, stopped_moves
+from controlplane.models.errors import MoveInProgress
 from local.apigw import LambdaContext
 from tests.api import call, create_user
 from tests.handlers import test_unit_moves
@@ -192,8 +193,10 @@ def test_a_request_finishing_an_abandoned_move_leaves_a_newer_live_move_to_its_o
     # (its logic, not the whole request: the functions' resolver is one per process)
     if meets == "get_unit":
         stopped_moves.get_unit("acme", "platform")
-    else:
-        moves._finish_abandoned("acme")
+    else:  # the next move, refused move_in_progress, which the resolver asks again once it has run it on
+        with pytest.raises(MoveInProgress):
+            moves.move_unit("acme", "web", "platform", test_unit_moves.OPERATOR)
+        stopped_moves.run_stopped("acme")
 
     # Then it left the newer move alone: its lock is still held, web not moved yet
     held = api_table().get(keys.tree_key("acme"), consistent=True).get(tree.MOVE, {})
@@ -251,3 +254,22 @@ def test_a_move_back_to_where_a_dead_requests_move_has_not_taken_its_unit_yet_is
     assert (reply.status, reply.body["path"], reply.body["moving"]) == (200, "/eng/platform", False), reply.body
     assert not _lock_left()
     assert call("GET", "/orgs/acme/units/db").body["path"] == "/eng/platform/db"
+
+
+def test_a_move_short_of_time_for_an_abandoned_move_is_409_and_starts_no_step_of_it(acme, queue, monkeypatch):
+    # Given a queue, and an abandoned move whose request died half-way
+    _died_half_way(monkeypatch)
+    _abandoned(monkeypatch)
+    rewrites = []
+    monkeypatch.setattr(tree, "rewrite", lambda *args, **kwargs: rewrites.append(args))
+
+    # When the org's next move comes in a request with less than a move's step left of its time
+    with monkeypatch.context() as short:
+        short.setattr(LambdaContext, "get_remaining_time_in_millis", lambda self: int(moves.STEP_SECONDS * 1000) - 1)
+        hurried = call("PATCH", "/orgs/acme/units/web", {"parent_id": "ops"})
+
+    # Then it is 409 with Retry-After, as any request short of that time is, having begun no step
+    # that Lambda could cut half-way (the abandoned move's, or its own)
+    _refused(hurried)
+    assert rewrites == []
+    assert _lock_left()

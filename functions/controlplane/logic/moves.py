@@ -105,7 +105,7 @@ def _plan(
         held = tree_item.get(tree.MOVE) or {}
         # put there by a move that has not finished, or still there for one that has not reached it yet
         if tree.MOVING in unit or held.get("unit_id") == unit_id:
-            _finish_abandoned(org_id)  # 409 while its run is live; a dead request's, finished here
+            _refuse_while_held(org_id)
             if held.get("parent_id", parent_id) != parent_id:  # which took it elsewhere: planned from there
                 return _plan(org_id, unit_id, parent_id, caller, version, name)
         return None
@@ -142,8 +142,8 @@ def _subtree(org_id: str, old: tuple[str, ...], base: tuple[str, ...]) -> tuple[
 def _lock(org_id: str, move: Item, version: int | None) -> bool:
     """Take the org's move lock, with the unit (at ``version``, if given) and its new parent where
     the move was planned. False: plan it again, as the unit moved or changed meanwhile, or a lock a
-    dead request left was there (finished first: it may have moved the unit, the parent, or units
-    into the subtree)."""
+    dead request left was there and is gone now (finished: it may have moved the unit, the parent, or
+    units into the subtree)."""
     parent_id = move["parent_id"]
     parent = None if parent_id == ROOT else (keys.unit_key(org_id, parent_id), join(split(move["to"])[:-1]))
     unit = (keys.unit_key(org_id, move["unit_id"]), move["from"])
@@ -159,19 +159,16 @@ def _lock(org_id: str, move: Item, version: int | None) -> bool:
             if stored is not None and (stored["path"] != move["from"] or changed):
                 return False  # planned again from what is stored: a changed version is 412 there
             raise units.refused_placement(org_id, move["unit_id"], stored) from None
-    _finish_abandoned(org_id)
+    _refuse_while_held(org_id)
     return False
 
 
-def _finish_abandoned(org_id: str) -> None:
-    """Finish the org's move under way if a request that died left it (its lock is older than any
-    request lives, and no queue message will finish it); 409 ``move_in_progress`` if it is live."""
-    held = (api_table().get(keys.tree_key(org_id), consistent=True) or {}).get(tree.MOVE)
-    if held is None:
-        return
-    if not abandoned(held):
+def _refuse_while_held(org_id: str) -> None:
+    """409 ``move_in_progress`` while a move holds the org's lock. One that a request left that
+    died (``abandoned``) the resolver then runs on within this request's time, and asks again
+    (``stopped_moves``): short of time, no step is begun that Lambda could cut half-way."""
+    if tree.MOVE in (api_table().get(keys.tree_key(org_id), consistent=True) or {}):
         raise errors.unit_moving(org_id)
-    resume(org_id, only=held["id"])
 
 
 def abandoned(move: Item) -> bool:

@@ -9,9 +9,9 @@ meets it, within that request's time, and the request is then answered as after 
 
 The requests that run it on: a GET of a unit it moves (its ``202`` says to GET the unit until
 ``moving`` is false), any request it refused ``move_in_progress`` (asked again after, by the
-resolver: a unit's create or delete, a listing, a user created in or moved to a unit it marked), the
-next move (``moves._finish_abandoned``), and a user import's job run in line (``imports``). A live
-lock is left to its run: those requests are ``409 move_in_progress`` as before."""
+resolver: a unit's create or delete, a listing, a user created in or moved to a unit it marked, the
+next move), and a user import's job run in line (``imports``). A live lock is left to its run: those
+requests are ``409 move_in_progress`` as before."""
 
 import math
 from collections.abc import Callable
