@@ -12,7 +12,7 @@ from controlplane.dal.codec import to_dynamo
 from controlplane.dal.table import Table, api_table
 from controlplane.logic import cascade, deletions, tickets
 from controlplane.models.resources import TicketCreate
-from tests.api import call, create_org, create_ticket, create_user, deliver
+from tests.api import call, create_org, create_ticket, create_user, deliver, member
 
 ORG_USERS = [f"user-{i}" for i in range(10)]
 
@@ -243,6 +243,42 @@ def test_the_queued_sweep_spares_the_tickets_of_a_user_created_again_with_that_i
     assert call("GET", f"/orgs/acme/tickets/{hidden[0]}").status == 404
     assert [t["ticket_id"] for t in call("GET", "/orgs/acme/users/user-1/tickets").body["items"]] == [new]
     assert [i for i in _items_of(acme, "acme") if i["SK"]["S"].startswith("SWEEP#")] == []
+
+
+def _every_ticket(org_id: str, user_id: str, caller: dict) -> list[str]:
+    """The ids of a user's whole ticket list, a page of one at a time, as that caller reads it."""
+    ids, cursor = [], ""
+    while True:
+        query = {"limit": 1, "cursor": cursor}
+        page = call("GET", f"/orgs/{org_id}/users/{user_id}/tickets", query=query, caller=caller)
+        assert page.status == 200, page.body
+        ids += [t["ticket_id"] for t in page.body["items"]]
+        if not (cursor := page.body["next_cursor"]):
+            return ids
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
+def test_a_user_created_again_before_the_sweep_never_sees_the_deleted_users_late_ticket(
+    acme, monkeypatch, deletions_queue
+):
+    hidden = _gsi1_lags_once(monkeypatch)
+    # Given a user's delete whose sweep is queued, with one ticket GSI1 did not show it yet
+    assert call("DELETE", "/orgs/acme/users/user-1").status == 204
+    assert hidden
+    # When, before the sweep runs, another person is made user-1 and opens a ticket
+    assert create_user("acme", "user-1").status == 201
+    new = create_ticket("acme", "user-1").body["ticket_id"]
+    newcomer = member("acme", "user-1")
+
+    # Then neither their list, on any page, nor their user with its tickets shows the deleted user's
+    assert _every_ticket("acme", "user-1", newcomer) == [new]
+    with_tickets = call("GET", "/orgs/acme/users/user-1", query={"include": "tickets"}, caller=newcomer)
+    assert [t["ticket_id"] for t in with_tickets.body["tickets"]] == [new]
+    assert with_tickets.body["next_cursor"] is None
+    # And the sweep still takes the old ticket, and only it
+    _drain(deletions_queue, {"kind": "ticket-sweep", "org_id": "acme", "user_id": "user-1"})
+    assert call("GET", f"/orgs/acme/tickets/{hidden[0]}").status == 404
+    assert _every_ticket("acme", "user-1", newcomer) == [new]
 
 
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only

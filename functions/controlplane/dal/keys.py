@@ -162,6 +162,11 @@ def ticket_keys(org_id: str, user_id: str, ticket_id: str) -> dict[str, str]:
     }
 
 
+def tickets_from(ticket_id: str) -> tuple[str, str]:
+    """GSI1 sort keys of a user's tickets from ``ticket_id`` up (not the user item, ``USER#``)."""
+    return f"{TICKET_PREFIX}{ticket_id}", "TICKET$"  # "$" follows "#": after every TICKET#<ticket_id>
+
+
 # Org creations' idempotency records, which no org owns: upper case, so no org id (a lower-case slug)
 # names this partition, and no org's delete sweeps it.
 OPERATORS_IDEMPOTENCY = "IDEMPOTENCY#OPERATORS"

@@ -1,5 +1,8 @@
 """Tickets: what users open. Members reach only their own, by a condition on the write itself."""
 
+from datetime import datetime
+from typing import Any
+
 from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane.dal import cursor, keys, stamps, transactions
@@ -9,7 +12,7 @@ from controlplane.logic import refusals
 from controlplane.logic.access import Caller
 from controlplane.models import errors
 from controlplane.models.errors import Forbidden
-from controlplane.models.ids import new_ulid
+from controlplane.models.ids import new_ulid, ulid_floor
 from controlplane.models.resources import Ticket, TicketCreate, TicketPage, TicketUpdate
 from controlplane.observability import metrics
 
@@ -33,37 +36,55 @@ def create_ticket(org_id: str, user_id: str, body: TicketCreate, caller: Caller)
 
 
 def list_tickets(org_id: str, user_id: str, limit: int, cursor_token: str | None) -> TicketPage:
-    scope = keys.tickets_scope(org_id, user_id)
-    after = cursor.resume_after(scope, cursor_token)
+    after = cursor.resume_after(keys.tickets_scope(org_id, user_id), cursor_token)
     if after is None:  # the first page comes with the user, so a missing user is a 404
         try:
-            _, found, more = first_tickets(org_id, user_id, limit)
+            user, found, more = first_tickets(org_id, user_id, limit)
         except errors.NotFound:
             raise _missing(org_id, user_id) from None
+        since = first_id_of(user)
     else:
-        start = keys.ticket_keys(org_id, user_id, after) if after else None
+        # the page's last ticket, and the first id the user can own (none in a cursor of before it was kept)
+        position, _, since = after.partition("|")
+        start = keys.ticket_keys(org_id, user_id, position) if position else None
+        span: dict[str, Any] = {"between": keys.tickets_from(since)} if since else {"prefix": keys.TICKET_PREFIX}
+        collection = keys.user_collection(org_id, user_id)
         found, last = api_table().query(
-            keys.user_collection(org_id, user_id),
-            on_index=True,
-            prefix=keys.TICKET_PREFIX,
-            newest_first=True,
-            limit=limit,
-            start_key=start,
+            collection, on_index=True, newest_first=True, limit=limit, start_key=start, **span
         )
         more = last is not None
     # One validation of the whole page, not one call per item: the same models, less Python per item.
-    next_cursor = cursor.next_cursor(scope, found, "ticket_id", more)
-    return TicketPage.model_validate({"items": found, "next_cursor": next_cursor})
+    return TicketPage.model_validate({"items": found, "next_cursor": next_cursor(org_id, user_id, since, found, more)})
 
 
 def first_tickets(org_id: str, user_id: str, limit: int) -> tuple[Item, list[Item], bool]:
     """The user and their newest tickets, in one request: on GSI1 the user item sorts after its
-    tickets (USER# > TICKET#), so newest-first puts it first."""
+    tickets (USER# > TICKET#), so newest-first puts it first. A ticket older than the user is not
+    theirs (``first_id_of``): it and all after it are left out, and the list ends there."""
     collection = keys.user_collection(org_id, user_id)
     found = api_table().parent_first(collection, keys.USER, limit, on_index=True, newest_first=True)
     if found is None:
         raise errors.user_missing(org_id, user_id)
-    return found
+    user, page, more = found
+    since = first_id_of(user)
+    owned = [ticket for ticket in page if ticket["ticket_id"] >= since]
+    return user, owned, more and len(owned) == len(page)
+
+
+def first_id_of(user: Item) -> str:
+    """The smallest id a ticket of this user can have: none is opened before their item is written.
+    An older one under their id is a deleted user's of that id (opened just before that delete, and
+    shown by GSI1 only after it), left for the delete's sweep, which comes once GSI1 has settled: it
+    is not this user's to see meanwhile, nor, if the sweep fails, after."""
+    created = datetime.fromisoformat(user["created_at"])
+    return ulid_floor(int(created.timestamp() * 1000))
+
+
+def next_cursor(org_id: str, user_id: str, since: str, found: list[Item], more: bool) -> str | None:
+    """A cursor after the page's last ticket that keeps ``since`` (``first_id_of`` the user), so the
+    pages after it, which do not read the user, end where the user's own tickets do."""
+    position = found[-1]["ticket_id"] if found else ""
+    return cursor.next_cursor(keys.tickets_scope(org_id, user_id), [{"at": f"{position}|{since}"}], "at", more)
 
 
 def _missing(org_id: str, user_id: str) -> errors.NotFound:

@@ -185,7 +185,7 @@ def get_user(org_id: str, user_id: str) -> User:
 
 def get_user_with_tickets(org_id: str, user_id: str, limit: int) -> UserWithTickets:
     user, found, more = tickets.first_tickets(org_id, user_id, limit)
-    next_cursor = cursor.next_cursor(keys.tickets_scope(org_id, user_id), found, "ticket_id", more)
+    next_cursor = tickets.next_cursor(org_id, user_id, tickets.first_id_of(user), found, more)
     return UserWithTickets.model_validate({"user": user, "tickets": found, "next_cursor": next_cursor})
 
 
