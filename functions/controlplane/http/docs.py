@@ -68,7 +68,7 @@ def error_statuses(route: routes.Route) -> set[int]:
     statuses = {401, 403, 422, 429, 500, 503}
     if "{" in route.path:
         statuses.add(404)  # a missing org, user or ticket
-    if route.method in ("POST", "PATCH"):
+    if route.takes_body:
         statuses |= {400, 413, 415}  # a body that is not JSON, too big, or of another media type
     if route.method == "POST" or route.seats or route.conflicts:
         statuses.add(409)  # already exists, the same Idempotency-Key still in flight, no seat left...

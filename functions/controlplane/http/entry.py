@@ -88,6 +88,10 @@ def entry_point(app: APIGatewayRestResolver, on_records: LambdaHandler | None = 
                 raise unrouted(method, event.get("path") or "/")
             path_ids = event.get("pathParameters") or {}
             caller = admit(route, authorizer_context(event), path_ids)
+            if route is not None and not route.takes_body:
+                # Not read, so not judged either: a body of another media type, or too big for a body
+                # route, is not a 415 or 413 here (the document gives neither); it is dropped.
+                event = {**event, "body": None, "isBase64Encoded": False}
             if route is not None and json_body.size(event) > route.max_body:
                 raise body_too_large(route.max_body)
             event = json_body.as_text(_accept_json_only(event))

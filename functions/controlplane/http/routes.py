@@ -57,6 +57,11 @@ class Route(NamedTuple):
         return self.path.replace("{", "<").replace("}", ">")
 
     @property
+    def takes_body(self) -> bool:
+        """Reads a request body; a GET's or a DELETE's is not read, so never judged (no 413 or 415)."""
+        return self.method in ("POST", "PATCH")
+
+    @property
     def successes(self) -> dict[int, Any]:
         return {self.status: self.model, **dict(self.also)}
 
