@@ -263,3 +263,22 @@ def test_a_lone_surrogate_in_a_name_or_a_list_of_a_user_import_row_is_400_and_no
     assert (reply.status, reply.error_code) == (400, "invalid_json"), reply.body
     stored = config.dynamodb().scan(TableName=config.settings().table_name)["Items"]
     assert not [item for item in stored if item["SK"]["S"].startswith("USER_IMPORT#")]
+
+
+@pytest.mark.parametrize("key", [None, "import-1"], ids=["no-key", "idempotency-key"])
+def test_a_user_import_row_nested_deeply_is_400_with_or_without_a_key_and_no_import_is_stored(table, key):
+    # Given a row holding a value nested 300 deep: within what the parser reads (about 1,000), beyond
+    # what pydantic serializes (255), which an Idempotency-Key's record needs of the body
+    create_org("acme")
+    row = '{"user_id": "ann", "notes": ' + "[" * 300 + "]" * 300 + "}"
+    headers = {"Idempotency-Key": [key]} if key else None
+
+    # When it is imported
+    reply = call("POST", "/orgs/acme/user-imports", f'{{"rows": [{row}]}}', headers=headers)
+
+    # Then the body is refused as deeply nested, whether or not a key came with it (was: 202 without
+    # one, the row refused on its own; a 500 with one), and nothing is stored
+    assert (reply.status, reply.error_code) == (400, "invalid_json"), reply.body
+    assert "nested too deeply" in reply.body["error"]["message"]
+    stored = config.dynamodb().scan(TableName=config.settings().table_name)["Items"]
+    assert not [item for item in stored if item["SK"]["S"].startswith(("USER_IMPORT#", "IDEMPOTENCY"))]

@@ -425,13 +425,21 @@ def test_largest_valid_ticket_as_an_ascii_only_encoder_writes_it_is_accepted(tab
     assert reply.body["description"] == largest["description"]
 
 
-@pytest.mark.parametrize("depth", [1_000, 30_000])
+@pytest.mark.parametrize("depth", [33, 1_000, 30_000])
 def test_deeply_nested_json_returns_400_that_says_so(dynamodb_calls, depth):
     reply = call("POST", "/orgs", "[" * depth + "]" * depth)
 
     assert reply.status == 400
     assert reply.error_code == "invalid_json"
     assert "nested too deeply" in reply.body["error"]["message"]
+    assert dynamodb_calls == []
+
+
+def test_json_nested_32_levels_is_read_and_judged_by_the_model(dynamodb_calls):
+    # 32 levels is the most a body may have: read, then refused for what it is (not an object)
+    reply = call("POST", "/orgs", "[" * 32 + "]" * 32)
+
+    assert (reply.status, reply.error_code) == (422, "validation_error"), reply.body
     assert dynamodb_calls == []
 
 

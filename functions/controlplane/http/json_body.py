@@ -16,7 +16,10 @@ cannot be encoded as UTF-8, so DynamoDB could not store it): refused too, as is 
 than Python reads (``sys.get_int_max_str_digits``, 4,300 digits), which it refuses with a bare
 ValueError that was a 500. So are ``NaN``, ``Infinity`` and ``-Infinity``, which Python's parser
 reads as numbers and RFC 8259 does not have: a model answered them 422, but a user import, whose rows
-are any objects until the import judges each, was stored (202) with one.
+are any objects until the import judges each, was stored (202) with one. And so is a body nested
+deeper than ``MAX_DEPTH``: the parser reads about 1,000 levels, but pydantic serializes no more than
+255, which an Idempotency-Key's record asks of a user import's rows (a 500, where the same body
+without a key was a 202).
 """
 
 import base64
@@ -24,10 +27,14 @@ import binascii
 import json
 from typing import Any
 
-from controlplane.models.errors import InvalidJson
+from controlplane.models.errors import InvalidJson, TooDeep
 
 _REPLACEMENT = "\ufffd"
 NOT_UTF8 = "The request body is not valid UTF-8"
+TOO_DEEP = "The request body is nested too deeply"
+# Levels of objects and arrays a body may have. No request of the API has more than 3 (a user
+# import's body, its rows, a row); 32 is DynamoDB's own limit for a stored document.
+MAX_DEPTH = 32
 
 
 def size(event: dict[str, Any]) -> int:
@@ -61,7 +68,7 @@ def loads(raw: str) -> Any:
         raise  # the resolver's own 400
     except ValueError:  # an integer of more digits than int() reads (4,300): valid JSON, and no value of ours
         raise InvalidJson("The request body holds a number too long to read") from None
-    _characters_only(value)
+    _text_within_depth(value)
     return value
 
 
@@ -78,17 +85,17 @@ def _unique_names(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
-def _characters_only(value: Any) -> None:
-    """Every string of the value (names too) is Unicode text. Iterative: the parser allows a depth
-    that recursion here might not."""
-    pending = [value]
+def _text_within_depth(value: Any) -> None:
+    """Every string of the value (names too) is Unicode text, and it nests at most ``MAX_DEPTH``
+    levels. Iterative: the parser allows a depth that recursion here might not."""
+    pending: list[tuple[Any, int]] = [(value, 1)]
     while pending:
-        item = pending.pop()
-        if isinstance(item, dict):
-            pending.extend(item.keys())
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                raise TooDeep(TOO_DEEP)
+            children = [*item, *item.values()] if isinstance(item, dict) else item  # a dict's names too
+            pending.extend((child, depth + 1) for child in children)
         elif isinstance(item, str):
             try:
                 item.encode("utf-8")

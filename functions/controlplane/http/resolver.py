@@ -254,4 +254,4 @@ def _parse_body(raw: str) -> Any:
     try:
         return json_body.loads(raw)
     except RecursionError:
-        raise TooDeep("The request body is nested too deeply") from None
+        raise TooDeep(json_body.TOO_DEEP) from None
