@@ -581,6 +581,50 @@ def test_units_created_below_a_unit_before_the_lock_count_in_its_depth(acme, mon
     assert call("GET", "/orgs/acme/units/w2").body["path"] == "/eng/web/w1/w2"
 
 
+def test_a_move_and_rename_refused_under_its_lock_leaves_the_units_version_as_it_was(acme, monkeypatch):
+    # Given web's subtree deepened by two units after the PATCH below planned its move, before its lock
+    parent = "ops"
+    for depth in range(2, 9):  # ops is at depth 1: a chain to d8, at depth 8
+        create_unit(f"d{depth}", parent)
+        parent = f"d{depth}"
+    lock = tree.lock_move
+
+    def web_deepens_first(*args):
+        monkeypatch.setattr(tree, "lock_move", lock)
+        assert create_unit("w1", "web").status == 201
+        assert create_unit("w2", "w1").status == 201
+        return lock(*args)
+
+    monkeypatch.setattr(tree, "lock_move", web_deepens_first)
+
+    # When web is moved under d8 and renamed in one PATCH, at the version the client read
+    reply = call("PATCH", "/orgs/acme/units/web", {"parent_id": "d8", "name": "Web team"}, headers={"If-Match": '"1"'})
+
+    # Then it is refused under its lock, and changes nothing: the lock's bump of the version is taken
+    # back, so the client's If-Match still matches (a rename at it goes through)
+    assert (reply.status, reply.error_code) == (409, "limit_exceeded"), reply.body
+    web = call("GET", "/orgs/acme/units/web").body
+    assert (web["name"], web["path"], web["version"]) == ("Web", "/eng/web", 1)
+    assert call("PATCH", "/orgs/acme/units/web", {"name": "Web team"}, headers={"If-Match": '"1"'}).status == 200
+
+
+def test_a_move_and_rename_refused_after_a_rename_since_its_lock_keeps_that_renames_version(acme, monkeypatch):
+    # Given platform renamed by someone else once the PATCH below holds its lock, then an outage
+    def renamed_then_unreachable(*args, **kwargs):
+        assert call("PATCH", "/orgs/acme/units/platform", {"name": "Platform team"}).status == 200
+        _unreachable()
+
+    monkeypatch.setattr(moves, "_settle", renamed_then_unreachable)
+
+    # When platform is moved and renamed in one PATCH
+    reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops", "name": "Core"})
+
+    # Then it is 503, and the rename since stands at its own version (2: the lock's; 3: the rename)
+    assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
+    unit = call("GET", "/orgs/acme/units/platform").body
+    assert (unit["name"], unit["path"], unit["version"]) == ("Platform team", "/eng/platform", 3)
+
+
 def _unreachable(*args, **kwargs):
     from botocore.exceptions import EndpointConnectionError
 
@@ -604,13 +648,14 @@ def test_a_big_move_that_cannot_queue_itself_gives_its_lock_back(acme, monkeypat
 
 
 def test_a_move_that_fails_under_its_lock_before_its_first_write_gives_the_lock_back(acme, monkeypatch):
-    # Given DynamoDB cannot be reached once the move holds its lock
+    # Given DynamoDB cannot be reached once the move (and rename) holds its lock
     with monkeypatch.context() as outage:
         outage.setattr(moves, "_settle", _unreachable)
-        reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"})
+        reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops", "name": "Core"})
 
-    # Then the move is 503 and left no lock: asked again, it goes through at once
+    # Then the move is 503 and left no lock, nor its bump of the version: asked again, it goes through at once
     assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
+    assert call("GET", "/orgs/acme/units/platform").body["version"] == 1
     assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 200
     assert_tree_is(MOVED)
 
