@@ -669,3 +669,89 @@ def test_a_subject_stored_on_the_new_item_by_another_writer_gives_way_to_the_cre
     # Then alice's item holds her own sign-in's subject, so her tokens pass the authorizer
     assert reply.status == 201, reply.body
     assert _stored_subject("alice") == _sign_in(pool, "acme.alice")["sub"]
+
+
+def _left_in_the_table(org_id: str) -> list[dict]:
+    """Every item stored under the org's partition (a deleted org leaves none)."""
+    table = config.dynamodb()
+    found = table.query(
+        TableName=config.settings().table_name,
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues={":pk": {"S": f"ORG#{org_id}"}},
+        ConsistentRead=True,
+    )
+    return found["Items"]
+
+
+def test_a_create_whose_sign_in_is_made_after_its_orgs_whole_delete_leaves_no_sign_in(pool, monkeypatch):
+    # Given bob's create, taken in the table before acme's delete mark; before it asks Cognito for his
+    # sign-in, acme's whole delete runs (it lists the pool's sign-ins before bob's exists)
+    client = config.directory().client
+    real, deleted = client.admin_create_user, []
+
+    def after_the_orgs_delete(**request):
+        if not deleted:
+            deleted.append(call("DELETE", "/orgs/acme").status)
+        return real(**request)
+
+    monkeypatch.setattr(client, "admin_create_user", after_the_orgs_delete)
+
+    # When the create makes his sign-in
+    reply = create_user("acme", "bob")
+    monkeypatch.undo()
+
+    # Then the create takes it back (its user is gone, so it cannot store its subject): no sign-in
+    # and no item of acme outlives it
+    assert deleted == [204]
+    assert reply.status == 404, reply.body
+    assert _sign_in(pool, "acme.bob") is None
+    assert _left_in_the_table("acme") == []
+
+
+def test_a_create_whose_sign_in_is_made_after_the_delete_passed_its_user_leaves_no_sign_in(pool, monkeypatch):
+    import threading
+
+    from controlplane.logic import cascade
+
+    # Given bob's create, taken in the table before acme's delete mark, and acme's delete, which
+    # removes bob's sign-in (none yet), then waits while the create makes it and stores its subject on
+    # bob's item; then the delete deletes that item and lists the pool's sign-ins (bob's it removed)
+    remove, taken, passed, stored = cascade.remove_sign_in, *(threading.Event() for _ in range(3))
+    client, table_client = config.directory().client, config.dynamodb()
+    create_sign_in, update_item = client.admin_create_user, table_client.update_item
+
+    def then_wait(org_id, user_id):
+        remove(org_id, user_id)
+        passed.set()
+        assert stored.wait(30)
+
+    def after_the_delete_passed(**request):
+        taken.set()
+        assert passed.wait(30)
+        return create_sign_in(**request)
+
+    def then_let_it_go_on(**request):
+        answer = update_item(**request)
+        if "sign_in_sub" in str(request.get("ExpressionAttributeNames")):
+            stored.set()
+        return answer
+
+    monkeypatch.setattr(cascade, "remove_sign_in", then_wait)
+    monkeypatch.setattr(client, "admin_create_user", after_the_delete_passed)
+    monkeypatch.setattr(table_client, "update_item", then_let_it_go_on)
+    created: list = []
+    creating = threading.Thread(target=lambda: created.append(create_user("acme", "bob")))
+
+    # When the create runs, and the delete starts once the table took bob
+    creating.start()
+    assert taken.wait(30)
+    deleted = call("DELETE", "/orgs/acme")
+    creating.join(30)
+    monkeypatch.undo()
+
+    # Then the create, which reads its org after making the sign-in (being deleted: marked before the
+    # delete removed any sign-in), took it back: no sign-in and no item of acme outlives it
+    assert deleted.status == 204, deleted.body
+    assert [reply.status for reply in created] == [201]  # bob was in acme before its delete began
+    assert _sign_in(pool, "acme.bob") is None
+    assert _left_in_the_table("acme") == []
