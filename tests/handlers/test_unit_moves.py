@@ -581,7 +581,7 @@ def test_units_created_below_a_unit_before_the_lock_count_in_its_depth(acme, mon
     assert call("GET", "/orgs/acme/units/w2").body["path"] == "/eng/web/w1/w2"
 
 
-def test_a_move_and_rename_refused_under_its_lock_leaves_the_units_version_as_it_was(acme, monkeypatch):
+def test_a_move_and_rename_refused_under_its_lock_moves_and_renames_nothing(acme, monkeypatch):
     # Given web's subtree deepened by two units after the PATCH below planned its move, before its lock
     parent = "ops"
     for depth in range(2, 9):  # ops is at depth 1: a chain to d8, at depth 8
@@ -600,12 +600,16 @@ def test_a_move_and_rename_refused_under_its_lock_leaves_the_units_version_as_it
     # When web is moved under d8 and renamed in one PATCH, at the version the client read
     reply = call("PATCH", "/orgs/acme/units/web", {"parent_id": "d8", "name": "Web team"}, headers={"If-Match": '"1"'})
 
-    # Then it is refused under its lock, and changes nothing: the lock's bump of the version is taken
-    # back, so the client's If-Match still matches (a rename at it goes through)
+    # Then it is refused under its lock, and moves and renames nothing; the lock's version stays (a
+    # GET meanwhile may have shown it), so the client reads the unit again before a retry
     assert (reply.status, reply.error_code) == (409, "limit_exceeded"), reply.body
-    web = call("GET", "/orgs/acme/units/web").body
-    assert (web["name"], web["path"], web["version"]) == ("Web", "/eng/web", 1)
-    assert call("PATCH", "/orgs/acme/units/web", {"name": "Web team"}, headers={"If-Match": '"1"'}).status == 200
+    web = call("GET", "/orgs/acme/units/web")
+    assert (web.body["name"], web.body["path"], web.body["version"]) == ("Web", "/eng/web", 2)
+    assert call("PATCH", "/orgs/acme/units/web", {"name": "Web team"}, headers={"If-Match": '"1"'}).status == 412
+    assert (
+        call("PATCH", "/orgs/acme/units/web", {"name": "Web team"}, headers={"If-Match": web.headers["ETag"]}).status
+        == 200
+    )
 
 
 def test_a_move_and_rename_refused_after_a_rename_since_its_lock_keeps_that_renames_version(acme, monkeypatch):
@@ -631,6 +635,33 @@ def _unreachable(*args, **kwargs):
     raise EndpointConnectionError(endpoint_url="https://dynamodb.us-east-1.amazonaws.com")
 
 
+def test_a_version_read_while_a_refused_move_held_its_lock_never_names_a_later_state(acme, monkeypatch):
+    # Given a client that reads platform while a move and rename of it holds the org's lock (its
+    # ETag then is the lock's version), and the move then refused (an outage)
+    seen = []
+
+    def read_then_unreachable(*args, **kwargs):
+        seen.append(call("GET", "/orgs/acme/units/platform").headers["ETag"])
+        _unreachable()
+
+    monkeypatch.setattr(moves, "_settle", read_then_unreachable)
+    reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops", "name": "Core"})
+    assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
+    monkeypatch.undo()
+    # And someone else renames it since, at the version they read after the refusal
+    now = call("GET", "/orgs/acme/units/platform").headers["ETag"]
+    assert (
+        call("PATCH", "/orgs/acme/units/platform", {"name": "Platform team"}, headers={"If-Match": now}).status == 200
+    )
+
+    # When the first client writes with the ETag it read during the lock, which never saw that rename
+    stale = call("PATCH", "/orgs/acme/units/platform", {"name": "Platforms"}, headers={"If-Match": seen[0]})
+
+    # Then it is 412: a version, once shown, never names another state of the unit (no lost update)
+    assert (stale.status, stale.error_code) == (412, "precondition_failed"), (seen, now, stale.body)
+    assert call("GET", "/orgs/acme/units/platform").body["name"] == "Platform team"
+
+
 @pytest.mark.parametrize("table", ["moto"], indirect=True)  # the queue is moto's
 def test_a_big_move_that_cannot_queue_itself_gives_its_lock_back(acme, monkeypatch, deletions_queue):
     # Given a move big enough for the queue, and SQS that cannot be reached
@@ -653,9 +684,9 @@ def test_a_move_that_fails_under_its_lock_before_its_first_write_gives_the_lock_
         outage.setattr(moves, "_settle", _unreachable)
         reply = call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops", "name": "Core"})
 
-    # Then the move is 503 and left no lock, nor its bump of the version: asked again, it goes through at once
+    # Then the move is 503 and left no lock (its version stays): asked again, it goes through at once
     assert (reply.status, reply.error_code) == (503, "service_unavailable"), reply.body
-    assert call("GET", "/orgs/acme/units/platform").body["version"] == 1
+    assert call("GET", "/orgs/acme/units/platform").body["version"] == 2
     assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 200
     assert_tree_is(MOVED)
 

@@ -85,8 +85,8 @@ def move_unit(
 def _release(org_id: str, move: Item) -> None:
     """Give up the lock of a move that has moved nothing (a listing may start again). Failing too
     (an outage), the lock stays: an unqueued one, once abandoned, by the next request that meets it."""
-    if "name" in move:  # its lock added 1 to the unit's version: a refused PATCH leaves its ETag as it was
-        units.take_back_bump(org_id, move["unit_id"], move["version"])
+    # A move and rename's lock added 1 to the unit's version: that stays. A GET meanwhile showed it, so
+    # put back, the version would name two states, and a write at it would pass over a rename since.
     last = {"from": move["from"], "to": move["to"]}
     with suppress(ConditionFailed):  # released already
         tree.unlock_move(api_table(), keys.tree_key(org_id), move["id"], last, time.time())

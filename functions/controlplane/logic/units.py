@@ -91,13 +91,6 @@ def refused_placement(org_id: str, unit_id: str, unit: Item | None) -> ApiError:
     return errors.unit_moving(org_id)
 
 
-def take_back_bump(org_id: str, unit_id: str, version: int) -> None:
-    """Put the unit back at ``version``, the one a move and rename was accepted at, whose lock added
-    1 to it and which was then refused (``moves``). A rename since took it further: that one stands."""
-    with suppress(ConditionFailed):
-        tree.rewrite(api_table(), keys.unit_key(org_id, unit_id), {"version": version + 1}, {"version": version})
-
-
 def get_unit(org_id: str, unit_id: str) -> Unit:
     """The unit; ``moving`` from its mark, or from the org's move under way when the unit is in the
     subtree it moves, at the old path or the new: a queued move marks it only once its job gets there."""
