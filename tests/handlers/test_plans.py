@@ -448,3 +448,31 @@ def test_a_downgrade_of_an_org_counted_between_its_read_and_its_write_past_the_n
     assert (reply.status, reply.error_code) == (409, "quota_exceeded"), reply.body
     assert reply.body["error"]["details"] == {"quota": "users", "limit": 5, "used": 6, "plan": "free"}
     assert call("GET", "/orgs/acme").body["plan"] == "pro"
+
+
+def test_a_downgrade_of_an_org_counted_between_its_read_and_its_write_to_exactly_its_users_applies(table, monkeypatch):
+    # Given acme on pro with 5 users, not counted yet, and the user-count migration writing its count
+    # (5) on the org item after the plan change found no count, before its write
+    create_org("acme", plan="pro")
+    for i in range(5):
+        create_user("acme", f"user-{i}")
+    _forget_the_count(table, "acme")
+    set_uncounted = seats.set_uncounted
+
+    def counted_meanwhile(*args, **kwargs):
+        config.dynamodb().update_item(
+            TableName=table,
+            Key={"PK": {"S": "ORG#acme"}, "SK": {"S": "METADATA#acme"}},
+            UpdateExpression="SET user_count = :n",
+            ExpressionAttributeValues={":n": {"N": "5"}},
+        )
+        return set_uncounted(*args, **kwargs)
+
+    monkeypatch.setattr(seats, "set_uncounted", counted_meanwhile)
+
+    # When an operator moves it to free (5 seats)
+    reply = call("PATCH", "/orgs/acme", {"plan": "free"})
+
+    # Then the 5 users fit the 5 seats exactly, as they do on a counted org: the plan is free
+    assert reply.status == 200, reply.body
+    assert call("GET", "/orgs/acme").body["plan"] == "free"
