@@ -1,6 +1,7 @@
+import pytest
 from ulid import ULID
 
-from tests.api import call, create_org, create_ticket, create_user
+from tests.api import call, create_org, create_ticket, create_user, member
 
 
 def _org_with_user(org_id: str = "acme", user_id: str = "alice") -> None:
@@ -118,3 +119,20 @@ def test_delete_missing_ticket_returns_404(table):
     create_org("acme")
 
     assert call("DELETE", f"/orgs/acme/tickets/{ULID()}").status == 404
+
+
+@pytest.mark.parametrize("method", ["PATCH", "DELETE"])
+def test_a_members_write_to_anothers_ticket_with_a_stale_if_match_is_403_not_412(table, method):
+    # Given members alice and amy of acme, and a ticket of amy's at version 1
+    _org_with_user(user_id="alice")
+    create_user("acme", "amy")
+    ticket_id = create_ticket("acme", "amy").body["ticket_id"]
+
+    # When alice writes to it with an If-Match of a version it never had
+    body = {"status": "solved"} if method == "PATCH" else None
+    reply = call(method, f"/orgs/acme/tickets/{ticket_id}", body, caller=member(), headers={"If-Match": ['"7"']})
+
+    # Then she is told it is not hers (403), not that its version differs (412): whose ticket it is
+    # is the first rule, so the answer says nothing of another's ticket's version
+    assert (reply.status, reply.error_code) == (403, "forbidden"), reply.body
+    assert call("GET", f"/orgs/acme/tickets/{ticket_id}").body["version"] == 1
