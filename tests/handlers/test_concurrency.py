@@ -69,6 +69,17 @@ def test_a_version_the_resource_never_had_is_412_without_saying_it_had_it(acme):
         assert reply.body["error"]["message"] == "The resource is not at version 99: read it again for its current ETag"
 
 
+def test_an_if_match_of_version_0_is_412_not_a_write_without_if_match(acme):
+    # Given acme's org, user and ticket, each at version 1 (no resource is ever at version 0)
+    for path, change in _resources(acme):
+        # When a client writes with If-Match "0"
+        reply = call("PATCH", path, change, headers={"If-Match": ['"0"']})
+
+        # Then the write is refused as for any version the resource is not at, and changes nothing
+        assert reply.status == 412, reply.body
+        assert call("GET", path).body["version"] == 1
+
+
 @pytest.mark.parametrize("etag", ["*", 'W/"1"'])
 def test_wildcard_and_weak_etags_of_the_current_version_apply(acme, etag):
     reply = call("PATCH", "/orgs/acme", {"name": "X"}, headers={"If-Match": [etag]})
