@@ -810,3 +810,31 @@ def test_a_user_delete_overtaken_after_it_found_the_user_leaves_no_sweep_marker_
 
     # Then it left no sweep marker behind (in an org deleted, for the next org of that id to inherit)
     assert [i for i in _items_of(acme, "acme") if i["SK"]["S"].startswith("SWEEP#")] == []
+
+
+def test_a_delete_run_overtaken_before_a_users_tickets_spares_the_tickets_of_the_org_created_again(table, monkeypatch):
+    # Given acme's delete at alice, her item gone, when another run of the delete finishes it, acme
+    # and alice are created again, and the new alice opens a ticket, all before this run reads her
+    # tickets on GSI1
+    delete_tickets_of, new_ticket = cascade.delete_tickets_of, []
+
+    def overtaken_before_the_tickets(*args, **kwargs):
+        if not new_ticket:
+            with monkeypatch.context() as other_run:
+                other_run.setattr(cascade, "delete_tickets_of", delete_tickets_of)
+                assert cascade.continue_delete("acme", cascade.deletion_mark("acme")) is True
+            assert create_org("acme").status == 201
+            assert create_user("acme", "alice").status == 201
+            new_ticket.append(create_ticket("acme", "alice").body["ticket_id"])
+        return delete_tickets_of(*args, **kwargs)
+
+    create_org("acme")
+    create_user("acme", "alice")
+    create_ticket("acme", "alice")
+    monkeypatch.setattr(cascade, "delete_tickets_of", overtaken_before_the_tickets)
+
+    # When this run goes on with alice's tickets
+    cascade.delete_org("acme")
+
+    # Then it deletes only tickets opened before its mark: the new alice's ticket stays
+    assert call("GET", f"/orgs/acme/tickets/{new_ticket[0]}").status == 200
