@@ -838,3 +838,31 @@ def test_a_delete_run_overtaken_before_a_users_tickets_spares_the_tickets_of_the
 
     # Then it deletes only tickets opened before its mark: the new alice's ticket stays
     assert call("GET", f"/orgs/acme/tickets/{new_ticket[0]}").status == 200
+
+
+def test_a_delete_run_overtaken_before_its_last_write_leaves_the_org_created_again(table, monkeypatch):
+    from controlplane.dal import keys, transactions
+
+    # Given acme's delete about to delete the org item, when another run deletes it first and acme
+    # is created again
+    delete_with, overtaken = transactions.delete_with, []
+
+    def overtaken_at_the_org(table_, key, expects, beside):
+        if key == keys.org_key("acme") and not overtaken:
+            overtaken.append(True)
+            delete_with(table_, key, expects, beside)
+            assert create_org("acme").status == 201
+        delete_with(table_, key, expects, beside)
+
+    create_org("acme")
+    create_user("acme", "alice")
+    monkeypatch.setattr(transactions, "delete_with", overtaken_at_the_org)
+
+    # When this run writes its last delete
+    assert cascade.delete_org("acme") is True
+
+    # Then it deletes only the org it marked: the new acme and its seats stay
+    assert overtaken == [True]
+    org = call("GET", "/orgs/acme")
+    assert org.status == 200, org.body
+    assert org.body["usage"] == {"users": 0}
