@@ -755,3 +755,30 @@ def test_a_create_whose_sign_in_is_made_after_the_delete_passed_its_user_leaves_
     assert [reply.status for reply in created] == [201]  # bob was in acme before its delete began
     assert _sign_in(pool, "acme.bob") is None
     assert _left_in_the_table("acme") == []
+
+
+def test_a_delete_run_overtaken_before_the_left_over_sign_ins_spares_the_org_created_again(pool, monkeypatch):
+    from controlplane.dal.directory import Directory
+    from controlplane.logic import cascade
+
+    # Given acme's delete past its users, when another run of the delete finishes it, and acme is
+    # created again with bob (and his sign-in), all before this run lists the org's sign-ins
+    user_ids, overtaken = Directory.user_ids, []
+
+    def overtaken_before_the_listing(self, org_id):
+        if not overtaken:
+            overtaken.append(True)
+            assert cascade.continue_delete("acme", cascade.deletion_mark("acme")) is True
+            assert create_org("acme").status == 201
+            assert create_user("acme", "bob").status == 201
+        return user_ids(self, org_id)
+
+    create_user("acme", "alice")
+    monkeypatch.setattr(Directory, "user_ids", overtaken_before_the_listing)
+
+    # When this run goes on to the sign-ins no user item names
+    assert cascade.delete_org("acme") is True
+
+    # Then it stops at the org created again: bob keeps his sign-in
+    assert overtaken == [True]
+    assert _sign_in(pool, "acme.bob") is not None
