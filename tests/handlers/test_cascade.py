@@ -866,3 +866,23 @@ def test_a_delete_run_overtaken_before_its_last_write_leaves_the_org_created_aga
     org = call("GET", "/orgs/acme")
     assert org.status == 200, org.body
     assert org.body["usage"] == {"users": 0}
+
+
+def test_a_sweep_marker_written_before_sweep_ids_is_swept_and_deleted(table):
+    from controlplane.dal import keys
+
+    # Given alice deleted, a ticket of hers GSI1 showed late, and her sweep marker as the code before
+    # sweep_id wrote it (named by its settle time alone)
+    create_org("acme")
+    create_user("acme", "alice")
+    assert call("DELETE", "/orgs/acme/users/alice").status == 204
+    _bulk_tickets("acme", "alice", 1)
+    marker = cascade.mark_for_sweep(api_table(), "acme", "alice")
+    api_table().put({name: value for name, value in marker.items() if name != "sweep_id"})
+
+    # When its sweep runs
+    assert cascade.sweep_user("acme", "alice") is True
+
+    # Then it took her ticket, and the marker is gone
+    assert [i for i in _items_of(table, "acme") if i["SK"]["S"].startswith("TICKET#")] == []
+    assert api_table().get(keys.sweep_key("acme", "alice"), consistent=True) is None
