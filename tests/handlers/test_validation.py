@@ -308,6 +308,19 @@ def test_non_json_content_type_returns_415(dynamodb_calls):
     assert dynamodb_calls == []
 
 
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_a_request_without_a_body_is_not_refused_for_its_content_type(table, method):
+    # Given acme and alice, and a client that sends a Content-Type on every request, body or none
+    create_org("acme")
+    create_user("acme", "alice")
+
+    # When it reads or deletes alice with no body and a Content-Type that is not JSON
+    reply = call(method, "/orgs/acme/users/alice", headers={"Content-Type": ["text/plain"]})
+
+    # Then the media type of a body it did not send is not held against it
+    assert reply.status == {"GET": 200, "DELETE": 204}[method], reply.body
+
+
 def test_unknown_path_returns_404_in_the_error_contract(dynamodb_calls):
     reply = call("GET", "/nowhere")
 
