@@ -886,3 +886,20 @@ def test_a_sweep_marker_written_before_sweep_ids_is_swept_and_deleted(table):
     # Then it took her ticket, and the marker is gone
     assert [i for i in _items_of(table, "acme") if i["SK"]["S"].startswith("TICKET#")] == []
     assert api_table().get(keys.sweep_key("acme", "alice"), consistent=True) is None
+
+
+@pytest.mark.parametrize("table", ["moto"], indirect=True)  # SQS exists on moto only
+def test_a_sweep_is_queued_for_at_most_the_15_minutes_sqs_can_delay_a_message(deletions_queue, monkeypatch):
+    # Given a GSI1 settle time longer than SQS can delay a message (900 s)
+    monkeypatch.setenv("GSI1_SETTLE_SECONDS", "1200")
+    config.reset()
+
+    # When a deleted user's sweep is queued
+    queued = cascade.schedule_sweep("acme", "alice")
+
+    # Then it is, delayed as long as SQS allows, not refused by SQS
+    assert queued is True
+    attributes = boto3.client("sqs").get_queue_attributes(
+        QueueUrl=deletions_queue, AttributeNames=["ApproximateNumberOfMessagesDelayed"]
+    )["Attributes"]
+    assert attributes["ApproximateNumberOfMessagesDelayed"] == "1"
