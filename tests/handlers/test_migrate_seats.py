@@ -72,6 +72,16 @@ def test_before_the_migration_the_api_reads_and_writes_an_org_not_moved_yet(befo
     assert _stored("core")[1][plans.USER_LIMIT] == 50
 
 
+def test_a_user_delete_as_an_org_not_moved_yets_first_seat_write_moves_the_counter_and_gives_the_seat_back(before):
+    # When the first seat write on acme (3 users, counted on its org item) is a user's delete
+    reply = call("DELETE", "/orgs/acme/users/user-0")
+
+    # Then it is done, on the counter it moved first: 2 users, counted on the counter alone
+    assert reply.status == 204, reply.body
+    org, counter, users = _stored("acme")
+    assert plans.USER_COUNT not in org and counter is not None and counter[plans.USER_COUNT] == users == 2
+
+
 def test_an_org_counted_before_without_a_limit_of_its_own_moves_with_its_plans_limit(before):
     # Given acme as the code before left an org whose plan it never changed: a count, no limit
     config.dynamodb().update_item(
