@@ -425,3 +425,27 @@ def test_items_deleted_and_created_between_pages_repeat_nothing_and_skip_nothing
     shown = [_id(item) for item in first["items"] + rest]
     assert len(shown) == len(set(shown)), shown
     assert {i for i in before if i in after} <= set(shown), (before, after, shown)
+
+
+def test_a_first_page_that_holds_no_user_still_leads_to_every_user(table):
+    from controlplane.dal.table import api_table
+    from controlplane.logic import cascade
+
+    # Given acme with alice and bob, and a sweep marker of a deleted user (it sorts before the users)
+    create_org("acme")
+    for user_id in ("alice", "bob"):
+        create_user("acme", user_id)
+    cascade.mark_for_sweep(api_table(), "acme", "carol")
+
+    # When the users are listed one a page, the first page's room taken by the counter and the marker
+    first = call("GET", "/orgs/acme/users", query={"limit": 1})
+    pages = [first.body["items"]]
+    cursor = first.body["next_cursor"]
+    while cursor:
+        reply = call("GET", "/orgs/acme/users", query={"limit": 1, "cursor": cursor})
+        pages.append(reply.body["items"])
+        cursor = reply.body["next_cursor"]
+
+    # Then an empty first page still gives a cursor, and the pages hold every user once
+    assert first.status == 200, first.body
+    assert [u["user_id"] for page in pages for u in page] == ["alice", "bob"]
