@@ -420,6 +420,23 @@ def test_a_stale_if_match_on_a_plan_change_of_an_org_not_counted_yet_is_412_and_
     assert call("GET", "/orgs/acme").body["plan"] == "free"
 
 
+def _counted_meanwhile(table, monkeypatch, org_id: str, count: int) -> None:
+    """The user-count migration writes ``count`` on the org item after the plan change found no
+    count there, before the plan change's own write."""
+    set_uncounted = seats.set_uncounted
+
+    def counted_meanwhile(*args, **kwargs):
+        config.dynamodb().update_item(
+            TableName=table,
+            Key={"PK": {"S": f"ORG#{org_id}"}, "SK": {"S": f"METADATA#{org_id}"}},
+            UpdateExpression="SET user_count = :n",
+            ExpressionAttributeValues={":n": {"N": str(count)}},
+        )
+        return set_uncounted(*args, **kwargs)
+
+    monkeypatch.setattr(seats, "set_uncounted", counted_meanwhile)
+
+
 def test_a_downgrade_of_an_org_counted_between_its_read_and_its_write_past_the_new_limit_is_409(table, monkeypatch):
     # Given acme on pro with 6 users, not counted yet, and the user-count migration writing its count
     # (6) on the org item after the plan change found no count, before its write
@@ -428,18 +445,7 @@ def test_a_downgrade_of_an_org_counted_between_its_read_and_its_write_past_the_n
         create_user("acme", f"user-{i}")
     _forget_the_count(table, "acme")
     version = call("GET", "/orgs/acme").body["version"]
-    set_uncounted = seats.set_uncounted
-
-    def counted_meanwhile(*args, **kwargs):
-        config.dynamodb().update_item(
-            TableName=table,
-            Key={"PK": {"S": "ORG#acme"}, "SK": {"S": "METADATA#acme"}},
-            UpdateExpression="SET user_count = :n",
-            ExpressionAttributeValues={":n": {"N": "6"}},
-        )
-        return set_uncounted(*args, **kwargs)
-
-    monkeypatch.setattr(seats, "set_uncounted", counted_meanwhile)
+    _counted_meanwhile(table, monkeypatch, "acme", 6)
 
     # When an operator moves it to free (5 seats), with the If-Match of the version it read
     reply = call("PATCH", "/orgs/acme", {"plan": "free"}, headers={"If-Match": f'"{version}"'})
@@ -457,18 +463,7 @@ def test_a_downgrade_of_an_org_counted_between_its_read_and_its_write_to_exactly
     for i in range(5):
         create_user("acme", f"user-{i}")
     _forget_the_count(table, "acme")
-    set_uncounted = seats.set_uncounted
-
-    def counted_meanwhile(*args, **kwargs):
-        config.dynamodb().update_item(
-            TableName=table,
-            Key={"PK": {"S": "ORG#acme"}, "SK": {"S": "METADATA#acme"}},
-            UpdateExpression="SET user_count = :n",
-            ExpressionAttributeValues={":n": {"N": "5"}},
-        )
-        return set_uncounted(*args, **kwargs)
-
-    monkeypatch.setattr(seats, "set_uncounted", counted_meanwhile)
+    _counted_meanwhile(table, monkeypatch, "acme", 5)
 
     # When an operator moves it to free (5 seats)
     reply = call("PATCH", "/orgs/acme", {"plan": "free"})
