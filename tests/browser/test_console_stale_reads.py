@@ -15,6 +15,13 @@ pytestmark = pytest.mark.parametrize("table", ["dynamodb_local"], indirect=True)
 NOT_FOUND = {"error": {"code": "not_found", "message": "Not found"}}
 
 
+def open_as(page, console, user_id: str, path: str) -> None:
+    """The console at ``#<path>``, signed in as demo's ``user_id``."""
+    sign_in(page, console, tokens.for_user("demo", user_id))
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    page.goto(f"{console}#{path}")
+
+
 def serve_stale(page, pattern: str, body, status: int = 200) -> None:
     """From now on, every GET of ``pattern`` answers ``body``: the state before the write."""
 
@@ -32,9 +39,7 @@ def test_a_saved_ticket_shows_its_changes_and_saves_again_without_a_412(console,
     # Given a ticket open in the console, whose next read answers it as before the save
     seed_demo(api)
     ticket = api.call("POST", "/orgs/demo/users/bob/tickets", {"subject": "Printer on fire"})
-    sign_in(page, console, tokens.for_user("demo", "alice"))
-    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
-    page.goto(f"{console}#/orgs/demo/tickets/{ticket['ticket_id']}")
+    open_as(page, console, "alice", f"/orgs/demo/tickets/{ticket['ticket_id']}")
     editor = page.get_by_role("form", name="Edit the ticket")
     expect(editor.get_by_label("Status")).to_have_value("open")
     serve_stale(page, f"**/orgs/demo/tickets/{ticket['ticket_id']}", ticket)
@@ -79,9 +84,7 @@ def test_a_renamed_org_shows_its_new_name_and_renames_again_without_a_412(consol
 def test_a_saved_profile_shows_the_new_name(console, api, page):
     # Given bob's profile, whose next read answers him as before the save
     seed_demo(api)
-    sign_in(page, console, tokens.for_user("demo", "bob"))
-    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
-    page.goto(f"{console}#/orgs/demo/users/bob")
+    open_as(page, console, "bob", "/orgs/demo/users/bob")
     expect(page.get_by_role("heading", name="Bob (bob)", level=1)).to_be_visible()
     serve_stale(page, "**/orgs/demo/users/bob", api.call("GET", "/orgs/demo/users/bob"))
 
@@ -98,9 +101,7 @@ def test_a_saved_profile_shows_the_new_name(console, api, page):
 def test_a_ticket_just_opened_is_shown_though_a_read_does_not_find_it_yet(console, api, page):
     # Given bob's page, where any ticket read answers 404 for now, as a read just after a create may
     seed_demo(api)
-    sign_in(page, console, tokens.for_user("demo", "bob"))
-    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
-    page.goto(f"{console}#/orgs/demo/users/bob")
+    open_as(page, console, "bob", "/orgs/demo/users/bob")
     serve_stale(page, "**/orgs/demo/tickets/*", NOT_FOUND, status=404)
 
     # When he opens a ticket
@@ -118,9 +119,7 @@ def test_a_ticket_just_deleted_is_not_listed_though_the_list_still_has_it(consol
     seed_demo(api)
     ticket = api.call("POST", "/orgs/demo/users/bob/tickets", {"subject": "Printer on fire"})
     stale_list = api.call("GET", "/orgs/demo/users/bob/tickets?limit=10")
-    sign_in(page, console, tokens.for_user("demo", "alice"))
-    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
-    page.goto(f"{console}#/orgs/demo/tickets/{ticket['ticket_id']}")
+    open_as(page, console, "alice", f"/orgs/demo/tickets/{ticket['ticket_id']}")
     expect(page.get_by_role("heading", name="Ticket: Printer on fire", level=1)).to_be_visible()
     serve_stale(page, "**/orgs/demo/users/bob/tickets?*", stale_list)
 
@@ -171,9 +170,7 @@ def test_an_org_just_created_is_shown_though_a_read_does_not_find_it_yet(console
 def test_a_save_answered_after_leaving_for_another_user_does_not_show_on_that_users_page(console, api, page):
     # Given alice on bob's profile, whose save is held back on its way
     seed_demo(api)
-    sign_in(page, console, tokens.for_user("demo", "alice"))
-    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
-    page.goto(f"{console}#/orgs/demo/users/bob")
+    open_as(page, console, "alice", "/orgs/demo/users/bob")
     expect(page.get_by_role("heading", name="Bob (bob)", level=1)).to_be_visible()
     held: list = []
 
