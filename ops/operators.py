@@ -58,9 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--username", required=True)
     parser.add_argument("--email", required=True)
     args = parser.parse_args(argv)
-    for option, value in (("--username", args.username), ("--email", args.email)):
+    # make operator passes "" for a variable left off its command line: refused here, not by botocore's traceback.
+    given = (("--user-pool-id", args.user_pool_id), ("--username", args.username), ("--email", args.email))
+    for option, value in given:
         if not value:
-            parser.error(f"{option} is empty (make operator USERNAME=... EMAIL=...)")
+            parser.error(f"{option} is empty (make operator USERNAME=... EMAIL=... USER_POOL_ID=...)")
     try:
         create(boto3.client("cognito-idp", config=config.CLIENT_CONFIG), args.user_pool_id, args.username, args.email)
     except ValueError as refused:

@@ -81,14 +81,18 @@ def test_a_username_taken_by_another_address_is_refused_and_not_made_an_operator
     assert cognito.admin_list_groups_for_user(UserPoolId=pool_id, Username="ops-bob")["Groups"] == []
 
 
-@pytest.mark.parametrize("missing", ["--username", "--email"])
-def test_an_empty_username_or_email_exits_2_without_a_request(pool, capsys, missing):
-    # make operator passes "" for one left off its command line (never the shell's USERNAME or EMAIL)
-    _, pool_id = pool
-    given = {"--username": "ops-alice", "--email": "a@example.com", missing: ""}
+@pytest.mark.parametrize("missing", ["--user-pool-id", "--username", "--email"])
+def test_an_empty_pool_username_or_email_exits_2_without_a_request(pool, capsys, missing):
+    # Given make operator's arguments with "" for one left off its command line (never the shell's
+    # USERNAME or EMAIL; USER_POOL_ID forgotten, or an empty $POOL)
+    cognito, pool_id = pool
+    given = {"--user-pool-id": pool_id, "--username": "ops-alice", "--email": "a@example.com", missing: ""}
 
+    # When the command runs
     with pytest.raises(SystemExit) as exited:
-        operators.main(["--user-pool-id", pool_id, *[part for pair in given.items() for part in pair]])
+        operators.main([part for pair in given.items() for part in pair])
 
+    # Then it exits 2 naming the empty option, not with botocore's traceback, and creates no one
     assert exited.value.code == 2
-    assert missing in capsys.readouterr().err
+    assert f"{missing} is empty" in capsys.readouterr().err
+    assert cognito.list_users(UserPoolId=pool_id)["Users"] == []
