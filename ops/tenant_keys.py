@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 import boto3
+from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.dal import keys
@@ -79,7 +80,12 @@ def stack_exists(cloudformation: Any, stack: str) -> bool:
 
 def consumer_settings(cloudformation: Any, lambda_client: Any, stack: str) -> dict[str, str]:
     """The tenant-keys consumer's table, secret, usage plans and key name prefix, from its environment."""
-    [found] = cloudformation.describe_stacks(StackName=stack)["Stacks"]
+    try:
+        [found] = cloudformation.describe_stacks(StackName=stack)["Stacks"]
+    except ClientError as error:  # a STAGE mistyped, or another region: one line, not a traceback
+        if error.response.get("Error", {}).get("Code") != "ValidationError":
+            raise
+        raise SystemExit(f"{stack}: no such stack in this account and region (check STAGE and AWS_REGION)") from None
     outputs = {output["OutputKey"]: output["OutputValue"] for output in found.get("Outputs", [])}
     if CONSUMER_OUTPUT not in outputs:
         raise SystemExit(f"{stack} has no output {CONSUMER_OUTPUT}: deploy this version of the stack first")

@@ -180,6 +180,16 @@ def test_the_backfill_refuses_a_stack_without_the_consumers_output(table):
         ops.consumer_settings(boto3.client("cloudformation"), boto3.client("lambda"), STACK)
 
 
+def test_the_backfill_names_a_stack_that_does_not_exist_without_a_traceback(table):
+    # Given no stack of that name (a mistyped STAGE)
+    # When the backfill runs
+    with pytest.raises(SystemExit) as exited:
+        ops.main(["backfill", "--stack", "ControlPlane-prd"])
+
+    # Then it exits with one line naming the stack, not botocore's ClientError
+    assert "ControlPlane-prd: no such stack" in str(exited.value.code)
+
+
 def test_writes_per_second_above_the_accounts_quota_is_refused(table, capsys):
     with pytest.raises(SystemExit):
         ops.main(["cleanup", "--stack", STACK, "--writes-per-second", "6"])
