@@ -35,6 +35,7 @@ from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.table import Table
 from controlplane.dal.transactions import transact
 from controlplane.models import plans
+from ops.tables import refused_if_missing
 
 if TYPE_CHECKING:  # the stub packages are for the type checker only
     from types_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
@@ -112,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", required=True, help="the table (the stack's TableName output)")
     args = parser.parse_args(argv)
-    report = migrate(Table(boto3.client("dynamodb", config=config.CLIENT_CONFIG), args.table))
+    with refused_if_missing(parser, f"--table {args.table}"):
+        report = migrate(Table(boto3.client("dynamodb", config=config.CLIENT_CONFIG), args.table))
     print(
         f"Moved {len(report.moved)} seat counters; {len(report.already)} had moved already; "
         f"{len(report.limits)} limits of the code before settled; "

@@ -29,6 +29,7 @@ from controlplane.dal.schema import PARTITION_KEY, SORT_KEY
 from controlplane.dal.table import Table, translate
 from controlplane.dal.transactions import transact
 from controlplane.models import plans
+from ops.tables import refused_if_missing
 
 
 @dataclass
@@ -124,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", required=True, help="the table (the stack's TableName output)")
     args = parser.parse_args(argv)
-    report = migrate(Table(boto3.client("dynamodb", config=config.CLIENT_CONFIG), args.table))
+    with refused_if_missing(parser, f"--table {args.table}"):
+        report = migrate(Table(boto3.client("dynamodb", config=config.CLIENT_CONFIG), args.table))
     print(
         f"Counted {len(report.counted)} organizations; {len(report.already)} had a count already; "
         f"{len(report.over_limit)} over their limit.",

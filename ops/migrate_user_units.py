@@ -23,6 +23,7 @@ from controlplane.dal.conditions import ConditionFailed
 from controlplane.dal.schema import GSI2_PARTITION_KEY, GSI2_SORT_KEY, PARTITION_KEY
 from controlplane.dal.table import Table, translate
 from controlplane.models.ids import ROOT_UNIT
+from ops.tables import refused_if_missing
 
 
 def migrate(table: Table, echo=print) -> int:
@@ -70,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", required=True, help="the table (the stack's TableName output)")
     args = parser.parse_args(argv)
-    placed = migrate(Table(boto3.client("dynamodb", config=config.CLIENT_CONFIG), args.table))
+    with refused_if_missing(parser, f"--table {args.table}"):
+        placed = migrate(Table(boto3.client("dynamodb", config=config.CLIENT_CONFIG), args.table))
     print(f"Placed {placed} users in their org's root unit.", file=sys.stderr)
     return 0
 

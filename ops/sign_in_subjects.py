@@ -34,6 +34,7 @@ from controlplane.dal.directory import Directory
 from controlplane.dal.imports import RUNNING
 from controlplane.dal.table import Table
 from controlplane.pacing import Throttle
+from ops.tables import refused_if_missing
 
 CALLS_PER_SECOND = 10.0  # AdminGetUser shares the UserRead category's quota with every other caller
 
@@ -101,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     table = Table(boto3.client("dynamodb", config=config.CLIENT_CONFIG), args.table)
     directory = Directory(boto3.client("cognito-idp", config=config.CLIENT_CONFIG), args.user_pool_id)
-    report = backfill(table, directory, args.after, echo=lambda line: print(line, file=sys.stderr))
+    with refused_if_missing(parser, f"--table {args.table} or --user-pool-id {args.user_pool_id}"):
+        report = backfill(table, directory, args.after, echo=lambda line: print(line, file=sys.stderr))
     print(
         f"Stored {len(report.stored)} subjects; {report.already} users had one; "
         f"{len(report.no_sign_in)} without a sign-in (refused until re-created): {', '.join(report.no_sign_in)}; "
