@@ -14,11 +14,15 @@ from cpctl.errors import ApiError, Interrupted, UnexpectedAnswer
 from cpctl.output import Output, complain
 from cpctl.retries import quota_spent, refused
 
+DAY_SECONDS = 86_400
+
 
 def show_throttled(error: ApiError) -> None:
-    """A 429: the org's rate, still refused after the client's retries; or its daily quota, never retried."""
+    """A 429: the org's rate, still refused after the client's retries; or its daily quota, never
+    retried. The quota comes back at midnight UTC, counted from the clock: the deployed API's
+    Retry-After for it is a static 3600 (API Gateway's template cannot count the hours, ``infra.api``)."""
     if quota_spent(error):
-        hours = round(int(error.headers["Retry-After"]) / 3600)
+        hours = round((DAY_SECONDS - time.time() % DAY_SECONDS) / 3600)
         when = f"in about {hours} hours" if hours > 1 else "within the hour" if hours < 1 else "in about an hour"
         complain(f"Error: throttled: {error.message}. The daily quota is spent: it comes back at midnight UTC, {when}.")
         return

@@ -2,11 +2,14 @@
 (CliRunner's streams are not one), against the local gateway on DynamoDB Local."""
 
 import re
+from datetime import UTC, datetime
+from types import SimpleNamespace
 
 import httpx
 import pytest
 from typer.testing import CliRunner
 
+from cpctl import failures
 from cpctl.cli import app
 from cpctl.commands import common
 from local import tokens
@@ -220,7 +223,7 @@ def test_in_json_output_a_429_still_refused_after_retrying_is_the_apis_error_bod
 
 
 def test_a_429_for_the_spent_daily_quota_says_when_the_quota_comes_back_not_that_it_retried(table, cpctl, monkeypatch):
-    # Given an API that answers the org's spent daily quota: 429 with the seconds until midnight UTC
+    # Given an API that answers the org's spent daily quota at noon UTC: 429 with the seconds until midnight UTC
     body = '{"error": {"code": "throttled", "message": "Daily quota spent", "request_id": "r-1"}}'
 
     def throttled(self, *args, **kwargs):
@@ -229,6 +232,8 @@ def test_a_429_for_the_spent_daily_quota_says_when_the_quota_comes_back_not_that
         raise Throttled(httpx.Response(429, text=body, headers={"Retry-After": "43200"}))
 
     monkeypatch.setattr(common.Client, "request", throttled)
+    noon_utc = datetime(2026, 11, 28, 12, tzinfo=UTC).timestamp()
+    monkeypatch.setattr(failures, "time", SimpleNamespace(time=lambda: noon_utc))
 
     # When a command meets it
     shown = cpctl("orgs", "list")
@@ -238,6 +243,31 @@ def test_a_429_for_the_spent_daily_quota_says_when_the_quota_comes_back_not_that
     assert shown.exit_code == 1
     assert "retrying" not in shown.stderr
     assert "The daily quota is spent: it comes back at midnight UTC, in about 12 hours." in shown.stderr
+
+
+def test_the_hours_until_the_daily_quota_comes_back_are_counted_to_midnight_utc_not_read_from_retry_after(
+    table, cpctl, monkeypatch
+):
+    # Given the deployed API's answer to a spent daily quota: API Gateway's QUOTA_EXCEEDED, whose
+    # Retry-After is a static 3600 (infra.api: its template cannot count the hours to midnight UTC),
+    # met at 08:00 UTC, 16 hours before the quota comes back
+    body = '{"error": {"code": "throttled", "message": "Daily quota spent", "request_id": "r-1"}}'
+
+    def throttled(self, *args, **kwargs):
+        from cpctl.errors import Throttled
+
+        raise Throttled(httpx.Response(429, text=body, headers={"Retry-After": "3600"}))
+
+    monkeypatch.setattr(common.Client, "request", throttled)
+    eight_utc = datetime(2026, 11, 28, 8, tzinfo=UTC).timestamp()
+    monkeypatch.setattr(failures, "time", SimpleNamespace(time=lambda: eight_utc))
+
+    # When a command meets it
+    shown = cpctl("orgs", "list")
+
+    # Then cpctl says when the quota really comes back, not "in about an hour"
+    assert shown.exit_code == 1
+    assert "The daily quota is spent: it comes back at midnight UTC, in about 16 hours." in shown.stderr
 
 
 def _unauthorized(self, *args, **kwargs):
