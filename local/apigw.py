@@ -85,8 +85,10 @@ for _route in ROUTES:
 
 def match(method: str, path: str) -> tuple[Route | None, dict[str, str]]:
     """The route for a concrete path, and its path parameters; API Gateway's own matching rules:
-    a ``{param}`` matches one non-empty segment, a literal segment wins over a parameter."""
-    segments = [unquote(s) for s in path.strip("/").split("/")]
+    a ``{param}`` matches one non-empty segment, a literal segment wins over a parameter. A parameter
+    is the segment as the client spelled it, as API Gateway's REST API passes it on (``ac%2Fme``
+    stays ``ac%2Fme``, one segment): undecoded, like ``event.path``."""
+    segments = path.strip("/").split("/")
     best: tuple[Route | None, dict[str, str]] = (None, {})
     for route, template in _TEMPLATES.get((method, len(segments)), ()):
         params = {}
@@ -95,7 +97,7 @@ def match(method: str, path: str) -> tuple[Route | None, dict[str, str]]:
                 if not s:
                     break
                 params[t[1:-1]] = s
-            elif t != s:
+            elif t != unquote(s):
                 break
         else:
             if best[0] is None or len(params) < len(best[1]):

@@ -39,8 +39,8 @@ CASES = [
 
 @pytest.mark.parametrize(("route", "param", "bad"), CASES)
 def test_bad_id_in_path_returns_4xx_before_any_dynamodb_call(dynamodb_calls, route, param, bad):
-    # Percent-encoded, as a client sends it: one segment, which API Gateway decodes into the path
-    # parameter ("ac%2Fme" is org_id "ac/me"; a bare "ac/me" would match no route at all).
+    # Percent-encoded, as a client sends it: one segment, which API Gateway hands on undecoded as the
+    # path parameter ("ac%2Fme" is org_id "ac%2Fme"; a bare "ac/me" would match no route at all).
     path = route.path.format(**{**GOOD, param: quote(bad, safe="")})
 
     reply = call(route.method, path, BODIES.get((route.method, route.path)))

@@ -202,3 +202,23 @@ def test_options_on_a_path_that_is_no_resource_is_the_unknown_route_answer(gatew
     answer = connection.getresponse()
 
     assert (answer.status, json.loads(answer.read())["error"]["code"]) == (404, "not_found")
+
+
+@pytest.mark.parametrize(
+    ("path", "org_id"),
+    [("/orgs/ac%2Fme/users", "ac%2Fme"), ("/orgs/%61cme/users", "%61cme"), ("/orgs/a+b/users", "a+b")],
+    ids=["encoded-slash", "encoded-letter", "plus"],
+)
+def test_a_path_parameter_reaches_the_function_spelled_as_the_client_sent_it(gateway, lambda_sees, path, org_id):
+    # Given a path whose org id the client percent-encoded (or spelled with a "+")
+    request = f"GET {path} HTTP/1.1\r\nConnection: close\r\nAuthorization: {OPERATOR}\r\n\r\n".encode()
+
+    # When it goes through the gateway
+    status, _, _ = _raw(gateway, request)
+
+    # Then the function gets the segment undecoded, as API Gateway's REST API hands it on (and
+    # event.path): GET /resource/my-id%2F100 gives pathParameters {"ID": "my-id%2F100"}
+    # (aws/aws-sam-cli#3524, #771). Decoded, the entry point judged "acme" where the cloud's judges
+    # "%61cme": a 403 for another org's caller under make run, a 422 in the cloud.
+    assert status == 200
+    assert [(event["path"], event["pathParameters"]) for event in lambda_sees] == [(path, {"org_id": org_id})]
