@@ -15,7 +15,8 @@ from controlplane.http.routes import ROUTES
 from controlplane.models import plans
 from controlplane.models.errors import UNAUTHORIZED_MESSAGE
 from infra.config import StageConfig
-from infra.constants import CORS_REQUEST_HEADERS, LOG_RETENTION
+from infra.constants import CORS_REQUEST_HEADERS, LOG_RETENTION, WAF_RETRY_AFTER_SECONDS
+from infra.waf import BLOCKED_MESSAGE
 
 AUTHORIZER_FAILURE_MESSAGE = "The API cannot check your token right now; retry later"
 # What the authorizer's Deny puts in its context (functions/authorizer/handler.py).
@@ -33,7 +34,8 @@ _DENIED_CODE, _DENIED_MESSAGE = "$context.authorizer.error_code", "$context.auth
 # tenant's usage plan (or the stage) out of requests per second; QUOTA_EXCEEDED its daily quota (a
 # static Retry-After: the template cannot count the hours to midnight UTC). INVALID_API_KEY is the
 # seconds after an org's creation or plan change, before the tenant-keys consumer has put its key in
-# its usage plan: a retry, not a refusal.
+# its usage plan: a retry, not a refusal. WAF_FILTERED is the web ACL's block (infra.waf): its one rule
+# is a per-address rate limit, so a throttle too, not API Gateway's default 403 bad_request "Forbidden".
 _GATEWAY_ERRORS = (
     (apigw.ResponseType.DEFAULT_4_XX, None, "bad_request", None, None),
     (apigw.ResponseType.DEFAULT_5_XX, None, "internal_error", None, None),
@@ -46,6 +48,7 @@ _GATEWAY_ERRORS = (
     (apigw.ResponseType.THROTTLED, "429", "throttled", plans.THROTTLED_MESSAGE, "1"),
     (apigw.ResponseType.QUOTA_EXCEEDED, "429", "throttled", plans.QUOTA_EXCEEDED_MESSAGE, "3600"),
     (apigw.ResponseType.INVALID_API_KEY, "503", "service_unavailable", plans.KEY_PENDING_MESSAGE, "5"),
+    (apigw.ResponseType.WAF_FILTERED, "429", "throttled", BLOCKED_MESSAGE, str(WAF_RETRY_AFTER_SECONDS)),
     (apigw.ResponseType.REQUEST_TOO_LARGE, "413", "payload_too_large", "The request body is too large", None),
 )
 

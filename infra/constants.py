@@ -78,6 +78,10 @@ REVOCATIONS_MAX_RECEIVE_COUNT = 5
 WAF_EVALUATION_WINDOW_SECONDS = 60
 DEFAULT_WAF_RATE_LIMIT = 6_000
 WAF_MIN_RATE_LIMIT = 10
+# What a blocked address is told to wait (Retry-After): WAF checks the rate often, over the last
+# window, so a caller that pauses is let back in within it. At most cpctl's longest wait, 30 s, which
+# takes a longer one for the daily quota and stops retrying.
+WAF_RETRY_AFTER_SECONDS = WAF_EVALUATION_WINDOW_SECONDS // 2
 OPERATORS_KEY_LENGTH = 40  # an API key value: 20 to 128 characters
 
 MEMORY_MB = {

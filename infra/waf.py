@@ -13,6 +13,8 @@ from constructs import Construct
 from infra.constants import WAF_EVALUATION_WINDOW_SECONDS
 
 RATE_RULE = "PerIpRate"
+# What a caller the rule blocks reads (infra.api's WAF_FILTERED response): the one rule is a rate limit.
+BLOCKED_MESSAGE = "Too many requests from this address (requests per minute); retry after Retry-After seconds"
 
 
 class RateLimit(Construct):

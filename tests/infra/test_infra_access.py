@@ -11,6 +11,7 @@ from authorizer.token_format import IDENTITY_VALIDATION_EXPRESSION
 from controlplane.lifecycle.access import ACCESS_CHANGES
 from controlplane.lifecycle.contract import SOURCE
 from controlplane.models.errors import UNAUTHORIZED_MESSAGE
+from cpctl import retries
 from infra.config import StageConfig
 from infra.constants import (
     AUTHORIZER_TIMEOUT,
@@ -168,6 +169,27 @@ def test_prod_has_a_per_ip_rate_based_web_acl_on_its_stage_and_dev_none(prod, de
         "EvaluationWindowSec": WAF_EVALUATION_WINDOW_SECONDS,
     }
     assert "Stage" in json.dumps(association["Properties"]["ResourceArn"])
+
+
+def test_a_caller_the_web_acl_blocks_is_told_429_throttled_and_when_to_retry(prod):
+    # Given the web ACL's one rule, a per-address rate limit, whose block API Gateway answers with its
+    # WAF_FILTERED response: by default 403 "Forbidden" through DEFAULT_4XX, code bad_request, no
+    # Retry-After, which tells a client over the limit that it may never call again
+    responses = {
+        r["Properties"]["ResponseType"]: r["Properties"]
+        for r in _of_type(prod, "AWS::ApiGateway::GatewayResponse").values()
+    }
+
+    # When a blocked caller reads the answer
+    blocked = responses.get("WAF_FILTERED")
+
+    # Then it is a throttle like a usage plan's, with a wait the client retries after (cpctl takes a
+    # Retry-After above its own longest wait for the daily quota, and stops retrying)
+    assert blocked is not None, "a WAF block is API Gateway's default: 403 bad_request"
+    body = json.loads(blocked["ResponseTemplates"]["application/json"].replace("$context.requestId", "r"))
+    assert (blocked["StatusCode"], body["error"]["code"]) == ("429", "throttled")
+    retry_after = int(blocked["ResponseParameters"]["gatewayresponse.header.Retry-After"].strip("'"))
+    assert 0 < retry_after <= retries.MAX_WAIT_SECONDS
 
 
 def test_the_web_acl_follows_its_context_key_and_refuses_a_limit_under_wafs_least():

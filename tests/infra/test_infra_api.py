@@ -215,6 +215,7 @@ def test_api_gateway_errors_answer_with_the_api_error_contract(dev):
         "QUOTA_EXCEEDED": ("429", "throttled"),
         "INVALID_API_KEY": ("503", "service_unavailable"),
         "REQUEST_TOO_LARGE": ("413", "payload_too_large"),
+        "WAF_FILTERED": ("429", "throttled"),  # the web ACL's per-address rate limit
     }
     # And a throttled caller is told which limit, and when to come back
     assert bodies["THROTTLED"]["error"]["message"] == plans.THROTTLED_MESSAGE
@@ -228,6 +229,7 @@ def test_api_gateway_errors_answer_with_the_api_error_contract(dev):
         "INVALID_API_KEY": "'5'",
         "AUTHORIZER_FAILURE": "'1'",  # the authorizer could not decide: retry
         "AUTHORIZER_CONFIGURATION_ERROR": "'1'",
+        "WAF_FILTERED": "'30'",
     }
     assert bodies["DEFAULT_4XX"]["error"]["message"] == "Oops"  # API Gateway's own message, kept
     # One static message for every 401: the gateway response cannot tell why the token was refused
