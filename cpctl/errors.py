@@ -11,12 +11,16 @@ import httpx
 
 class ApiError(Exception):
     """The API refused: ``status``, ``code``, ``message``, ``request_id`` (and ``details`` for
-    validation errors). ``body`` is the error JSON exactly as the API sent it."""
+    validation errors). ``body`` is the error JSON exactly as the API sent it. ``maybe_made``: it
+    ends a change one of whose attempts went unanswered (API Gateway's 504, or no answer), which may
+    have been made all the same; ``idempotency_key`` sends it again safely, if it had one."""
 
     def __init__(self, response: httpx.Response):
         self.status = response.status_code
         self.body = response.text
         self.headers = response.headers
+        self.maybe_made = False
+        self.idempotency_key: str | None = None
         try:
             error = response.json()["error"]
             self.code, self.message = str(error["code"]), str(error["message"])

@@ -1,5 +1,6 @@
 """What ``cpctl`` says on stderr when a command fails: the API's refusal, an API it cannot reach or
-that does not answer in time, an answer that is not the API's, and usage errors."""
+that does not answer in time (or only with API Gateway's 504), an answer that is not the API's, and
+usage errors."""
 
 import base64
 import json
@@ -10,9 +11,9 @@ import httpx
 import pydantic
 
 from controlplane.models.problems import field, plain
-from cpctl.errors import ApiError, Interrupted, UnexpectedAnswer
+from cpctl.errors import ApiError, Interrupted, SessionEnded, Throttled, Unauthorized, UnexpectedAnswer
 from cpctl.output import Output, complain
-from cpctl.retries import quota_spent, refused
+from cpctl.retries import NOT_SENT, quota_spent, refused
 
 DAY_SECONDS = 86_400
 
@@ -28,6 +29,24 @@ def show_throttled(error: ApiError) -> None:
         return
     wait = error.headers.get("Retry-After", "a few")
     complain(f"Error: throttled: {error.message}. Still refused after retrying; try again in {wait} s.")
+
+
+def show_refusal(url: str, token: str, output: Output, error: ApiError) -> None:
+    """The API's refusal (json: its error JSON as sent), said as what to do; then, for a change an
+    attempt of which went unanswered, that it may have been made all the same, as after no answer."""
+    if output is Output.json:
+        show_api_error(output, error)
+        return
+    if isinstance(error, Unauthorized):
+        show_unauthorized(url, token, error)
+    elif isinstance(error, SessionEnded):  # the token's user or org is gone: say so, and how to sign in again
+        show_session_ended(url, error)
+    elif isinstance(error, Throttled):  # the client waited out every Retry-After it was given: say which limit
+        show_throttled(error)
+    else:
+        show_api_error(output, error)
+    if error.maybe_made:
+        _made_or_not(error.idempotency_key)
 
 
 def show_api_error(output: Output, error: ApiError) -> None:
@@ -77,22 +96,11 @@ def token_expired(token: str) -> bool:
         return False
 
 
-# The transport errors raised before any of the request left: nothing can have been made.
-_NOT_SENT = (
-    httpx.ConnectError,
-    httpx.ConnectTimeout,
-    httpx.PoolTimeout,
-    httpx.LocalProtocolError,
-    httpx.UnsupportedProtocol,
-    httpx.ProxyError,
-)
-
-
 def show_unreachable(url: str, error: httpx.TransportError, timeout: float) -> None:
     """No answer: nothing listens, or the connection failed before the request left; or the request
     was sent and no answer came, in time or at all (the connection closed: a proxy's reset), when
     whether a change was made is unknown (a create can be sent again with its key)."""
-    if isinstance(error, _NOT_SENT):
+    if isinstance(error, NOT_SENT):
         reason = "nothing answers there (connection refused)" if refused(error) else str(error) or type(error).__name__
         complain(f"Error: cannot reach {url}: {reason}. Is the API running (make run)?")
         return

@@ -10,6 +10,8 @@ Each attempt has a bound (``attempt_timeout``), and the whole request another (`
 client's ``timeout``, ``cpctl --timeout``): a wait that would end past it is not made, and the last
 error is raised instead. A server that takes the request and never answers is given up on after
 ``WRITE_SECONDS`` for a change, which is not sent again unless it carries an ``Idempotency-Key``.
+API Gateway's ``504`` (its 29 s integration timeout) is no answer too: the function runs on and may
+still make the change, so it is sent again on the same terms.
 """
 
 import time
@@ -29,6 +31,17 @@ READ_SECONDS = 10.0  # the API answers a GET in well under a second; one that ha
 # Just over API Gateway's 29 s integration timeout: by then the API has answered, if only with a 504.
 # A change is given that long because cutting it short leaves unknown whether it was made.
 WRITE_SECONDS = 30.0
+# API Gateway's answer when the function has not answered in its 29 s: the function runs on.
+GATEWAY_TIMEOUT = 504
+# The transport errors raised before any of the request left: nothing can have been made.
+NOT_SENT = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.PoolTimeout,
+    httpx.LocalProtocolError,
+    httpx.UnsupportedProtocol,
+    httpx.ProxyError,
+)
 
 
 def attempt_timeout(method: str, left: float) -> httpx.Timeout:
@@ -72,9 +85,18 @@ def refused(error: httpx.TransportError) -> bool:
     return False
 
 
-def retryable(error: ApiError, idempotency_key: str | None) -> bool:
+def unanswered(error: ApiError | httpx.TransportError) -> bool:
+    """The request was sent and its outcome never came: no answer, or API Gateway's 504."""
+    if isinstance(error, httpx.TransportError):
+        return not isinstance(error, NOT_SENT)
+    return error.status == GATEWAY_TIMEOUT
+
+
+def retryable(error: ApiError, method: str, idempotency_key: str | None) -> bool:
     """An error answer worth another attempt with the same request. A 429 for the daily quota is
     not: its Retry-After is the hours until midnight UTC, beyond any wait worth making."""
+    if unanswered(error):  # as after no answer
+        return resendable(method, idempotency_key)
     if error.status == 429 and quota_spent(error):
         return False
     if isinstance(error, MoveInProgress):  # refused before anything changed: the same request, once moved

@@ -100,7 +100,8 @@ class Transport:
     ) -> httpx.Response:
         """Send ``route`` with ``path`` filled in; the successful response, else an ApiError.
         Sent again as ``cpctl.retries`` says, always with the same Idempotency-Key, while the
-        request's ``timeout`` lasts. Ctrl-C during a change raises ``Interrupted``: it may have been made."""
+        request's ``timeout`` lasts. Ctrl-C during a change raises ``Interrupted``: it may have been made;
+        so may a change whose error follows an attempt that went unanswered (``ApiError.maybe_made``)."""
         method, template = route
         headers = dict(headers or {})
         if idempotency_key is not None:
@@ -112,6 +113,7 @@ class Transport:
         url = template.format(**{name: _segment(value) for name, value in path.items()})
         resendable = retries.resendable(method, idempotency_key)
         deadline = self.clock() + self.timeout
+        unanswered = False  # an attempt went unanswered: a change may have been made
         try:
             for attempt in range(self.max_attempts):
                 last = attempt == self.max_attempts - 1
@@ -121,6 +123,7 @@ class Transport:
                         method, url, params=query, content=content, headers=headers, timeout=bounds
                     )
                 except httpx.TransportError as error:
+                    unanswered = unanswered or retries.unanswered(error)
                     wait = retries.backoff(attempt)
                     if not resendable or last or retries.refused(error) or self.clock() + wait >= deadline:
                         raise
@@ -132,8 +135,10 @@ class Transport:
                 if response.is_success:
                     return response
                 error = error_for(response)
+                unanswered = unanswered or retries.unanswered(error)
                 wait = retries.retry_after(response, attempt)
-                if not retries.retryable(error, idempotency_key) or last or self.clock() + wait >= deadline:
+                if not retries.retryable(error, method, idempotency_key) or last or self.clock() + wait >= deadline:
+                    error.maybe_made, error.idempotency_key = unanswered and method != "GET", idempotency_key
                     raise error
                 self.sleep(wait)
         except KeyboardInterrupt:

@@ -18,7 +18,7 @@ import typer
 from controlplane.models.resources import Page, Plan, Priority, Role, Status
 from cpctl import credentials, failures, output
 from cpctl.client import Client
-from cpctl.errors import ApiError, Interrupted, SessionEnded, Throttled, Unauthorized, UnexpectedAnswer
+from cpctl.errors import ApiError, Interrupted, UnexpectedAnswer
 
 USAGE_ERROR = 2
 STILL_RUNNING = 3  # a job cpctl followed (an import) outlasted its --wait, and goes on without it
@@ -53,26 +53,8 @@ def api(ctx: typer.Context) -> Iterator[Client]:
     client = Client(_checked_url(settings.url), token, timeout=settings.timeout)
     try:
         yield client
-    except Unauthorized as error:
-        if settings.output is Output.json:
-            failures.show_api_error(settings.output, error)
-        else:
-            failures.show_unauthorized(settings.url, token, error)
-        raise typer.Exit(1) from None
-    except SessionEnded as error:  # the token's user or org is gone: say so, and how to sign in again
-        if settings.output is Output.json:
-            failures.show_api_error(settings.output, error)
-        else:
-            failures.show_session_ended(settings.url, error)
-        raise typer.Exit(1) from None
-    except Throttled as error:  # the client waited out every Retry-After it was given: say which limit
-        if settings.output is Output.json:
-            failures.show_api_error(settings.output, error)
-        else:
-            failures.show_throttled(error)
-        raise typer.Exit(1) from None
     except ApiError as error:
-        failures.show_api_error(settings.output, error)
+        failures.show_refusal(settings.url, token, settings.output, error)
         raise typer.Exit(1) from None
     except UnexpectedAnswer as error:
         failures.show_unexpected(settings.url, error)
