@@ -178,12 +178,19 @@ PriorityOption = Annotated[Priority | None, typer.Option(show_choices=False, hel
 def confirm(yes: bool, question: str, done: str = "deleted") -> None:
     """A delete (or a suspension) goes ahead with ``--yes``, or when the person at the terminal says
     so. Without a terminal to ask on, and without ``--yes``, nothing changes: exit code 2, as a usage
-    error."""
+    error; Ctrl-C at the question changes nothing either: exit code 130."""
     if yes:
         return
     if not terminal():
         raise usage_error(f"nothing {done}: there is no terminal to ask on, so pass --yes to confirm")
-    if not typer.confirm(question, default=False):
+    try:
+        agreed = typer.confirm(question, default=False)
+    except typer.Abort as stopped:  # Ctrl-C at the prompt, said as Abort (exit 1): 130, as any Ctrl-C
+        if not isinstance(stopped.__context__, KeyboardInterrupt):
+            raise
+        output.complain(f"\nNothing {done}.")
+        raise typer.Exit(INTERRUPTED) from None
+    if not agreed:
         output.complain(f"Nothing {done}.")
         raise typer.Exit(1)
 

@@ -1,12 +1,14 @@
 """cpctl as a new user meets it: through Typer's CliRunner, with COLUMNS=80 and with no terminal
 (CliRunner's streams are not one), against the local gateway on DynamoDB Local."""
 
+import io
 import re
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import httpx
 import pytest
+import typer.testing
 from typer.testing import CliRunner
 
 from cpctl import failures
@@ -354,6 +356,40 @@ def test_a_question_answered_no_says_nothing_changed_exits_1_and_changes_nothing
     assert declined.exit_code == 1
     assert declined.stderr.strip().endswith(said)
     shown = cpctl("orgs", "get", "acme")
+    assert shown.exit_code == 0 and left in shown.stdout and "suspended" not in shown.stdout
+
+
+class CtrlC(io.BytesIO):
+    """A terminal whose person presses Ctrl-C at the prompt: reading it raises KeyboardInterrupt."""
+
+    def read(self, *_) -> bytes:
+        raise KeyboardInterrupt
+
+    read1 = readline = read
+
+
+@pytest.mark.parametrize(
+    ("command", "said", "left"),
+    [
+        (("orgs", "delete", "acme"), "Nothing deleted.", "Acme"),
+        (("orgs", "suspend", "acme", "--reason", "Unpaid invoice"), "Nothing suspended.", "active"),
+    ],
+)
+def test_ctrl_c_at_the_question_exits_130_as_anywhere_and_changes_nothing(
+    table, cpctl, monkeypatch, command, said, left
+):
+    # Given a delete or a suspension asking on a terminal
+    cpctl("orgs", "create", "acme", "--name", "Acme")
+    monkeypatch.setattr(common, "terminal", lambda: True)
+    monkeypatch.setattr(typer.testing, "make_input_stream", lambda *_: CtrlC())
+
+    # When the person presses Ctrl-C at the question
+    stopped = cpctl(*command)
+
+    # Then cpctl exits 130 (docs/CLI.md), as a Ctrl-C does anywhere else, not click's "Aborted" and 1
+    assert stopped.exit_code == 130, stopped.output
+    assert stopped.stderr.strip() == said
+    shown = cpctl("orgs", "get", "acme")  # reads no stdin
     assert shown.exit_code == 0 and left in shown.stdout and "suspended" not in shown.stdout
 
 
