@@ -17,6 +17,7 @@ from cpctl.commands.common import (
     OrgArgument,
     UnitArgument,
     Yes,
+    an_id,
     api,
     changed,
     confirm,
@@ -27,7 +28,13 @@ from cpctl.output import UNIT_COLUMNS, USER_COLUMNS, Output, new_console, none, 
 
 app = typer.Typer(no_args_is_help=True, help="An organization's tree of units (teams), and their people.")
 
-Under = Annotated[str | None, typer.Option(help="Only this unit and the units below it.")]
+
+def a_unit(param: typer.CallbackParam, value: str | None) -> str | None:
+    """An ``--under`` given is never empty (``"$UNIT"`` unset): a usage error, as an empty id is."""
+    return None if value is None else an_id(param, value)
+
+
+Under = Annotated[str | None, typer.Option(callback=a_unit, help="Only this unit and the units below it.")]
 Parent = Annotated[str | None, typer.Option("--parent", help="The parent unit's id; default: the root.")]
 
 

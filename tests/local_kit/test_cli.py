@@ -160,8 +160,10 @@ def test_an_option_no_http_header_can_carry_is_a_usage_error_naming_it(table, ga
         (["users", "delete", "acme", "", "--yes"], "USER"),  # DELETE /orgs/acme/users/: a 405
         (["tickets", "get", "acme", ""], "TICKET"),
         (["users", "import-status", "acme", ""], "IMPORT"),
+        (["units", "tree", "acme", "--under", ""], "--under"),  # sent, it was the API's 422: exit 1
+        (["units", "list", "acme", "--under", ""], "--under"),
     ],
-    ids=["org", "user", "unit", "user-delete", "ticket", "import"],
+    ids=["org", "user", "unit", "user-delete", "ticket", "import", "tree-under", "list-under"],
 )
 def test_an_empty_id_an_unset_variable_gives_is_a_usage_error_naming_it(table, cpctl, args, argument):
     # Given an org (`cpctl users get acme "$USER_ID"` in a script whose variable is not set)
