@@ -58,7 +58,8 @@ def authorizer_context(
     role: str, org_id: str | None = None, user_id: str | None = None, plan: str = "free"
 ) -> dict[str, str]:
     """What the Lambda authorizer passes on in ``requestContext.authorizer`` (every value a string)
-    for the token ``claims(role, org_id, user_id)`` of an active org on ``plan``."""
+    for the token ``claims(role, org_id, user_id)`` of an active org on ``plan``; all but the user's
+    ``user_created_at``, which only their item holds (without it, a member's tickets have no lower bound)."""
     if role == OPERATOR:
         return {"sub": "local-operator", "org_id": "", "user_id": "", "role": "", "groups": OPERATORS_GROUP, "plan": ""}
     token = claims(role, org_id, user_id)

@@ -13,7 +13,8 @@ it names), API Gateway's cache key; one decision serves every route for ``author
   being deleted, when the user item is missing, when its stored sign-in subject (``stamps.SIGN_IN_SUBJECT``) is
   not the token's ``sub`` (a deleted and re-created user id, or org id, has a new sign-in, so a new ``sub``; an
   item without a subject is refused too); and a Deny ``org_suspended`` when the org is suspended (its users get
-  back in once it is reactivated). The role handed to the functions is the item's, never the token's.
+  back in once it is reactivated). The role handed to the functions is the item's, never the token's, with
+  its ``created_at``: a ticket older than it under the user's id is a deleted namesake's (controlplane.logic.tickets).
 - Operators (the ``operators`` group) read nothing; an operator username with a dot, which could pass for a
   tenant's ``<org_id>.<user_id>``, is refused. A token in no group without an org and a user is refused.
 - The Allow covers every method of the stage: the decision is cached per token and reused on other
@@ -211,8 +212,8 @@ def decide(claims: dict[str, Any], method_arn: str, deadline: float | None = Non
 
 
 def _membership(context: dict[str, str], org_id: str, user_id: str, deadline: float) -> ApiError | None:
-    """Why a tenant caller is refused, or None: then ``context`` has the role and
-    plan the table holds now."""
+    """Why a tenant caller is refused, or None: then ``context`` has the role, plan and
+    user's ``created_at`` the table holds now."""
     if not (org_id and user_id):
         return Forbidden("Your sign-in names no organization and user")
     org, user = read_org_and_user(org_id, user_id, deadline)
@@ -224,12 +225,14 @@ def _membership(context: dict[str, str], org_id: str, user_id: str, deadline: fl
     if org.get("status", {}).get("S") == SUSPENDED:
         return suspended_session(org_id)
     context["role"], context["plan"] = str(role), org.get("plan", {}).get("S", "")
+    context["user_created_at"] = (user or {}).get("created_at", {}).get("S", "")  # never changes for a sub: cacheable
     return None
 
 
-# What each decision reads: the sort key (which is which), the org's status, plan, delete mark, the user's role, subject
+# What each decision reads: the sort key (which is which), the org's status, plan, delete mark, the user's role,
+# subject and created_at
 _PROJECTION = {"#sk": SORT_KEY, "#status": "status", "#plan": "plan", "#deleting": stamps.DELETING}
-_PROJECTION |= {"#role": "role", "#sub": stamps.SIGN_IN_SUBJECT}
+_PROJECTION |= {"#role": "role", "#sub": stamps.SIGN_IN_SUBJECT, "#created": "created_at"}
 
 
 def read_org_and_user(

@@ -23,7 +23,8 @@ from joserfc.jwk import ECKey, RSAKey
 from authorizer import handler
 from controlplane.dal import stamps, tenant_keys
 from controlplane.dal.keys import user_key
-from tests.api import call, create_org, create_user
+from controlplane.logic import cascade
+from tests.api import call, create_org, create_ticket, create_user
 
 ISSUER, AUDIENCE, CONSOLE_AUDIENCE = "https://issuer.example/pool", "app-client", "console-client"
 METHOD_ARN = "arn:aws:execute-api:us-east-1:123456789012:abc123/prod/GET/orgs/acme"
@@ -122,9 +123,16 @@ def signed_up(org_id: str = "acme", user_id: str = "alice", role: str = "admin",
 
 
 def stored_subject(org_id: str, user_id: str) -> str:
+    return _stored(org_id, user_id)[stamps.SIGN_IN_SUBJECT]["S"]
+
+
+def created_at(org_id: str, user_id: str) -> str:
+    return _stored(org_id, user_id)["created_at"]["S"]
+
+
+def _stored(org_id: str, user_id: str) -> dict:
     key = {name: {"S": value} for name, value in user_key(org_id, user_id).items()}
-    item = handler.dynamodb().get_item(TableName=os.environ["TABLE_NAME"], Key=key)["Item"]
-    return item[stamps.SIGN_IN_SUBJECT]["S"]
+    return handler.dynamodb().get_item(TableName=os.environ["TABLE_NAME"], Key=key)["Item"]
 
 
 def authorize(authorization: str) -> dict:
@@ -151,7 +159,7 @@ def _b64(data: bytes) -> str:
 
 @pytest.mark.parametrize("scheme", ["Bearer ", "bearer ", "BEARER ", ""], ids=["Bearer", "bearer", "BEARER", "raw"])
 def test_an_active_orgs_admin_is_allowed_on_every_method_with_one_batch_get(jwks, reads, scheme):
-    subject = signed_up(plan="pro")
+    subject, created = signed_up(plan="pro"), created_at("acme", "alice")
     reads.clear()
 
     policy = authorize(scheme + token(sub=subject))
@@ -165,6 +173,7 @@ def test_an_active_orgs_admin_is_allowed_on_every_method_with_one_batch_get(jwks
         "role": "admin",
         "groups": "",
         "plan": "pro",
+        "user_created_at": created,
     }
     assert [name.rsplit(".", 1)[-1] for name in reads] == ["BatchGetItem"]
     assert policy["usageIdentifierKey"] == tenant_keys.tenant_key("acme")  # the org's usage plan key
@@ -191,7 +200,7 @@ def test_the_read_is_one_consistent_projected_batch_of_the_org_and_the_callers_i
                             {"PK": {"S": "ORG#acme"}, "SK": {"S": "USER#alice"}},
                         ],
                         "ConsistentRead": True,
-                        "ProjectionExpression": "#sk, #status, #plan, #deleting, #role, #sub",
+                        "ProjectionExpression": "#sk, #status, #plan, #deleting, #role, #sub, #created",
                         "ExpressionAttributeNames": {
                             "#sk": "SK",
                             "#status": "status",
@@ -199,6 +208,7 @@ def test_the_read_is_one_consistent_projected_batch_of_the_org_and_the_callers_i
                             "#deleting": "deleting_since",
                             "#role": "role",
                             "#sub": "sign_in_sub",
+                            "#created": "created_at",
                         },
                     }
                 }
@@ -544,6 +554,25 @@ def test_a_re_created_user_ids_old_token_is_denied_and_the_new_one_allowed(jwks)
     assert new != old
     _denied(authorize(token(sub=old)))
     assert _statement(authorize(token(sub=new)))["Effect"] == "Allow"
+
+
+def test_a_re_created_user_id_reaches_none_of_the_deleted_users_tickets_left_behind(jwks, monkeypatch):
+    # Given member alice's ticket, left behind by her delete (GSI1 did not show it yet, and its sweep
+    # has not run), and a new member alice signed up since
+    signed_up(role="member")
+    old = create_ticket("acme", "alice").body["ticket_id"]
+    with monkeypatch.context() as patched:
+        patched.setattr(cascade, "delete_tickets_of", lambda *args, **kwargs: True)
+        assert call("DELETE", "/orgs/acme/users/alice").status == 204
+    new = signed_up(role="member")
+
+    # When the new alice asks for it by id, with the context the authorizer hands on for her token
+    context = authorize(token(sub=new, role="member"))["context"]
+    reply = call("GET", f"/orgs/acme/tickets/{old}", caller=context)
+
+    # Then it is not there for her (her own are: tests/handlers/test_tickets.py)
+    assert (reply.status, reply.error_code) == (404, "not_found")
+    assert call("GET", f"/orgs/acme/tickets/{old}").status == 200  # still there, for the sweep
 
 
 def test_a_re_created_org_ids_old_token_is_denied(jwks):

@@ -7,6 +7,7 @@ from botocore.stub import Stubber
 
 from authorizer import handler
 from controlplane.dal.keys import org_key
+from controlplane.logic import cascade
 from local import authorizer, server, tokens
 from local.seed import fetch
 from tests.api import call
@@ -195,3 +196,26 @@ def test_a_cached_allow_is_no_pass_into_another_orgs_paths(acme, gateway, monkey
     assert server.AUTHORIZER.invocations == before
     for status, _, body in answers:
         assert (status, body["error"]["code"]) == (403, "forbidden") and "Bolt secret" not in str(body)
+
+
+def test_a_cached_allow_of_a_user_created_again_reaches_none_of_the_deleted_users_tickets(acme, gateway, monkeypatch):
+    # Given member alice's ticket, left behind by her delete (GSI1 did not show it yet, and its sweep
+    # has not run), and a new member alice, whose Allow is cached
+    monkeypatch.setenv("AUTHORIZER_TTL_SECONDS", "60")
+    body = {"user_id": "alice", "name": "A", "email": "a@example.com", "role": "member"}
+    assert call("POST", "/orgs/acme/users", body).status == 201
+    old = call("POST", "/orgs/acme/users/alice/tickets", {"subject": "Hers"}).body["ticket_id"]
+    with monkeypatch.context() as patched:
+        patched.setattr(cascade, "delete_tickets_of", lambda *args, **kwargs: True)
+        assert call("DELETE", "/orgs/acme/users/alice").status == 204
+    assert call("POST", "/orgs/acme/users", body).status == 201
+    alice = {"Authorization": f"Bearer {tokens.for_user('acme', 'alice')}"}
+    new = fetch(f"{gateway}/orgs/acme/users/alice/tickets", "POST", {"subject": "Mine"}, headers=alice)[2]["ticket_id"]
+    before = server.AUTHORIZER.invocations
+
+    # When the new alice asks for each by id, from the cache
+    answers = [fetch(f"{gateway}/orgs/acme/tickets/{ticket_id}", headers=alice) for ticket_id in (old, new)]
+
+    # Then the cached context still says when her user was created: the old ticket is not there for her
+    assert server.AUTHORIZER.invocations == before
+    assert [status for status, _, _ in answers] == [404, 200]

@@ -20,22 +20,28 @@ ABSENT = object()  # an Expect's value: the attribute must not be stored
 @dataclass(frozen=True)
 class Expect:
     """A write condition beyond existence: the stored ``attribute`` must equal ``value`` (or, with
-    ``at_most``, be at most ``value`` where it is stored at all); ``ABSENT``: must not be stored."""
+    ``at_most``, be at most ``value`` where it is stored at all; with ``at_least``, be stored and at
+    least ``value``); ``ABSENT``: must not be stored."""
 
     attribute: str
     value: object
     at_most: bool = False
+    at_least: bool = False
 
     def met_by(self, stored: Item) -> bool:
         if self.value is ABSENT:
             return self.attribute not in stored
         if self.at_most:
             return self.attribute not in stored or stored[self.attribute] <= self.value
+        if self.at_least:
+            return self.attribute in stored and stored[self.attribute] >= self.value
         return stored.get(self.attribute) == self.value
 
     def clause(self, name: str, value: str) -> str:
         if self.value is ABSENT:
             return f"attribute_not_exists({name})"
+        if self.at_least:
+            return f"{name} >= {value}"
         return f"(attribute_not_exists({name}) OR {name} <= {value})" if self.at_most else f"{name} = {value}"
 
 

@@ -1,9 +1,9 @@
 """Who is calling: the ``Caller`` the API's Lambda authorizer (functions/authorizer) verified, read
 from its context, which API Gateway hands over in ``requestContext.authorizer``: ``sub``,
-``org_id``, ``user_id``, ``role``, ``groups`` (comma-separated) and ``plan``, every value a string,
-the org fields empty for operators. In the cloud and in the local gateway, the authorizer has
-already verified the token and that the org is not suspended. What the caller may do is
-``logic.access``'s to decide."""
+``org_id``, ``user_id``, ``role``, ``groups`` (comma-separated), ``plan`` and ``user_created_at`` (the
+caller's user item's), every value a string, the org fields empty for operators. In the cloud and in
+the local gateway, the authorizer has already verified the token and that the org is not suspended.
+What the caller may do is ``logic.access``'s to decide."""
 
 from collections.abc import Mapping
 from typing import Any
@@ -30,6 +30,7 @@ def caller_from(context: Mapping[str, Any] | None) -> Caller:
         org_id=context.get("org_id") or None,
         role=context.get("role") or None,
         operator=OPERATORS_GROUP in groups,
+        user_created_at=context.get("user_created_at") or None,
     )
     if not caller.operator and not (caller.org_id and caller.user_id and caller.role in (ADMIN, MEMBER)):
         raise Forbidden("Your sign-in names no organization, user and role")

@@ -40,6 +40,9 @@ class Caller:
     org_id: str | None
     role: str | None
     operator: bool = False
+    # Their user item's ``created_at``: a ticket older than it under their user id is a deleted
+    # namesake's (``tickets.first_id_of``). None for operators, and in a context that does not name it.
+    user_created_at: str | None = None
 
     @property
     def is_member(self) -> bool:

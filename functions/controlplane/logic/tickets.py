@@ -1,4 +1,5 @@
-"""Tickets: what users open. Members reach only their own, by a condition on the write itself."""
+"""Tickets: what users open. Members reach only their own, by a condition on the write itself, and
+none a deleted user of their user id left (``first_id_of``)."""
 
 from datetime import datetime
 from typing import Any
@@ -99,11 +100,24 @@ def _not_yours(ticket_id: str) -> Forbidden:
     return Forbidden(f"Ticket {ticket_id} belongs to another user")
 
 
-def _ticket_rules(caller: Caller, ticket_id: str, version: int | None) -> tuple[refusals.Rule, ...]:
-    """Members may only touch their own tickets; the write's own condition checks it (403 first)."""
-    owner = caller.owner_filter()
-    mine: tuple[refusals.Rule, ...] = ((Expect("user_id", owner), lambda _: _not_yours(ticket_id)),) if owner else ()
-    return mine + refusals.if_match(version)
+def _floor(caller: Caller) -> str | None:
+    """The least id of a ticket a member reaches: ``first_id_of`` their user, whose ``created_at`` the
+    authorizer hands on. An older one under their user id is a deleted namesake's, missing for them as
+    in their list. None for admins and operators, who reach every ticket of the org (docs/SECURITY.md),
+    and for a context without it (a decision API Gateway cached before the authorizer passed it on)."""
+    if not (caller.is_member and caller.user_created_at):
+        return None
+    return first_id_of({"created_at": caller.user_created_at})
+
+
+def _ticket_rules(caller: Caller, org_id: str, ticket_id: str, version: int | None) -> tuple[refusals.Rule, ...]:
+    """Members may only touch their own tickets (403 first), not their deleted namesake's (404): the
+    write's own condition checks both."""
+    owner, floor = caller.owner_filter(), _floor(caller)
+    rules: tuple[refusals.Rule, ...] = ((Expect("user_id", owner), lambda _: _not_yours(ticket_id)),) if owner else ()
+    if floor:
+        rules += ((Expect("ticket_id", floor, at_least=True), lambda _: errors.ticket_missing(org_id, ticket_id)),)
+    return rules + refusals.if_match(version)
 
 
 def get_ticket(org_id: str, ticket_id: str, caller: Caller) -> Ticket:
@@ -112,13 +126,15 @@ def get_ticket(org_id: str, ticket_id: str, caller: Caller) -> Ticket:
         raise errors.ticket_missing(org_id, ticket_id)
     if caller.owner_filter() not in (None, item["user_id"]):
         raise _not_yours(ticket_id)
+    if item["ticket_id"] < (_floor(caller) or ""):  # a deleted namesake's: not there for this member
+        raise errors.ticket_missing(org_id, ticket_id)
     return Ticket.model_validate(item)
 
 
 def update_ticket(
     org_id: str, ticket_id: str, body: TicketUpdate, caller: Caller, version: int | None = None
 ) -> Ticket:
-    rules = _ticket_rules(caller, ticket_id, version)
+    rules = _ticket_rules(caller, org_id, ticket_id, version)
     with refusals.refused_as(errors.ticket_missing(org_id, ticket_id), rules):
         item = api_table().update(
             keys.ticket_key(org_id, ticket_id),
@@ -130,6 +146,6 @@ def update_ticket(
 
 
 def delete_ticket(org_id: str, ticket_id: str, caller: Caller, version: int | None = None) -> None:
-    rules = _ticket_rules(caller, ticket_id, version)
+    rules = _ticket_rules(caller, org_id, ticket_id, version)
     with refusals.refused_as(errors.ticket_missing(org_id, ticket_id), rules):
         api_table().delete(keys.ticket_key(org_id, ticket_id), refusals.expects(rules))
