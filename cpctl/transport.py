@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from controlplane.models.resources import Page, Resource
 from cpctl import retries
-from cpctl.errors import Interrupted, UnexpectedAnswer, error_for
+from cpctl.errors import ApiError, Interrupted, UnexpectedAnswer, error_for
 
 DEFAULT_URL = "http://127.0.0.1:3000"
 
@@ -47,6 +47,14 @@ def _segment(value: str) -> str:
     (DELETE /orgs/acme/users/.. is DELETE /orgs/acme)."""
     quoted = quote(value, safe="")
     return quoted.replace(".", "%2E") if quoted in (".", "..") else quoted
+
+
+def _maybe_made(unanswered: Exception, idempotency_key: str | None) -> Exception:
+    """The error of a change's attempt that went unanswered (a 504, or no answer), raised in place
+    of a later attempt's that never left: that one would say nothing was sent, and a new key."""
+    if isinstance(unanswered, ApiError):
+        unanswered.maybe_made, unanswered.idempotency_key = True, idempotency_key
+    return unanswered
 
 
 class Transport:
@@ -113,7 +121,7 @@ class Transport:
         url = template.format(**{name: _segment(value) for name, value in path.items()})
         resendable = retries.resendable(method, idempotency_key)
         deadline = self.clock() + self.timeout
-        unanswered = False  # an attempt went unanswered: a change may have been made
+        unanswered: Exception | None = None  # the first attempt that went unanswered: a change may have been made
         try:
             for attempt in range(self.max_attempts):
                 last = attempt == self.max_attempts - 1
@@ -123,9 +131,12 @@ class Transport:
                         method, url, params=query, content=content, headers=headers, timeout=bounds
                     )
                 except httpx.TransportError as error:
-                    unanswered = unanswered or retries.unanswered(error)
+                    unanswered = unanswered or (error if retries.unanswered(error) else None)
                     wait = retries.backoff(attempt)
                     if not resendable or last or retries.refused(error) or self.clock() + wait >= deadline:
+                        if unanswered is not None and method != "GET" and isinstance(error, retries.NOT_SENT):
+                            # Not "never sent": an attempt before it went unanswered, and may have made it.
+                            raise _maybe_made(unanswered, idempotency_key) from error
                         raise
                     self.sleep(wait)
                     continue
@@ -135,10 +146,11 @@ class Transport:
                 if response.is_success:
                     return response
                 error = error_for(response)
-                unanswered = unanswered or retries.unanswered(error)
+                unanswered = unanswered or (error if retries.unanswered(error) else None)
                 wait = retries.retry_after(response, attempt)
                 if not retries.retryable(error, method, idempotency_key) or last or self.clock() + wait >= deadline:
-                    error.maybe_made, error.idempotency_key = unanswered and method != "GET", idempotency_key
+                    error.maybe_made = unanswered is not None and method != "GET"
+                    error.idempotency_key = idempotency_key
                     raise error
                 self.sleep(wait)
         except KeyboardInterrupt:

@@ -171,3 +171,54 @@ def test_in_json_output_a_504_is_still_the_apis_error_body_alone(cpctl):
 
     assert shown.exit_code == 1
     assert shown.stderr.strip() == httpx.Response(504, json=TIMED_OUT).text
+
+
+class Unreachable(Gateway):
+    """A gateway that answers the first attempt 504 after 29 s, then takes no connection at all
+    (the network dropped): each attempt sent again fails before any of it leaves."""
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if self.requests:
+            self.requests.append(request)
+            raise httpx.ConnectError("Network is unreachable", request=request)
+        return super().__call__(request)
+
+
+def test_a_create_answered_504_then_unreachable_still_says_it_may_have_been_made_with_its_key(cpctl):
+    # Given a create answered 504 (its function runs on), whose attempts sent again reach nothing
+    gateway = Unreachable()
+
+    # When a ticket is opened, with time for more than one attempt
+    shown = cpctl(
+        gateway,
+        "--timeout",
+        "120",
+        "tickets",
+        "open",
+        "acme",
+        "bob",
+        "--subject",
+        "Printer on fire",
+        "--idempotency-key",
+        "k-504",
+    )
+
+    # Then it is not said as never sent ("cannot reach"): the first attempt may have opened the
+    # ticket, and only its key sends it again safely
+    assert shown.exit_code == 1, shown.output
+    assert len(gateway.requests) > 1
+    assert "cannot reach" not in shown.stderr
+    assert "It may or may not have been made: send it again with --idempotency-key k-504" in shown.stderr
+
+
+def test_the_client_raises_the_504_not_the_later_connection_error_for_a_change_it_may_have_made():
+    # Given a create answered 504, whose attempts sent again reach nothing
+    api = Unreachable()
+
+    # When the client creates the org
+    with pytest.raises(InternalError) as raised:
+        api.client().create_org("acme", name="Acme", idempotency_key="k-504")
+
+    # Then the error says what is true: it may have been made, and the key that sends it again
+    assert raised.value.maybe_made and raised.value.idempotency_key == "k-504"
+    assert isinstance(raised.value.__cause__, httpx.ConnectError)
