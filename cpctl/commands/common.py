@@ -183,16 +183,25 @@ def confirm(yes: bool, question: str, done: str = "deleted") -> None:
         return
     if not terminal():
         raise usage_error(f"nothing {done}: there is no terminal to ask on, so pass --yes to confirm")
-    try:
+    with asking(f"Nothing {done}."):
         agreed = typer.confirm(question, default=False)
-    except typer.Abort as stopped:  # Ctrl-C at the prompt, said as Abort (exit 1): 130, as any Ctrl-C
-        if not isinstance(stopped.__context__, KeyboardInterrupt):
-            raise
-        output.complain(f"\nNothing {done}.")
-        raise typer.Exit(INTERRUPTED) from None
     if not agreed:
         output.complain(f"Nothing {done}.")
         raise typer.Exit(1)
+
+
+@contextmanager
+def asking(unchanged: str) -> Iterator[None]:
+    """A question on the terminal, which click's prompt ends on Ctrl-C with Abort ("Aborted.", exit
+    1, a refusal's code): ``unchanged`` is said instead, and the exit code is 130, as any Ctrl-C's.
+    Ctrl-D there stays Abort."""
+    try:
+        yield
+    except typer.Abort as stopped:
+        if not isinstance(stopped.__context__, KeyboardInterrupt):
+            raise
+        output.complain(f"\n{unchanged}")
+        raise typer.Exit(INTERRUPTED) from None
 
 
 def terminal() -> bool:

@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from cpctl import credentials
-from cpctl.commands.common import usage_error
+from cpctl.commands.common import asking, usage_error
 from cpctl.output import complain
 
 LocalRole = StrEnum("LocalRole", {name: name for name in ("operator", "admin", "member")})
@@ -50,7 +50,8 @@ def login(
     else:
         if not (username and client_id):
             raise usage_error("pass --local, or --username and --client-id (and --user-pool-id) for Cognito")
-        password = password or typer.prompt("Password", hide_input=True)
+        with asking("Not signed in."):
+            password = password or typer.prompt("Password", hide_input=True)
         try:
             token = credentials.cognito_token(username, password, client_id, user_pool_id, region, new_password)
         except credentials.SignInError as error:

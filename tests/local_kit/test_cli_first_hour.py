@@ -393,6 +393,20 @@ def test_ctrl_c_at_the_question_exits_130_as_anywhere_and_changes_nothing(
     assert shown.exit_code == 0 and left in shown.stdout and "suspended" not in shown.stdout
 
 
+def test_ctrl_c_at_the_password_prompt_of_login_exits_130_and_stores_no_token(table, tmp_path, monkeypatch):
+    # Given a Cognito sign-in without --password, which asks for it on the terminal
+    monkeypatch.delenv("CPCTL_PASSWORD", raising=False)
+    monkeypatch.setattr(typer.testing, "make_input_stream", lambda *_: CtrlC())
+
+    # When the person presses Ctrl-C at the prompt
+    stopped = CliRunner().invoke(app, ["login", "--username", "ops-alice", "--client-id", "c1ient"])
+
+    # Then cpctl exits 130, as a Ctrl-C does anywhere else (docs/CLI.md), not click's "Aborted" and 1
+    assert stopped.exit_code == 130, stopped.output
+    assert stopped.stderr.strip().endswith("Not signed in.")
+    assert not (tmp_path / "cpctl" / "token").exists()
+
+
 def test_a_suspension_without_a_terminal_or_yes_exits_2_and_changes_nothing(table, cpctl):
     cpctl("orgs", "create", "acme", "--name", "Acme")
 
