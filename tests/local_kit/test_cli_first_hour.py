@@ -324,29 +324,6 @@ def test_a_delete_on_a_terminal_asks_and_yes_skips_the_question(table, cpctl, mo
     assert unasked.exit_code == 0 and "Delete ticket" not in unasked.stdout
 
 
-@pytest.mark.parametrize(
-    ("command", "said", "left"),
-    [
-        (("orgs", "delete", "acme"), "Nothing deleted.", "Acme"),
-        (("orgs", "suspend", "acme", "--reason", "Unpaid invoice"), "Nothing suspended.", "active"),
-    ],
-)
-def test_a_question_answered_no_says_nothing_changed_exits_1_and_changes_nothing(
-    table, cpctl, monkeypatch, command, said, left
-):
-    # docs/CLI.md: answered no, a delete or a suspension says so and exits 1, so a script that
-    # answers for the person (yes n | cpctl ...) does not take it as done
-    cpctl("orgs", "create", "acme", "--name", "Acme")
-    monkeypatch.setattr(common, "terminal", lambda: True)
-
-    declined = cpctl(*command, input="n\n")
-
-    assert declined.exit_code == 1
-    assert declined.stderr.strip().endswith(said)
-    shown = cpctl("orgs", "get", "acme")
-    assert shown.exit_code == 0 and left in shown.stdout and "suspended" not in shown.stdout
-
-
 class CtrlC(io.BytesIO):
     """A terminal whose person presses Ctrl-C at the prompt: reading it raises KeyboardInterrupt."""
 
@@ -356,6 +333,7 @@ class CtrlC(io.BytesIO):
     read1 = readline = read
 
 
+@pytest.mark.parametrize("ctrl_c", [False, True], ids=["no", "ctrl-c"])
 @pytest.mark.parametrize(
     ("command", "said", "left"),
     [
@@ -363,20 +341,23 @@ class CtrlC(io.BytesIO):
         (("orgs", "suspend", "acme", "--reason", "Unpaid invoice"), "Nothing suspended.", "active"),
     ],
 )
-def test_ctrl_c_at_the_question_exits_130_as_anywhere_and_changes_nothing(
-    table, cpctl, monkeypatch, command, said, left
+def test_a_question_answered_no_or_ctrl_c_says_nothing_changed_and_changes_nothing(
+    table, cpctl, monkeypatch, command, said, left, ctrl_c
 ):
     # Given a delete or a suspension asking on a terminal
     cpctl("orgs", "create", "acme", "--name", "Acme")
     monkeypatch.setattr(common, "terminal", lambda: True)
-    monkeypatch.setattr(typer.testing, "make_input_stream", lambda *_: CtrlC())
+    if ctrl_c:
+        monkeypatch.setattr(typer.testing, "make_input_stream", lambda *_: CtrlC())
 
-    # When the person presses Ctrl-C at the question
-    stopped = cpctl(*command)
+    # When the person answers no, or presses Ctrl-C at the question
+    declined = cpctl(*command) if ctrl_c else cpctl(*command, input="n\n")
 
-    # Then cpctl exits 130 (docs/CLI.md), as a Ctrl-C does anywhere else, not click's "Aborted" and 1
-    assert stopped.exit_code == 130, stopped.output
-    assert stopped.stderr.strip() == said
+    # Then docs/CLI.md: answered no, it says so and exits 1, so a script that answers for the person
+    # (yes n | cpctl ...) does not take it as done; Ctrl-C exits 130, as anywhere else, not click's
+    # "Aborted" and 1
+    assert declined.exit_code == (130 if ctrl_c else 1), declined.output
+    assert declined.stderr.strip().endswith(said)
     shown = cpctl("orgs", "get", "acme")  # reads no stdin
     assert shown.exit_code == 0 and left in shown.stdout and "suspended" not in shown.stdout
 
