@@ -19,16 +19,21 @@ DAY_SECONDS = 86_400
 
 
 def show_throttled(error: ApiError) -> None:
-    """A 429: the org's rate, still refused after the client's retries; or its daily quota, never
-    retried. The quota comes back at midnight UTC, counted from the clock: the deployed API's
-    Retry-After for it is a static 3600 (API Gateway's template cannot count the hours, ``infra.api``)."""
+    """A 429: a rate (the org's, or the web ACL's for an address), still refused after the client's
+    retries, or not retried at all when its wait would end past --timeout (the web ACL's 30 s, at
+    the default --timeout of 30 s); or the org's daily quota, never retried. The quota comes back at midnight
+    UTC, counted from the clock: the deployed API's Retry-After for it is a static 3600 (API
+    Gateway's template cannot count the hours, ``infra.api``)."""
     if quota_spent(error):
         hours = round((DAY_SECONDS - time.time() % DAY_SECONDS) / 3600)
         when = f"in about {hours} hours" if hours > 1 else "within the hour" if hours < 1 else "in about an hour"
         complain(f"Error: throttled: {error.message}. The daily quota is spent: it comes back at midnight UTC, {when}.")
         return
     wait = error.headers.get("Retry-After", "a few")
-    complain(f"Error: throttled: {error.message}. Still refused after retrying; try again in {wait} s.")
+    if error.attempts > 1:
+        complain(f"Error: throttled: {error.message}. Still refused after retrying; try again in {wait} s.")
+    else:
+        complain(f"Error: throttled: {error.message}. Try again in {wait} s (a longer --timeout waits it out).")
 
 
 def show_refusal(url: str, token: str, output: Output, error: ApiError) -> None:
@@ -41,7 +46,7 @@ def show_refusal(url: str, token: str, output: Output, error: ApiError) -> None:
         show_unauthorized(url, token, error)
     elif isinstance(error, SessionEnded):  # the token's user or org is gone: say so, and how to sign in again
         show_session_ended(url, error)
-    elif isinstance(error, Throttled):  # the client waited out every Retry-After it was given: say which limit
+    elif isinstance(error, Throttled):  # say which limit, and whether the client retried
         show_throttled(error)
     else:
         show_api_error(output, error)

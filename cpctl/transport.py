@@ -150,6 +150,7 @@ class Transport:
                 wait = retries.retry_after(response, attempt)
                 if not retries.retryable(error, method, idempotency_key) or last or self.clock() + wait >= deadline:
                     error.maybe_made = unanswered is not None and method != "GET"
+                    error.attempts = attempt + 1
                     error.idempotency_key = idempotency_key
                     raise error
                 self.sleep(wait)

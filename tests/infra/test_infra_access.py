@@ -183,8 +183,9 @@ def test_a_caller_the_web_acl_blocks_is_told_429_throttled_and_when_to_retry(pro
     # When a blocked caller reads the answer
     blocked = responses.get("WAF_FILTERED")
 
-    # Then it is a throttle like a usage plan's, with a wait the client retries after (cpctl takes a
-    # Retry-After above its own longest wait for the daily quota, and stops retrying)
+    # Then it is a throttle like a usage plan's, with a wait the client may retry after (when it fits in
+    # the request's timeout: cpctl --timeout 60, not the default 30), not one it takes for the daily
+    # quota's (a Retry-After above its own longest wait, which it never retries)
     assert blocked is not None, "a WAF block is API Gateway's default: 403 bad_request"
     body = json.loads(blocked["ResponseTemplates"]["application/json"].replace("$context.requestId", "r"))
     assert (blocked["StatusCode"], body["error"]["code"]) == ("429", "throttled")
