@@ -1,6 +1,6 @@
 """What ``cpctl`` says on stderr when a command fails: the API's refusal, an API it cannot reach or
-that does not answer in time (or only with API Gateway's 504), an answer that is not the API's, and
-usage errors."""
+that does not answer in time (or only with API Gateway's 502 or 504), an answer that is not the
+API's, and usage errors."""
 
 import base64
 import json

@@ -11,7 +11,9 @@ client's ``timeout``, ``cpctl --timeout``): a wait that would end past it is not
 error is raised instead. A server that takes the request and never answers is given up on after
 ``WRITE_SECONDS`` for a change, which is not sent again unless it carries an ``Idempotency-Key``.
 API Gateway's ``504`` (its 29 s integration timeout) is no answer too: the function runs on and may
-still make the change, so it is sent again on the same terms.
+still make the change, so it is sent again on the same terms. So is its ``502``: the function was
+invoked and gave no answer, as Lambda ended it (its 28 s timeout, ``infra.constants.TIMEOUT``, comes
+before API Gateway's 29 s) or it crashed, maybe after it wrote.
 """
 
 import time
@@ -28,9 +30,11 @@ RETRY_STATUSES = (429, 503)
 TOTAL_SECONDS = 30.0  # one request: its attempts and the waits between them
 CONNECT_SECONDS = 5.0  # a host that has not taken the connection by then is not going to
 READ_SECONDS = 10.0  # the API answers a GET in well under a second; one that has not is sent again
-# Just over API Gateway's 29 s integration timeout: by then the API has answered, if only with a 504.
-# A change is given that long because cutting it short leaves unknown whether it was made.
+# Just over API Gateway's 29 s integration timeout: by then the API has answered, if only with a 502
+# or 504. A change is given that long because cutting it short leaves unknown whether it was made.
 WRITE_SECONDS = 30.0
+# API Gateway's answer when Lambda ended the function (its timeout, its memory) or it crashed.
+BAD_GATEWAY = 502
 # API Gateway's answer when the function has not answered in its 29 s: the function runs on.
 GATEWAY_TIMEOUT = 504
 # The transport errors raised before any of the request left: nothing can have been made.
@@ -86,10 +90,10 @@ def refused(error: httpx.TransportError) -> bool:
 
 
 def unanswered(error: ApiError | httpx.TransportError) -> bool:
-    """The request was sent and its outcome never came: no answer, or API Gateway's 504."""
+    """The request was sent and its outcome never came: no answer, or API Gateway's 502 or 504."""
     if isinstance(error, httpx.TransportError):
         return not isinstance(error, NOT_SENT)
-    return error.status == GATEWAY_TIMEOUT
+    return error.status in (BAD_GATEWAY, GATEWAY_TIMEOUT)
 
 
 def retryable(error: ApiError, method: str, idempotency_key: str | None) -> bool:

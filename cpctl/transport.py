@@ -50,7 +50,7 @@ def _segment(value: str) -> str:
 
 
 def _maybe_made(unanswered: Exception, idempotency_key: str | None) -> Exception:
-    """The error of a change's attempt that went unanswered (a 504, or no answer), raised in place
+    """The error of a change's attempt that went unanswered (a 502 or 504, or no answer), raised in place
     of a later attempt's that never left: that one would say nothing was sent, and a new key."""
     if isinstance(unanswered, ApiError):
         unanswered.maybe_made, unanswered.idempotency_key = True, idempotency_key
