@@ -9,8 +9,9 @@ from controlplane import config
 from controlplane.dal import imports as import_items
 from controlplane.logic import cascade, imports, organizations, tickets
 from local import tokens
+from local.apigw import LambdaContext
 from local.seed import fetch
-from tests.api import admin, call, create_org, create_user
+from tests.api import OPERATOR, admin, call, create_org, create_user
 
 ACME_ADMIN = admin("acme", "root")
 TICKETS = "/orgs/acme/users/alice/tickets"
@@ -317,3 +318,48 @@ def test_a_user_import_whose_read_back_is_throttled_answers_its_202_so_a_retry_s
     assert again.body["import_id"] == first.body["import_id"]
     started = [item["SK"]["S"] for item in _records(table, "ORG#acme") if item["SK"]["S"].startswith("USER_IMPORT#")]
     assert [key for key in started if "#PART#" not in key] == [f"USER_IMPORT#{first.body['import_id']}"]
+
+
+class _Killed(BaseException):
+    """Lambda ending the function at its timeout: nothing after it runs, no handler catches it."""
+
+
+def _killed_after_the_write(monkeypatch, path: str, body: dict, key: str, caller: dict = ACME_ADMIN) -> None:
+    """A create with ``key`` whose write goes through, then Lambda ends it (its time up) before
+    Powertools saves the record's answer: the record stays in progress, its expiry the invocation's end."""
+
+    def out_of_time(**_):
+        raise _Killed
+
+    with monkeypatch.context() as patch:
+        patch.setattr(config.dynamodb(), "update_item", out_of_time)
+        patch.setattr(LambdaContext, "get_remaining_time_in_millis", lambda _: 50)
+        with pytest.raises(_Killed):
+            _post(path, body, key, caller)
+    time.sleep(0.1)  # the invocation's time, which its in-progress record was given, is over
+
+
+def test_a_ticket_ended_after_its_write_is_opened_again_by_its_resend(acme, monkeypatch):
+    # Given a ticket opened with a key, Lambda ending its function after the ticket was written
+    # (API Gateway answers 502, and cpctl sends it again with the key)
+    _killed_after_the_write(monkeypatch, TICKETS, {"subject": "Help"}, "k")
+
+    # When it is sent again with the same key and body
+    again = _post(TICKETS, {"subject": "Help"}, "k")
+
+    # Then the limit docs/API.md states: no first answer to replay, so the create runs again and a
+    # second ticket is opened
+    assert again.status == 201, again.body
+    assert len(call("GET", TICKETS).body["items"]) == 2
+
+
+def test_an_org_ended_after_its_write_is_409_already_exists_to_its_resend(table, monkeypatch):
+    # Given an org created with a key, Lambda ending its function after the org was written
+    _killed_after_the_write(monkeypatch, "/orgs", {"org_id": "newco", "name": "NewCo"}, "k", OPERATOR)
+
+    # When it is sent again with the same key and body
+    again = _post("/orgs", {"org_id": "newco", "name": "NewCo"}, "k", OPERATOR)
+
+    # Then the create runs again and is refused: the org is there, made by the first attempt
+    assert (again.status, again.error_code) == (409, "already_exists"), again.body
+    assert call("GET", "/orgs/newco").status == 200

@@ -143,7 +143,7 @@ def test_a_create_answered_504_or_502_says_it_may_have_been_made_and_the_key_tha
     # When a create meets it
     shown = cpctl(gateway, *command, "--idempotency-key", "k-504")
 
-    # Then, as after no answer: it may or may not have been made, and the key sends it again safely
+    # Then, as after no answer: it may or may not have been made, and the key that sends it again
     assert shown.exit_code == 1, shown.output
     assert set(gateway.keys()) == {"k-504"}
     assert "It may or may not have been made: send it again with --idempotency-key k-504" in shown.stderr
