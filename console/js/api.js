@@ -59,6 +59,21 @@ function seg(id) {
   return encodeURIComponent(id);
 }
 
+const NOT_REACHED = "The API cannot be reached. Check your connection and retry.";
+
+// A create (it carries an Idempotency-Key) that went unanswered may have been made all the same:
+// API Gateway's 504 (its 29 s timeout: the function runs on) or 502 (Lambda ended the function, at
+// its 28 s timeout, maybe after it wrote), or no answer at all (the browser cannot tell a request
+// that never left from an answer lost on the way). The form sends the same key while its content is
+// unchanged, so the API replays the first answer: said, so that no one edits it or reloads the page
+// and makes it twice.
+function maybeMade(error, key) {
+  if (key === undefined || ![0, 502, 504].includes(error.status)) return error;
+  const said = error.status === 0 ? "No answer came from the API" : error.message.replace(/\.$/, "");
+  error.message = `${said}. It may have been made all the same: send it again unchanged, which does not make it twice.`;
+  return error;
+}
+
 async function call(method, path, { query, body, version, key } = {}) {
   const who = caller();
   const headers = { Accept: "application/json" };
@@ -75,15 +90,14 @@ async function call(method, path, { query, body, version, key } = {}) {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
-    throw new ApiError(0, { code: "network", message: "The API cannot be reached. Check your connection and retry." });
+    throw maybeMade(new ApiError(0, { code: "network", message: NOT_REACHED }), key);
   }
   if (answer.status === 204) return null;
   const data = await answer.json().catch(() => ({}));
   if (!answer.ok) {
-    const error = new ApiError(
-      answer.status,
-      (data && data.error) || { code: "http", message: `The API answered ${answer.status}` },
-      retryAfterOf(answer),
+    const error = maybeMade(
+      new ApiError(answer.status, (data && data.error) || { code: "http", message: `The API answered ${answer.status}` }, retryAfterOf(answer)),
+      key,
     );
     if (answer.status === 401 || (answer.status === 403 && error.code === "session_ended")) {
       signedOut.dispatchEvent(new CustomEvent("ended", { detail: { token: who ? who.token : null, error } }));
