@@ -70,6 +70,7 @@ export function activityPanel(org, who) {
   section.append(message, more);
   const newer = async () => {
     if (!section.isConnected) return; // the screen changed: stop
+    let wait = ACTIVITY_REFRESH_MS;
     if (!document.hidden) {
       try {
         const fresh = await newest();
@@ -81,16 +82,19 @@ export function activityPanel(org, who) {
         // The first load shows errors. A refresh refused for good stops, and says so: the entries
         // shown are no longer kept current (a 401 signs out; a 403 or 404: no longer allowed, or the
         // org is gone). One that may pass next time (429, 503, the network) is tried again at the
-        // next beat, so the panel stays live.
+        // next beat (or after its Retry-After), so the panel stays live.
         if ([401, 403, 404].includes(error.status)) {
           // Not scrolled into view: the person is reading something else, and nothing they did failed.
           live.textContent = "Newest first; no longer updated.";
           message.replaceChildren(alert(`This log is no longer updated: ${error.message}`));
           return;
         }
+        // A 429 (the web ACL's per-address rate, the org's rate or its daily quota) or a 503 says
+        // when to come back: reading every beat until then would only be refused, and counted.
+        if (Number.isInteger(error.retryAfter)) wait = Math.max(wait, error.retryAfter * 1000);
       }
     }
-    setTimeout(newer, ACTIVITY_REFRESH_MS);
+    setTimeout(newer, wait);
   };
   setTimeout(newer, ACTIVITY_REFRESH_MS);
   return section;

@@ -363,3 +363,29 @@ def test_a_delete_whose_deleter_the_log_cannot_know_is_not_put_on_the_system(con
     # Then the entry says its deleter is not recorded, rather than blaming "the system" for what bob did
     expect(entry).to_have_count(1, timeout=ACTIVITY_WAIT_MS)
     expect(entry.get_by_role("cell").nth(2)).to_have_text("not recorded")
+
+
+def test_a_throttled_refresh_waits_the_retry_after_before_reading_again(console, api, page):
+    # Given the admin on the org's page, and the web ACL throttling the panel's first refresh (429
+    # throttled, Retry-After: 30): the address is over its rate, and each request counts toward it
+    seed_demo(api)
+    reads = []
+
+    def throttle_the_first_refresh(route):
+        reads.append(route.request.url)
+        if len(reads) == 2:
+            body = '{"error": {"code": "throttled", "message": "Too many requests", "request_id": "r"}}'
+            route.fulfill(status=429, headers={"Retry-After": "30", "Content-Type": "application/json"}, body=body)
+        else:
+            route.continue_()
+
+    page.route("**/orgs/demo/activity?*", throttle_the_first_refresh)
+    sign_in(page, console, token_of(ADMIN))
+    while len(reads) < 2:
+        page.wait_for_timeout(200)
+
+    # When more than two of the panel's 3-second beats pass
+    page.wait_for_timeout(7_000)
+
+    # Then it has not read again: the next read waits the 30 seconds asked for
+    assert len(reads) == 2, reads
