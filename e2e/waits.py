@@ -41,6 +41,15 @@ def eventually(read: Callable[[], T], check: Callable[[T], bool], what: str, tim
     return value
 
 
+def or_none(read: Callable[[], T]) -> T | None:
+    """``read()``, or None while it answers 404: for ``eventually`` on a list that reads its parent
+    from an index (a user's tickets, on GSI1), which on AWS does not show a new parent at once."""
+    try:
+        return read()
+    except NotFound:
+        return None
+
+
 def settled(read: Callable[[], T], what: str, timeout: float = INDEX_SECONDS) -> T:
     """``read()`` once two reads settle_seconds() apart agree: a write made just before has reached
     the indexes, so a later read differs only by what happened since."""
