@@ -206,20 +206,29 @@ def test_admin_sees_the_activity_of_what_they_just_did(console, api, page, activ
     shoot(page, "admin-activity")
 
 
-def test_a_refresh_the_api_throttles_once_does_not_stop_the_live_activity(console, api, page, activity_log):
-    # Given the admin on the org's page, and the API throttling the panel's first refresh (a 429)
-    seed_demo(api)
-    reads = []
+def _throttle_the_first_refresh(page, retry_after: str) -> list[str]:
+    """The activity panel's reads, the API answering the first refresh (the second read) 429 throttled
+    with ``retry_after``; the others pass."""
+    reads: list[str] = []
 
-    def throttle_the_first_refresh(route):
+    def throttle(route):
         reads.append(route.request.url)
         if len(reads) == 2:
             body = '{"error": {"code": "throttled", "message": "Too many requests", "request_id": "r"}}'
-            route.fulfill(status=429, headers={"Retry-After": "1", "Content-Type": "application/json"}, body=body)
+            route.fulfill(
+                status=429, headers={"Retry-After": retry_after, "Content-Type": "application/json"}, body=body
+            )
         else:
             route.continue_()
 
-    page.route("**/orgs/demo/activity?*", throttle_the_first_refresh)
+    page.route("**/orgs/demo/activity?*", throttle)
+    return reads
+
+
+def test_a_refresh_the_api_throttles_once_does_not_stop_the_live_activity(console, api, page, activity_log):
+    # Given the admin on the org's page, and the API throttling the panel's first refresh (a 429)
+    seed_demo(api)
+    reads = _throttle_the_first_refresh(page, retry_after="1")
     sign_in(page, console, token_of(ADMIN))
     panel = page.get_by_role("region", name="Activity")
     expect(panel.get_by_role("row").filter(has_text="User Created")).to_have_count(2, timeout=ACTIVITY_WAIT_MS)
@@ -369,17 +378,7 @@ def test_a_throttled_refresh_waits_the_retry_after_before_reading_again(console,
     # Given the admin on the org's page, and the web ACL throttling the panel's first refresh (429
     # throttled, Retry-After: 30): the address is over its rate, and each request counts toward it
     seed_demo(api)
-    reads = []
-
-    def throttle_the_first_refresh(route):
-        reads.append(route.request.url)
-        if len(reads) == 2:
-            body = '{"error": {"code": "throttled", "message": "Too many requests", "request_id": "r"}}'
-            route.fulfill(status=429, headers={"Retry-After": "30", "Content-Type": "application/json"}, body=body)
-        else:
-            route.continue_()
-
-    page.route("**/orgs/demo/activity?*", throttle_the_first_refresh)
+    reads = _throttle_the_first_refresh(page, retry_after="30")
     sign_in(page, console, token_of(ADMIN))
     while len(reads) < 2:
         page.wait_for_timeout(200)
