@@ -72,9 +72,11 @@ def org_r(target, operator):
         limits_ready(callers["admin"], org_id)
         yield org_id, callers
     finally:
-        if operator.get_org(org_id).status == "suspended":
-            operator.activate_org(org_id)
-        delete_org(operator, org_id)
+        try:
+            if operator.get_org(org_id).status == "suspended":
+                operator.activate_org(org_id)
+        finally:  # the org goes even if that read fails (an expired token, a 503): none left behind
+            delete_org(operator, org_id)
 
 
 def test_a_deleted_users_token_is_refused_within_the_bound(operator, org_r):

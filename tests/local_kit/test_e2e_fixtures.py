@@ -32,3 +32,23 @@ def test_a_test_without_user_tokens_skips_before_it_creates_an_org_or_a_user(fix
         next(fixture.__wrapped__(target, operator))
     assert (operator.create_org.call_count, operator.create_user.call_count) == (0, 0)
     assert operator.import_users.call_count == 0
+
+
+@pytest.mark.parametrize(
+    ("fixture", "before_delete"),
+    [(test_e2e_revocation.org_r, "get_org"), (test_e2e_suspension.org_c, "update_org")],
+    ids=["revocation", "suspension"],
+)
+def test_a_fixture_whose_cleanup_read_fails_still_deletes_its_org(fixture, before_delete):
+    # Given a deployment that signs org users in, and an operator whose call before the org's delete
+    # fails at cleanup (an expired token, a 503)
+    target = SimpleNamespace(no_user_tokens=None, token_for=lambda *_: "t", client=lambda _: MagicMock())
+    operator = _operator()
+    getattr(operator, before_delete).side_effect = RuntimeError("503")
+    setup = fixture.__wrapped__(target, operator)
+    next(setup)
+
+    # When the test ends and the fixture cleans up; Then the failure is raised, but the org was deleted
+    with pytest.raises(RuntimeError, match="503"):
+        setup.close()
+    assert operator.delete_org.call_count == 1
