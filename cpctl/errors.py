@@ -13,7 +13,7 @@ class ApiError(Exception):
     """The API refused: ``status``, ``code``, ``message``, ``request_id`` (and ``details`` for
     validation errors). ``body`` is the error JSON exactly as the API sent it. ``maybe_made``: it
     ends a change one of whose attempts went unanswered (API Gateway's 502 or 504, or no answer),
-    which may have been made all the same; ``idempotency_key`` sends it again safely, if it had one.
+    which may have been made all the same; ``idempotency_key`` is the key it was sent with, if it had one.
     ``attempts``: how often the request was sent, so that a 429 is said as retried only if it was (a
     ``Retry-After`` wait that would end past the request's timeout is not made)."""
 
