@@ -133,12 +133,13 @@ def show_interrupted(stopped: Interrupted) -> None:
 def _made_or_not(idempotency_key: str | None) -> None:
     again = "look before sending it again"
     if idempotency_key:
-        # Not "made once" outright: Lambda may end the request after its write (its time up: a 502 or
-        # 504), before its answer is kept for the key, and then the key replays nothing (docs/API.md).
+        # Not "made once" outright: a user or an import keeps its answer for the key after its write,
+        # and Lambda may end the request between the two (a 502 or 504): then the key replays nothing
+        # (docs/API.md). An org, a unit or a ticket keeps it in the write that makes it.
         again = (
             f"send it again with --idempotency-key {idempotency_key}: the API makes it once, unless Lambda "
-            "ended the request after making it (a 502 or 504): then a ticket or an import is made again, "
-            "and an org, a unit or a user is 409 already_exists"
+            "ended the request after making it (a 502 or 504): then an import is made again, and a user "
+            "is 409 already_exists"
         )
     complain(f"  It may or may not have been made: {again}.")
 

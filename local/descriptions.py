@@ -18,15 +18,18 @@ RULES = {
     SELF: "a member, for their own user",
     OWNER: "a member, for the tickets they own",
 }
-# What a create with an Idempotency-Key costs besides its own request: Powertools writes the record
-# before and saves the response after (docs/DATA_MODEL.md#idempotency-records).
+# What a create with an Idempotency-Key costs besides its own requests: Powertools writes the record
+# before and saves the response after (docs/DATA_MODEL.md#idempotency-records); for a create made in
+# one transaction (``sealed``), the transaction saves it.
 IDEMPOTENCY_REQUESTS = 2
+SEALED_IDEMPOTENCY_REQUESTS = 1
 
 
 class Operation(NamedTuple):
     does: str
     requests: tuple[str, ...] | None  # the DynamoDB operations one call sends; None: grows with the data
     field_rules: bool = False  # its logic refuses a body field FIELD_RULES keeps from the caller's role
+    sealed: bool = False  # a create whose transaction completes its idempotency record (dal.sealing)
     grows: str = (  # what its requests grow with, where ``requests`` is None
         "what it deletes: a few requests per user and a BatchWriteItem per 25 items (measured in docs/BENCHMARKS.md)"
     )
@@ -37,6 +40,7 @@ OPERATIONS = {
         "Creates an organization on a plan (`free` unless `plan` says otherwise), with that plan's seats. "
         "Its `org_id` is the slug every later path names; one already taken is `409 already_exists`.",
         ("TransactWriteItems",),  # the org item and its seat counter, together
+        sealed=True,
     ),
     "listOrgs": Operation("Lists every organization, a page at a time (`limit`, `cursor`).", ("Query",)),
     "getOrg": Operation(
@@ -72,6 +76,7 @@ OPERATIONS = {
         "most 10 deep and an org has at most 1,000: past either, `409 limit_exceeded`. A parent being moved is "
         "`409 move_in_progress` with `Retry-After`.",
         ("BatchGetItem", "TransactWriteItems"),
+        sealed=True,
     ),
     "listUnits": Operation(
         "Lists the units depth-first (each before its children, siblings by id), a page at a time: the whole "
@@ -168,6 +173,7 @@ OPERATIONS = {
         "Opens a ticket for the user: `open` and `normal` priority unless the body says otherwise. A missing "
         "user is `404`.",
         ("TransactWriteItems",),
+        sealed=True,
     ),
     "listTickets": Operation(
         "Lists the user's tickets, newest first, a page at a time (`limit`, `cursor`); a missing user is `404` "
@@ -224,8 +230,15 @@ def cost(route: Route, requests: tuple[str, ...] | None) -> str:
     else:
         said = f"{_count(len(requests))} ({', '.join(requests)})"
     if route.location is not None and route.status == 201:  # a create: idempotent with a key
-        said += f"; with an `Idempotency-Key`, {IDEMPOTENCY_REQUESTS} more for the idempotency record"
+        more = idempotency_requests(route)
+        said += f"; with an `Idempotency-Key`, {'one' if more == 1 else more} more for the idempotency record"
+        said += " (completed in the create's own transaction)" if OPERATIONS[route.operation_id].sealed else ""
     return f"**DynamoDB requests:** {said}."
+
+
+def idempotency_requests(route: Route) -> int:
+    """What an ``Idempotency-Key`` adds to a create's requests."""
+    return SEALED_IDEMPOTENCY_REQUESTS if OPERATIONS[route.operation_id].sealed else IDEMPOTENCY_REQUESTS
 
 
 def _count(requests: int) -> str:

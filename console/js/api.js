@@ -64,18 +64,15 @@ const NOT_REACHED = "The API cannot be reached. Check your connection and retry.
 // A create (it carries an Idempotency-Key) that went unanswered may have been made all the same:
 // no answer at all (the browser cannot tell a request that never left from an answer lost on the
 // way), or API Gateway's 504 (its 29 s timeout) or 502 (Lambda ended the function at its 28 s). The
-// form sends the same key while its content is unchanged, so the API replays a first answer it
-// finished: said, so that no one edits the form or reloads the page and makes it twice. After a 502
-// or a 504 Lambda may have ended the function after its write and before its answer was kept for
-// the key: sent again, a ticket is then opened twice (docs/API.md#idempotent-creates), so look first.
+// form sends the same key while its content is unchanged, so the API replays the first answer:
+// said, so that no one edits the form or reloads the page and makes it twice. An org, a unit or a
+// ticket keeps its answer for the key in the write that makes it, so even a function ended just
+// after it is replayed; a user whose function was ended after the write is "already exists"
+// (docs/API.md#idempotent-creates), not a second user.
 function maybeMade(error, key) {
   if (key === undefined || ![0, 502, 504].includes(error.status)) return error;
   const said = error.status === 0 ? "No answer came from the API" : error.message.replace(/\.$/, "");
-  const again =
-    error.status === 0
-      ? "send it again unchanged, which does not make it twice"
-      : "look for it before sending it again (if it was ended after its write, sending it again makes it twice)";
-  error.message = `${said}. It may have been made all the same: ${again}.`;
+  error.message = `${said}. It may have been made all the same: send it again unchanged, which does not make it twice.`;
   return error;
 }
 

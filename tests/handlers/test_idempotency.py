@@ -7,7 +7,7 @@ from botocore.exceptions import ClientError
 
 from controlplane import config
 from controlplane.dal import imports as import_items
-from controlplane.logic import cascade, imports, organizations, tickets
+from controlplane.logic import cascade, imports, organizations, tickets, users
 from local import tokens
 from local.apigw import LambdaContext
 from local.seed import fetch
@@ -141,45 +141,46 @@ def test_an_org_named_operators_shares_no_partition_with_org_creations(table):
     assert len(records) == 1
 
 
-def _as_alice_over_http(gateway: str, body: dict, key: str) -> tuple[int, dict]:
-    """Alice of acme as she is now (her token's sub the one on her item) opens a ticket through the
-    gateway, so the authorizer checks her token."""
+def _as_alice_over_http(gateway: str, path: str, body: dict, key: str) -> tuple[int, dict]:
+    """Alice of acme as she is now (her token's sub the one on her item) posts through the gateway,
+    so the authorizer checks her token."""
     headers = {"Authorization": f"Bearer {tokens.for_user('acme', 'alice')}", "Idempotency-Key": key}
-    status, _, answer = fetch(f"{gateway}{TICKETS}", "POST", body, headers)
+    status, _, answer = fetch(f"{gateway}{path}", "POST", body, headers)
     return status, answer
 
 
 def test_a_record_saved_as_its_org_was_deleted_is_never_replayed_to_the_next_org_of_that_id(
     table, gateway, monkeypatch
 ):
-    # Given acme's admin alice opening a ticket with a key, and acme deleted between Powertools'
+    # Given acme's admin alice adding a user with a key, and acme deleted between Powertools'
     # in-progress record and its save of the answer: the cascade removes the first, the save (an
-    # UpdateItem) puts the record back, and it outlives the org
+    # UpdateItem) puts the record back, and it outlives the org. (A user's create is not sealed in
+    # its transaction, as its sign-in comes after it: ``dal.sealing``.)
     create_org("acme")
     create_user("acme", "alice", role="admin")
-    opened = tickets.create_ticket
+    added = users.create_user
+    body = {"user_id": "bob", "email": "bob@example.com", "name": "Bob"}
 
-    def open_as_the_org_goes(*args, **kwargs):
-        ticket = opened(*args, **kwargs)
+    def add_as_the_org_goes(*args, **kwargs):
+        user = added(*args, **kwargs)
         assert cascade.delete_org("acme")
-        return ticket
+        return user
 
     with monkeypatch.context() as patch:
-        patch.setattr(tickets, "create_ticket", open_as_the_org_goes)
-        first = _as_alice_over_http(gateway, {"subject": "Help"}, "k")
+        patch.setattr(users, "create_user", add_as_the_org_goes)
+        first = _as_alice_over_http(gateway, "/orgs/acme/users", body, "k")
     assert first[0] == 201, first[1]
     assert len(_records(table, "IDEMPOTENCY#acme")) == 1
 
     # When acme and its admin alice are created again, and the new alice sends the same key and body
     create_org("acme")
     create_user("acme", "alice", role="admin")
-    again = _as_alice_over_http(gateway, {"subject": "Help"}, "k")
+    again = _as_alice_over_http(gateway, "/orgs/acme/users", body, "k")
 
-    # Then her ticket is made, not the first one replayed: the record is keyed by the first alice's
+    # Then bob is made, not the first answer replayed: the record is keyed by the first alice's
     # sign-in subject, and the authorizer admits no token of it to the new org
     assert again[0] == 201, again[1]
-    assert again[1]["ticket_id"] != first[1]["ticket_id"]
-    assert [t["ticket_id"] for t in call("GET", TICKETS).body["items"]] == [again[1]["ticket_id"]]
+    assert call("GET", "/orgs/acme/users/bob").status == 200
 
 
 @pytest.mark.parametrize("code", ["ProvisionedThroughputExceededException", "ThrottlingException"])
@@ -232,8 +233,8 @@ def test_a_success_record_refused_for_another_reason_stays_a_500(acme, monkeypat
 
     monkeypatch.setattr(config.dynamodb(), "update_item", denied)
 
-    # When a ticket is opened with a key
-    reply = _post(TICKETS, {"subject": "Help"})
+    # When a user (whose record Powertools completes after the create) is added with a key
+    reply = _post("/orgs/acme/users", {"user_id": "bob", "email": "bob@example.com", "name": "Bob"})
 
     # Then it is seen as the fault it is, not a 201 that quietly turns every key off
     assert reply.status == 500, reply.body
@@ -324,42 +325,151 @@ class _Killed(BaseException):
     """Lambda ending the function at its timeout: nothing after it runs, no handler catches it."""
 
 
-def _killed_after_the_write(monkeypatch, path: str, body: dict, key: str, caller: dict = ACME_ADMIN) -> None:
-    """A create with ``key`` whose write goes through, then Lambda ends it (its time up) before
-    Powertools saves the record's answer: the record stays in progress, its expiry the invocation's end."""
+def _killed_after(write: str, monkeypatch, path: str, body: dict, key: str, caller: dict = ACME_ADMIN) -> None:
+    """A create with ``key`` whose ``write`` (a DynamoDB client method) goes through, then Lambda
+    ends it (its time up) before anything else runs: an in-progress record is left so, expiring at
+    the invocation's end."""
+    client = config.dynamodb()
+    real = getattr(client, write)
 
-    def out_of_time(**_):
+    def then_out_of_time(**kwargs):
+        real(**kwargs)
         raise _Killed
 
     with monkeypatch.context() as patch:
-        patch.setattr(config.dynamodb(), "update_item", out_of_time)
+        patch.setattr(client, write, then_out_of_time)
         patch.setattr(LambdaContext, "get_remaining_time_in_millis", lambda _: 50)
         with pytest.raises(_Killed):
             _post(path, body, key, caller)
     time.sleep(0.1)  # the invocation's time, which its in-progress record was given, is over
 
 
-def test_a_ticket_ended_after_its_write_is_opened_again_by_its_resend(acme, monkeypatch):
-    # Given a ticket opened with a key, Lambda ending its function after the ticket was written
-    # (API Gateway answers 502, and cpctl sends it again with the key)
-    _killed_after_the_write(monkeypatch, TICKETS, {"subject": "Help"}, "k")
+def test_a_ticket_ended_after_its_write_is_replayed_to_its_resend_not_opened_again(acme, monkeypatch):
+    # Given a ticket opened with a key, Lambda ending its function just after the transaction that
+    # wrote it (API Gateway answers 502, and cpctl sends it again with the key)
+    _killed_after("transact_write_items", monkeypatch, TICKETS, {"subject": "Help"}, "k")
+    made = call("GET", TICKETS).body["items"]
 
     # When it is sent again with the same key and body
     again = _post(TICKETS, {"subject": "Help"}, "k")
 
-    # Then the limit docs/API.md states: no first answer to replay, so the create runs again and a
-    # second ticket is opened
+    # Then the first answer is replayed: the transaction that opened the ticket completed the
+    # record with it, so there is one ticket, and the answer is the first attempt's
     assert again.status == 201, again.body
-    assert len(call("GET", TICKETS).body["items"]) == 2
+    assert [t["ticket_id"] for t in call("GET", TICKETS).body["items"]] == [made[0]["ticket_id"]]
+    assert again.body == made[0]
+    assert again.headers["Location"].endswith(f"/orgs/acme/tickets/{made[0]['ticket_id']}")
+    assert again.headers["ETag"] == '"1"'
 
 
-def test_an_org_ended_after_its_write_is_409_already_exists_to_its_resend(table, monkeypatch):
-    # Given an org created with a key, Lambda ending its function after the org was written
-    _killed_after_the_write(monkeypatch, "/orgs", {"org_id": "newco", "name": "NewCo"}, "k", OPERATOR)
+@pytest.mark.parametrize(
+    ("path", "body", "caller", "read"),
+    [
+        ("/orgs", {"org_id": "newco", "name": "NewCo"}, OPERATOR, "/orgs/newco"),
+        ("/orgs/acme/units", {"unit_id": "eng", "name": "Engineering"}, ACME_ADMIN, "/orgs/acme/units/eng"),
+    ],
+)
+def test_an_org_or_unit_ended_after_its_write_is_201_to_its_resend(acme, monkeypatch, path, body, caller, read):
+    # Given an org (or a unit) created with a key, Lambda ending its function after its write
+    _killed_after("transact_write_items", monkeypatch, path, body, "k", caller)
 
     # When it is sent again with the same key and body
-    again = _post("/orgs", {"org_id": "newco", "name": "NewCo"}, "k", OPERATOR)
+    again = _post(path, body, "k", caller)
 
-    # Then the create runs again and is refused: the org is there, made by the first attempt
+    # Then its answer is the first attempt's 201, not a 409 for what that attempt made
+    assert again.status == 201, again.body
+    assert again.headers["Location"].endswith(read)
+    assert call("GET", read).status == 200
+
+
+def test_a_user_ended_after_its_write_is_409_already_exists_to_its_resend(acme, monkeypatch):
+    # Given a user created with a key, Lambda ending its function after the user was written, as
+    # Powertools saves the record's answer (a user's create is not sealed in its transaction: its
+    # sign-in comes after it, and may undo it)
+    body = {"user_id": "bob", "email": "bob@example.com", "name": "Bob"}
+    with monkeypatch.context() as patch:
+        patch.setattr(config.dynamodb(), "update_item", lambda **_: (_ for _ in ()).throw(_Killed()))
+        patch.setattr(LambdaContext, "get_remaining_time_in_millis", lambda _: 50)
+        with pytest.raises(_Killed):
+            _post("/orgs/acme/users", body, "k")
+    time.sleep(0.1)
+
+    # When it is sent again with the same key and body
+    again = _post("/orgs/acme/users", body, "k")
+
+    # Then the limit docs/API.md states: the create runs again and is refused, the user being there
     assert (again.status, again.error_code) == (409, "already_exists"), again.body
-    assert call("GET", "/orgs/newco").status == 200
+    assert call("GET", "/orgs/acme/users/bob").status == 200
+
+
+def test_an_attempt_whose_record_a_resend_took_over_makes_nothing_and_leaves_the_record(acme, monkeypatch, table):
+    # Given a ticket opened with a key whose attempt is slow: its in-progress time (50 ms) runs out
+    # before its write, and the client's resend with the key takes the record over and opens one
+    opened, resent = tickets.create_ticket, []
+
+    def slow(*args, **kwargs):
+        if not resent:
+            resent.append(None)
+            time.sleep(0.1)
+            resent[0] = _post(TICKETS, {"subject": "Help"}, "k")
+        return opened(*args, **kwargs)
+
+    monkeypatch.setattr(LambdaContext, "get_remaining_time_in_millis", lambda _: 50)
+    monkeypatch.setattr(tickets, "create_ticket", slow)
+
+    # When the first attempt comes to its write
+    first = _post(TICKETS, {"subject": "Help"}, "k")
+
+    # Then it is refused as the request in progress, and opens nothing: one ticket, the resend's,
+    # whose record is kept (not deleted as a failed attempt's), so a third send replays it
+    assert resent[0].status == 201, resent[0].body
+    assert (first.status, first.error_code) == (409, "conflict"), first.body
+    ticket_id = resent[0].body["ticket_id"]
+    assert [t["ticket_id"] for t in call("GET", TICKETS).body["items"]] == [ticket_id]
+    monkeypatch.setattr(tickets, "create_ticket", opened)
+    assert _post(TICKETS, {"subject": "Help"}, "k").body["ticket_id"] == ticket_id
+
+
+def test_a_resend_whose_record_is_in_the_first_attempts_transaction_is_409(acme, monkeypatch):
+    # Given DynamoDB refusing the record's put as the item is in another request's transaction (the
+    # first attempt's, completing the record as it opens the ticket)
+    def in_a_transaction(**_):
+        error = {"Code": "TransactionConflictException", "Message": "injected"}
+        raise ClientError({"Error": error, "ResponseMetadata": {"HTTPStatusCode": 400}}, "PutItem")
+
+    monkeypatch.setattr(config.dynamodb(), "put_item", in_a_transaction)
+
+    # When the resend arrives
+    reply = _post(TICKETS, {"subject": "Help"}, "k")
+
+    # Then it is told the request is in progress (a retry later replays it), not a 500
+    assert (reply.status, reply.error_code) == (409, "conflict"), reply.body
+    monkeypatch.undo()
+    assert call("GET", TICKETS).body["items"] == []
+
+
+def test_an_org_whose_record_a_resend_took_over_is_409_already_exists_and_the_record_stays(table, monkeypatch):
+    # Given an org created with a key whose attempt is slow: its in-progress time runs out before its
+    # write, and the client's resend with the key takes the record over and creates the org
+    created, resent = organizations.create_org, []
+    body = {"org_id": "newco", "name": "NewCo"}
+
+    def slow(*args, **kwargs):
+        if not resent:
+            resent.append(None)
+            time.sleep(0.1)
+            resent[0] = _post("/orgs", body, "k", OPERATOR)
+        return created(*args, **kwargs)
+
+    monkeypatch.setattr(LambdaContext, "get_remaining_time_in_millis", lambda _: 50)
+    monkeypatch.setattr(organizations, "create_org", slow)
+
+    # When the first attempt comes to its write
+    first = _post("/orgs", body, "k", OPERATOR)
+
+    # Then it is refused for the org the resend made, and the resend's record stays: a third send
+    # replays its 201
+    assert resent[0].status == 201, resent[0].body
+    assert (first.status, first.error_code) == (409, "already_exists"), first.body
+    monkeypatch.setattr(organizations, "create_org", created)
+    assert _post("/orgs", body, "k", OPERATOR).status == 201

@@ -97,6 +97,7 @@ OURS = {
         "dal.directory",  # a user import's job tells Cognito's refusal of a sign-in (SignInRefused)
         "dal.imports",
         "dal.seats",
+        "dal.sealing",  # a keyed create completes its idempotency record in its own transaction
         "dal.transactions",
         "logic.activity",
         "logic.imports",
@@ -120,6 +121,7 @@ OURS = {
         "dal.batches",
         "dal.directory",
         "dal.seats",
+        "dal.sealing",
         "dal.transactions",
         "logic.cascade",
         "logic.organizations",
@@ -130,7 +132,7 @@ OURS = {
         "dal.tree",  # a user's unit (issue 27)
         "logic.units",
     },
-    TICKETS: _EVERY_API_FUNCTION | {"dal.transactions", "logic.tickets"},
+    TICKETS: _EVERY_API_FUNCTION | {"dal.sealing", "dal.transactions", "logic.tickets"},
     # The events function also writes each org's activity log, in batches (lifecycle.activity).
     EVENTS: {
         "config",

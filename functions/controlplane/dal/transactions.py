@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
 
+from controlplane.dal import sealing
 from controlplane.dal.codec import from_dynamo, to_dynamo
 from controlplane.dal.conditions import ConditionFailed, Expect, Item, condition
 from controlplane.dal.schema import PARTITION_KEY
@@ -100,17 +101,36 @@ def transact(table: Table, request: "list[TransactWriteItemTypeDef]") -> None:
     backoff, so a race ends in one success and 409s, not 503s. Each attempt has a client request
     token: botocore's own retry of an attempt whose answer was lost (a timeout) is then the same
     transaction to DynamoDB, which answers it as done instead of applying it again, or refusing it
-    as if its own items were someone else's."""
+    as if its own items were someone else's. A write that makes what a keyed create answers with
+    completes the create's idempotency record too (``sealing``)."""
+    seal = sealing.update()
+    items = request if seal is None else [*request, seal]
     for attempt in range(_CONFLICT_ATTEMPTS):
         try:
             with translate():
-                table.client.transact_write_items(TransactItems=request, ClientRequestToken=str(uuid.uuid4()))
+                table.client.transact_write_items(TransactItems=items, ClientRequestToken=str(uuid.uuid4()))
+            if seal is not None:
+                sealing.settle(applied=True)
             return
         except ClientError as error:
-            if not _lost_a_race(error):
+            if seal is not None and _refused(error, len(request)):
+                sealing.settle(applied=False)  # the record is another attempt's now: kept, not ours to delete
+            try:
+                again = _lost_a_race(error)
+            except ConditionFailed as failed:
+                if failed.action == len(request):  # the record alone: this attempt made nothing
+                    raise sealing.Lost() from None
+                raise  # refused for what it would make, as any create is (an org the other attempt made: 409)
+            if not again:
                 raise
         time.sleep(random.uniform(0, 0.05 * 2**attempt))
     raise ServiceUnavailable(CONTENDED)
+
+
+def _refused(error: ClientError, action: int) -> bool:
+    """True for a cancelled transaction whose action ``action`` failed its condition."""
+    details = cast(dict[str, Any], error.response).get("CancellationReasons", [])
+    return len(details) > action and details[action].get("Code") == "ConditionalCheckFailed"
 
 
 def _lost_a_race(error: ClientError) -> bool:

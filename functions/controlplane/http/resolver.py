@@ -161,7 +161,13 @@ class Resolver(APIGatewayRestResolver):
 
     def create_once(self, idempotency_key: str | None, body: BaseModel, create: Callable[[], Resource]) -> Reply:
         """201 for a new resource, once per Idempotency-Key: a retry replays the first response."""
-        return self._once(idempotency_key, body, lambda: created(self, self.route_record, create()))
+
+        route = self.route_record
+
+        def answer(made: BaseModel) -> Reply:
+            return created(self, route, cast(Resource, made))
+
+        return self._once(idempotency_key, body, lambda: answer(create()), answer=answer)
 
     def start_once(
         self,
@@ -184,6 +190,7 @@ class Resolver(APIGatewayRestResolver):
         body: BaseModel,
         respond: Callable[[], Reply],
         slim: tuple[str, Callable[[str], BaseModel]] | None = None,
+        answer: Callable[[BaseModel], Reply] | None = None,
     ) -> Reply:
         event = self.current_event
         org_id = (event.path_parameters or {}).get("org_id")
@@ -191,7 +198,7 @@ class Resolver(APIGatewayRestResolver):
         # Here, not at the top: Powertools' idempotency utility is only needed for a POST with a key.
         from controlplane.http import idempotency
 
-        return idempotency.once(key, org_id, identity, body, respond, self.lambda_context, slim)
+        return idempotency.once(key, org_id, identity, body, respond, self.lambda_context, slim, answer)
 
     def entry_point(self, on_records: LambdaHandler | None = None) -> LambdaHandler:
         """The function's Lambda handler (see ``controlplane.http.entry``)."""

@@ -5,7 +5,7 @@ from collections.abc import Callable
 from aws_lambda_powertools.metrics import MetricUnit
 
 from controlplane import config
-from controlplane.dal import cursor, keys, seats, stamps
+from controlplane.dal import cursor, keys, sealing, seats, stamps
 from controlplane.dal.conditions import ABSENT, ConditionFailed, Expect, Item
 from controlplane.dal.outage import is_outage
 from controlplane.dal.table import api_table, update_request
@@ -51,10 +51,11 @@ def create_org(body: OrgCreate, caller: Caller) -> Org:
         keys.org_keys(body.org_id), keys.ORG, {**body.model_dump(), "status": ACTIVE}, caller.subject
     )
     limit = plans.limit(body.plan)
-    with refusals.refused_as(errors.org_exists(body.org_id)):
+    org = Org.from_item(item, seats.counter(body.org_id, 0, limit))
+    with refusals.refused_as(errors.org_exists(body.org_id)), sealing.making(org):
         seats.create_org(api_table(), item, limit)
     metrics.add_metric(name="OrganizationCreated", unit=MetricUnit.Count, value=1)
-    return Org.from_item(item, seats.counter(body.org_id, 0, limit))
+    return org
 
 
 def list_orgs(limit: int, cursor_token: str | None) -> OrgPage:

@@ -6,7 +6,7 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from controlplane.dal import cursor, keys, stamps, transactions
+from controlplane.dal import cursor, keys, sealing, stamps, transactions
 from controlplane.dal.conditions import ConditionFailed, Expect, Item
 from controlplane.dal.table import api_table
 from controlplane.logic import refusals
@@ -27,13 +27,14 @@ def ticket_item(org_id: str, user_id: str, body: TicketCreate, actor: str | None
 
 def create_ticket(org_id: str, user_id: str, body: TicketCreate, caller: Caller) -> Ticket:
     item = ticket_item(org_id, user_id, body, caller.subject)
-    ticket_id = item["ticket_id"]
+    ticket = Ticket.model_validate(item)
     try:
-        transactions.put_child(api_table(), keys.user_key(org_id, user_id), item)
+        with sealing.making(ticket):
+            transactions.put_child(api_table(), keys.user_key(org_id, user_id), item)
     except ConditionFailed as failed:
-        raise (_missing(org_id, user_id) if failed.action == 0 else errors.ticket_exists(ticket_id)) from None
+        raise (_missing(org_id, user_id) if failed.action == 0 else errors.ticket_exists(ticket.ticket_id)) from None
     metrics.add_metric(name="TicketCreated", unit=MetricUnit.Count, value=1)
-    return Ticket.model_validate(item)
+    return ticket
 
 
 def list_tickets(org_id: str, user_id: str, limit: int, cursor_token: str | None) -> TicketPage:

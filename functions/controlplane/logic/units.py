@@ -14,7 +14,7 @@ from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from controlplane import config
-from controlplane.dal import keys, stamps, tree
+from controlplane.dal import keys, sealing, stamps, tree
 from controlplane.dal.conditions import ConditionFailed, Item
 from controlplane.dal.schema import GSI1_NAME, GSI1_SORT_KEY, GSI2_NAME, GSI2_SORT_KEY
 from controlplane.dal.table import api_table
@@ -116,8 +116,10 @@ def create_unit(org_id: str, body: UnitCreate, caller: Caller) -> Unit:
     }
     item = stamps.new_item(keys.unit_keys(org_id, path), keys.UNIT, attributes, caller.subject)
     check = None if body.parent_id == ROOT else (keys.unit_key(org_id, body.parent_id), parent["path"])
+    unit = Unit.from_item(item)
     try:
-        tree.put_unit(api_table(), keys.org_key(org_id), keys.tree_key(org_id), item, MAX_UNITS, check, time.time())
+        with sealing.making(unit):
+            tree.put_unit(api_table(), keys.org_key(org_id), keys.tree_key(org_id), item, MAX_UNITS, check, time.time())
     except ConditionFailed as failed:
         if failed.action == 1 and tree.MOVE in (failed.item or {}):
             raise errors.unit_moving(org_id) from None
@@ -126,7 +128,7 @@ def create_unit(org_id: str, body: UnitCreate, caller: Caller) -> Unit:
             1: errors.too_many_units(MAX_UNITS),
             2: errors.org_missing(org_id),
         }.get(failed.action) or refused_placement(org_id, body.parent_id, failed.item) from None
-    return Unit.from_item(item)
+    return unit
 
 
 def rename(org_id: str, unit_id: str, name: str, caller: Caller, version: int | None) -> Unit:
