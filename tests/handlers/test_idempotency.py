@@ -3,7 +3,7 @@
 import time
 
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ReadTimeoutError
 
 from controlplane import config
 from controlplane.dal import imports as import_items
@@ -473,3 +473,29 @@ def test_an_org_whose_record_a_resend_took_over_is_409_already_exists_and_the_re
     assert (first.status, first.error_code) == (409, "already_exists"), first.body
     monkeypatch.setattr(organizations, "create_org", created)
     assert _post("/orgs", body, "k", OPERATOR).status == 201
+
+
+def test_a_ticket_whose_write_went_through_but_whose_answer_was_lost_is_replayed_to_its_resend(acme, monkeypatch):
+    # Given a ticket opened with a key whose transaction DynamoDB applied, but whose answer never
+    # came back (botocore's attempts all timed out reading it): the function answers 503, which
+    # docs/API.md says to retry with the same key
+    client = config.dynamodb()
+    real = client.transact_write_items
+
+    def applied_then_answer_lost(**kwargs):
+        real(**kwargs)
+        raise ReadTimeoutError(endpoint_url="https://dynamodb.eu-west-1.amazonaws.com")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(client, "transact_write_items", applied_then_answer_lost)
+        first = _post(TICKETS, {"subject": "Help"}, "k")
+    assert first.status == 503, first.body
+    [made] = call("GET", TICKETS).body["items"]
+
+    # When it is sent again with the same key and body
+    again = _post(TICKETS, {"subject": "Help"}, "k")
+
+    # Then the transaction's own completion of the record answers it: the first ticket, not a second
+    assert again.status == 201, again.body
+    assert again.body == made
+    assert [t["ticket_id"] for t in call("GET", TICKETS).body["items"]] == [made["ticket_id"]]

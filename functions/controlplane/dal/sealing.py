@@ -26,6 +26,7 @@ from controlplane.dal.codec import to_dynamo
 from controlplane.dal.table import Key
 
 if TYPE_CHECKING:  # the stub packages are for the type checker only, never in Lambda
+    from types_boto3_dynamodb import DynamoDBClient
     from types_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
 
 
@@ -66,6 +67,7 @@ class Lost(Exception):
 
 
 _TRANSACTION_CONFLICT = "TransactionConflictException"
+_CONDITION_FAILED = "ConditionalCheckFailedException"
 _open: ContextVar[Seal | None] = ContextVar("seal", default=None)
 
 
@@ -98,23 +100,50 @@ def update() -> "TransactWriteItemTypeDef | None":
     if seal is None or seal.made is None or seal.key is None:
         return None
     record = seal.record
-    names = {"#status": record.status, "#data": record.data, "#expiry": record.expiry}
-    names["#fence"] = record.in_progress_expiry
-    values = {":completed": record.completed, ":data": seal.response(seal.made), ":expiry": seal.expires}
-    values[":in_progress"] = record.in_progress
-    mine = "attribute_not_exists(#fence)"
-    if seal.fence is not None:
-        mine, values[":fence"] = "#fence = :fence", seal.fence
+    mine, names, values = _mine(seal)
+    names |= {"#data": record.data, "#expiry": record.expiry}
+    values |= {":completed": record.completed, ":data": seal.response(seal.made), ":expiry": seal.expires}
     return {
         "Update": {
             "TableName": record.table,
             "Key": to_dynamo(seal.key),
             "UpdateExpression": "SET #status = :completed, #data = :data, #expiry = :expiry",
-            "ConditionExpression": f"#status = :in_progress AND {mine}",
+            "ConditionExpression": mine,
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": to_dynamo(values),
         }
     }
+
+
+def release(seal: Seal, key: Key, client: "DynamoDBClient") -> None:
+    """Delete the record (``key``, as claimed) of a create that failed, if it is still this request's
+    in-progress record. A write whose answer was lost (timed out, or a 500, past botocore's retries:
+    a 503) may have made the resource all the same, and completed the record with it: that record
+    stays, for the resend the 503 asks for to replay, not to make the resource again."""
+    mine, names, values = _mine(seal)
+    try:
+        client.delete_item(
+            TableName=seal.record.table,
+            Key=to_dynamo(key),
+            ConditionExpression=mine,
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=to_dynamo(values),
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != _CONDITION_FAILED:
+            raise
+
+
+def _mine(seal: Seal) -> tuple[str, dict[str, str], dict[str, object]]:
+    """The condition that the record is still the in-progress one this request put (``claim``), with
+    its names and values."""
+    record = seal.record
+    names = {"#status": record.status, "#fence": record.in_progress_expiry}
+    values: dict[str, object] = {":in_progress": record.in_progress}
+    mine = "attribute_not_exists(#fence)"
+    if seal.fence is not None:
+        mine, values[":fence"] = "#fence = :fence", seal.fence
+    return f"#status = :in_progress AND {mine}", names, values
 
 
 def settle(applied: bool) -> None:

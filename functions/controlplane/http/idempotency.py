@@ -49,7 +49,8 @@ class _Store(DynamoDBPersistenceLayer):
     """Powertools' DynamoDB layer, whose record a keyed create completes in its own transaction
     (``dal.sealing``): once it has, the layer's own completion is not needed, and neither is a
     delete of the record after an error (the resource exists: a resend gets the 201). Nor is one of
-    a record that another attempt took over."""
+    a record that another attempt took over. Any other delete is of the record only while it is
+    still this attempt's in progress: a write that timed out may have completed it."""
 
     def __init__(self, org_id: str | None, answer: Callable[[BaseModel], Response[Any]] | None):
         self.layout = keys.idempotency_layout(org_id)
@@ -72,8 +73,10 @@ class _Store(DynamoDBPersistenceLayer):
             super()._update_record(data_record)
 
     def _delete_record(self, data_record: DataRecord) -> None:
-        if self.seal is None or not (self.seal.sealed or self.seal.lost):
+        if self.seal is None or self.seal.key is None:
             super()._delete_record(data_record)
+        elif not (self.seal.sealed or self.seal.lost):  # the write's outcome may be unknown (a timeout)
+            sealing.release(self.seal, self.seal.key, self.client)
 
 
 def once(
