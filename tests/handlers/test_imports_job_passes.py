@@ -263,3 +263,39 @@ def test_users_another_delivery_put_between_this_ones_read_and_its_transaction_a
     done = _get(import_id)
     assert (done["status"], done["created"], done["pending"], done["refused"]) == ("done", 2, 0, [])
     assert (_users(), _usage()) == (["ann", "bob"], 2)
+
+
+def test_a_delivery_that_read_its_rows_missing_before_another_put_them_into_the_last_seats_counts_them_created(
+    table, monkeypatch
+):
+    # Given a free org (5 seats) and an import of 5 whose job SQS delivers twice at once: the second
+    # delivery reads the rows missing, then the first puts all 5 (the org is full), then the second
+    # reads the counter and decides the part before the first writes its decision
+    create_org("acme")
+    import_id = _queued_import(monkeypatch, [_row(f"u{i}") for i in range(5)])
+    read, take, steps = seats.read, seats.take, []
+
+    def first_puts_as_the_second_reads_the_counter(*args, **options):
+        if not steps:
+            steps.append("first put")
+            take(*first_put[0], **first_put[1])
+        return read(*args, **options)
+
+    def second_delivery_within_the_first(*args, **options):
+        if first_put:
+            return take(*args, **options)
+        first_put.extend((args, options))
+        with monkeypatch.context() as patch:
+            patch.setattr(seats, "read", first_puts_as_the_second_reads_the_counter)
+            import_job.run("acme", import_id)
+
+    first_put: list = []
+    monkeypatch.setattr(seats, "take", second_delivery_within_the_first)
+
+    # When the first delivery goes on (its decision is superseded)
+    assert import_job.run("acme", import_id) is None
+
+    # Then the import reports the 5 users it put as created, not refused for seats it held itself
+    done = _get(import_id)
+    assert (done["status"], done["created"], done["refused"]) == ("done", 5, [])
+    assert (_users(), _usage()) == ([f"u{i}" for i in range(5)], 5)

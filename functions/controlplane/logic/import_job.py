@@ -160,6 +160,11 @@ def _take(
             continue
         limit, count = int(counter[plans.USER_LIMIT]), int(counter[plans.USER_COUNT])
         if count >= limit:
+            # the seats may be this import's own: another delivery put rows read missing here since
+            left = _sort_out(org_id, import_id, pending, created, refused)
+            if len(left) < len(pending):
+                pending = left
+                continue
             message = str(errors.QuotaExceeded("users", limit, count, org["plan"]))
             refused += [refusal(row["row"], row["user_id"], "quota_exceeded", message) for row in pending]
             return created, refused
@@ -192,22 +197,24 @@ def _take(
                 continue
             # A user of the batch exists now: another delivery of this job got there first (or a
             # create of the same id). Read which of the batch exist, in one request, and go on without them.
-            present = imports.users_present(table, org_id, [row["user_id"] for row in batch])
-            for row in batch:
-                if row["user_id"] not in present:
-                    continue
-                if present[row["user_id"]].get("import_id") == import_id:
-                    created.append(row["user_id"])
-                else:
-                    refused.append(
-                        refusal(row["row"], row["user_id"], "already_exists", f"User {row['user_id']} already exists")
-                    )
-            pending = [row for row in pending if row["user_id"] not in present]
+            pending = _sort_out(org_id, import_id, batch, created, refused) + rest
             continue
         created += [row["user_id"] for row in batch]
         put += [row["user_id"] for row in batch]
         pending, rereads = rest, 0
     return created, refused
+
+
+def _sort_out(org_id: str, import_id: str, rows: list[Item], created: list[str], refused: list[Item]) -> list[Item]:
+    """The ``rows`` whose users do not exist (one consistent BatchGetItem); one that does is this
+    import's creation (another delivery of the job put it), added to ``created``, or another's, refused."""
+    present = imports.users_present(api_table(), org_id, [row["user_id"] for row in rows])
+    for user_id, row in ((row["user_id"], row) for row in rows if row["user_id"] in present):
+        if present[user_id].get("import_id") == import_id:
+            created.append(user_id)
+        else:
+            refused.append(refusal(row["row"], user_id, "already_exists", f"User {user_id} already exists"))
+    return [row for row in rows if row["user_id"] not in present]
 
 
 def _sign_in(org_id: str, import_id: str, part: Item, time_left: Callable[[], float], pace: Throttle) -> bool:
