@@ -12,6 +12,7 @@ from controlplane.dal import keys, stamps, tree
 from controlplane.dal.table import api_table
 from controlplane.logic import move_queue, moves, stopped_moves, units
 from controlplane.logic.access import Caller
+from controlplane.models.errors import ServiceUnavailable
 from tests.api import call, create_org, create_user, deliver
 from tests.handlers.test_org_units import create_unit, ids
 
@@ -968,6 +969,36 @@ def test_a_listing_the_last_move_changed_waits_until_the_indexes_have_settled(ac
     assert ids(unrelated) == ["dee"]
     time.sleep(0.5)
     assert sorted(ids(call("GET", "/orgs/acme/units/ops/users"))) == ["ann", "cid", "dan"]
+    config.reset()
+
+
+def test_a_move_refused_under_its_lock_does_not_end_the_wait_for_the_indexes_after_the_move_before(acme, monkeypatch):
+    # Given a settle time of 5 s, a move of platform under ops that has just ended, and then a move
+    # elsewhere (fin under hr) that fails under its lock before its first write (an outage: 503, released)
+    create_unit("hr", None)
+    create_unit("fin", None)
+    monkeypatch.setenv("GSI1_SETTLE_SECONDS", "5")
+    config.reset()
+    monkeypatch.setattr(moves.time, "sleep", lambda seconds: None)  # the moves need not wait here
+    assert call("PATCH", "/orgs/acme/units/platform", {"parent_id": "ops"}).status == 200
+
+    subtree, reads = moves._subtree, []
+
+    def outage_under_the_lock(*args, **kwargs):
+        reads.append(1)
+        if len(reads) == 2:  # the plan's read went through; the one under the lock fails
+            raise ServiceUnavailable("DynamoDB is failing")
+        return subtree(*args, **kwargs)
+
+    with monkeypatch.context() as failing:
+        failing.setattr(moves, "_subtree", outage_under_the_lock)
+        assert call("PATCH", "/orgs/acme/units/fin", {"parent_id": "hr"}).status == 503
+
+    # When the subtrees the first move changed are listed at once
+    changed = [call("GET", f"/orgs/acme/units/{unit}/users") for unit in ("ops", "eng")]
+
+    # Then they still wait for the indexes to show the first move's writes: the refused move moved nothing
+    assert [(r.status, r.error_code) for r in changed] == [(409, "move_in_progress")] * 2
     config.reset()
 
 

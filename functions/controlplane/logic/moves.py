@@ -83,13 +83,14 @@ def move_unit(
 
 
 def _release(org_id: str, move: Item) -> None:
-    """Give up the lock of a move that has moved nothing (a listing may start again). Failing too
-    (an outage), the lock stays: an unqueued one, once abandoned, by the next request that meets it."""
-    # A move and rename's lock added 1 to the unit's version: that stays. A GET meanwhile showed it, so
-    # put back, the version would name two states, and a write at it would pass over a rename since.
-    last = {"from": move["from"], "to": move["to"]}
+    """Give up the lock of a move that moved nothing (a listing may start again; one the last move changed
+    waits on it while it settles). Failing too (an outage), the lock stays, for once it is abandoned."""
+    # A move and rename's lock added 1 to the unit's version: that stays (a GET may have shown it).
+    last, at = (api_table().get(keys.tree_key(org_id), consistent=True) or {}).get(tree.LAST_MOVE), time.time()
+    if not last or float(last[tree.ENDED]) + config.settings().gsi1_settle_seconds <= at:
+        last = {"from": move["from"], "to": move["to"], tree.ENDED: at}
     with suppress(ConditionFailed):  # released already
-        tree.unlock_move(api_table(), keys.tree_key(org_id), move["id"], last, time.time())
+        tree.unlock_move(api_table(), keys.tree_key(org_id), move["id"], last, float(last[tree.ENDED]))
 
 
 def _plan(
