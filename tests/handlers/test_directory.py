@@ -554,6 +554,35 @@ def test_a_role_change_that_a_rename_overtakes_after_the_claim_changed_is_412_an
     assert _sign_in(pool, "acme.alice")["custom:role"] == "member"
 
 
+def test_an_email_change_that_another_overtakes_with_its_own_address_is_412_and_leaves_the_winners_address(
+    pool, monkeypatch
+):
+    # Given alice (version 1), whose address another admin's change (no If-Match) sets to b@ after
+    # this change checked If-Match and set a@ on the sign-in, before this change's write (a client's
+    # resend of a slow PATCH meets it the same way)
+    create_user("acme", "alice")
+    directory = config.directory()
+    set_attributes, overtaken = directory.set_attributes, []
+
+    def overtaken_meanwhile(*args):
+        set_attributes(*args)
+        if not overtaken:
+            overtaken.append("running")
+            overtaken[0] = call("PATCH", "/orgs/acme/users/alice", {"email": "b@example.com"}).status
+
+    monkeypatch.setattr(directory, "set_attributes", overtaken_meanwhile)
+
+    # When this change's write meets the new version
+    reply = call("PATCH", "/orgs/acme/users/alice", {"email": "a@example.com"}, headers={"If-Match": ['"1"']})
+
+    # Then it is 412, and the sign-in keeps the address the table holds (the other change's), not
+    # alice's first one: password resets go where the API says
+    assert overtaken == [200]
+    assert (reply.status, reply.error_code) == (412, "precondition_failed"), reply.body
+    assert call("GET", "/orgs/acme/users/alice").body["email"] == "b@example.com"
+    assert _sign_in(pool, "acme.alice")["email"] == "b@example.com"
+
+
 def test_a_cognito_outage_reading_the_sign_in_is_503_and_changes_nothing(pool, monkeypatch):
     # Given alice, and Cognito failing on its side (5xx, after botocore's retries) when her sign-in is read
     create_user("acme", "alice")

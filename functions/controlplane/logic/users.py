@@ -203,8 +203,8 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
             item = api_table().update(keys.user_key(org_id, user_id), written, stamps.now(), refusals.expects(rules))
         return User.model_validate(item)
     # The table first: a missing user or a stale If-Match is refused before Cognito is touched. Then
-    # the sign-in, put back if the table's write still fails (a race, throttling). (The authorizer
-    # takes the role from the item; the sign-in's copy is for the token's readers.)
+    # the sign-in, put back as the item is if the table's write still fails (a race, throttling).
+    # (The authorizer takes the role from the item; the sign-in's copy is for the token's readers.)
     _existing(org_id, user_id, version)
     try:
         stored = directory.attributes(org_id, user_id)
@@ -218,8 +218,14 @@ def update_user(org_id: str, user_id: str, body: UserUpdate, caller: Caller, ver
         with refusals.refused_as(missing, rules):
             item = api_table().update(keys.user_key(org_id, user_id), written, stamps.now(), refusals.expects(rules))
     except Exception:
+        # Put back what the table holds now: a change that overtook this one may have set the same field
+        # (its sign-in, then its item). What the sign-in held before, if the table cannot say.
+        back = {name: stored[name] for name in synced if name in stored}
+        with suppress(Exception):
+            now = api_table().get(keys.user_key(org_id, user_id), consistent=True) or {}
+            back |= {name: now[field] for field, name in SYNCED.items() if name in synced and field in now}
         with suppress(NoSignIn):  # deleted meanwhile, sign-in first: no claim to put back, and its error stands
-            directory.set_attributes(org_id, user_id, {name: stored[name] for name in synced if name in stored})
+            directory.set_attributes(org_id, user_id, back)
         raise
     return User.model_validate(item)
 
