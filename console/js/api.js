@@ -68,11 +68,17 @@ const NOT_REACHED = "The API cannot be reached. Check your connection and retry.
 // said, so that no one edits the form or reloads the page and makes it twice. An org, a unit or a
 // ticket keeps its answer for the key in the write that makes it, so even a function ended just
 // after it is replayed; a user whose function was ended after the write is "already exists"
-// (docs/API.md#idempotent-creates), not a second user.
-function maybeMade(error, key) {
-  if (key === undefined || ![0, 502, 504].includes(error.status)) return error;
+// (docs/API.md#idempotent-creates), not a second user. A change or a delete has no key: sent again
+// from the version the page showed, one already made is refused as if someone else had made it (a
+// 412), so it says to reload and see first.
+function maybeMade(error, method, key) {
+  if (method === "GET" || ![0, 502, 504].includes(error.status)) return error;
   const said = error.status === 0 ? "No answer came from the API" : error.message.replace(/\.$/, "");
-  error.message = `${said}. It may have been made all the same: send it again unchanged, which does not make it twice.`;
+  const again =
+    key === undefined
+      ? "reload to see it before trying again"
+      : "send it again unchanged, which does not make it twice";
+  error.message = `${said}. It may have been made all the same: ${again}.`;
   return error;
 }
 
@@ -92,13 +98,14 @@ async function call(method, path, { query, body, version, key } = {}) {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
-    throw maybeMade(new ApiError(0, { code: "network", message: NOT_REACHED }), key);
+    throw maybeMade(new ApiError(0, { code: "network", message: NOT_REACHED }), method, key);
   }
   if (answer.status === 204) return null;
   const data = await answer.json().catch(() => ({}));
   if (!answer.ok) {
     const error = maybeMade(
       new ApiError(answer.status, (data && data.error) || { code: "http", message: `The API answered ${answer.status}` }, retryAfterOf(answer)),
+      method,
       key,
     );
     if (answer.status === 401 || (answer.status === 403 && error.code === "session_ended")) {

@@ -354,3 +354,37 @@ def test_a_ticket_whose_answer_never_came_says_it_may_be_open_and_sent_again_is_
     expect(page.get_by_role("heading", name="Ticket: Printer on fire", level=1)).to_be_visible()
     assert first[0].status == 201
     assert [t["subject"] for t in api.call("GET", "/orgs/demo/users/bob/tickets")["items"]] == ["Printer on fire"]
+
+
+@pytest.mark.parametrize("status", [None, 502], ids=["answer-lost", "function-ended"])
+def test_a_change_whose_answer_never_came_says_it_may_be_made_and_to_reload_first(console, api, page, status):
+    # Given alice on bob's profile, and the API saving her change while its answer never reaches the
+    # page (the network loses it, or API Gateway answers 502: Lambda ended the function after its write)
+    seed_demo(api)
+    sign_in(page, console, tokens.for_user("demo", "alice"))
+    page.get_by_role("region", name="Users").get_by_role("link", name="bob", exact=True).click()
+    profile = page.get_by_role("form", name="Profile")
+    expect(profile.get_by_label("Full name")).not_to_have_value("")
+
+    def lose_the_answer(route) -> None:
+        if route.request.method != "PATCH":
+            route.continue_()
+            return
+        route.fetch()  # the function saved it; its answer does not reach the page
+        if status is None:
+            route.abort()
+        else:
+            route.fulfill(**refusal(status, "internal_error", "Internal server error"))
+
+    page.route("**/orgs/demo/users/bob", lose_the_answer)
+
+    # When she saves a new name
+    profile.get_by_label("Full name").fill("Bob Renamed")
+    profile.get_by_role("button", name="Save profile").click()
+
+    # Then the form does not say the API was not reached, nor to send it again: it may be saved, so
+    # look first (sent again from the same version, a saved change is refused as someone else's)
+    alert = profile.get_by_role("alert")
+    expect(alert).to_contain_text("It may have been made all the same: reload to see it before trying again.")
+    expect(alert).not_to_contain_text("cannot be reached")
+    assert api.call("GET", "/orgs/demo/users/bob")["name"] == "Bob Renamed"
