@@ -204,8 +204,8 @@ def test_a_throttled_idempotency_record_is_503_with_retry_after_and_creates_noth
 
 @pytest.mark.parametrize("code", ["ProvisionedThroughputExceededException", "InternalServerError"])
 def test_a_create_whose_success_record_is_not_saved_answers_its_201(acme, monkeypatch, code):
-    # Given DynamoDB throttling (or failing) Powertools' UpdateItem of the record's success, after the
-    # ticket's own transaction went through
+    # Given DynamoDB throttling (or failing) Powertools' UpdateItem of the record's success, after a
+    # user's own transaction went through (a user's record is saved after it: ``dal.sealing``)
     def refused(**_):
         status = 500 if code == "InternalServerError" else 400
         raise ClientError(
@@ -215,14 +215,13 @@ def test_a_create_whose_success_record_is_not_saved_answers_its_201(acme, monkey
 
     monkeypatch.setattr(config.dynamodb(), "update_item", refused)
 
-    # When a ticket is opened with a key
-    reply = _post(TICKETS, {"subject": "Help"})
+    # When a user is added with a key
+    reply = _post("/orgs/acme/users", {"user_id": "bob", "email": "bob@example.com", "name": "Bob"})
     monkeypatch.undo()
 
-    # Then the answer is the ticket made, not a 503 inviting a retry that would open a second one
+    # Then the answer is the user made, not a 503 inviting a retry that would be refused as existing
     assert reply.status == 201, reply.body
-    [ticket] = call("GET", TICKETS).body["items"]
-    assert reply.body["ticket_id"] == ticket["ticket_id"]
+    assert call("GET", "/orgs/acme/users/bob").body["created_at"] == reply.body["created_at"]
 
 
 def test_a_success_record_refused_for_another_reason_stays_a_500(acme, monkeypatch):
